@@ -1,0 +1,13 @@
+//! The wire contracts shared by every component and every test: one definition each.
+//!
+//! - [`error`]: the JSON error envelope `{ "error": { "code", "message" } }` and its codes.
+//! - [`chat`]: the `/api/chats` shapes (chat store).
+//! - [`auth`]: the `/api/auth/*` and `/api/setup` shapes.
+//! - [`eve`]: the eve session protocol (`/eve/v1/*`): requests, `ClientSessionState`, events.
+
+pub mod auth;
+pub mod chat;
+pub mod error;
+pub mod eve;
+
+pub use error::{ApiError, ErrorCode};
