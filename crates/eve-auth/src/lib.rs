@@ -1,0 +1,22 @@
+//! Sign-in for eve-chat as plain functions over plain values, unit-tested natively. The Spin
+//! glue (`eve_spin::auth`, the `auth` component) reads variables and headers, calls these, and
+//! writes responses; nothing here touches a host interface.
+//!
+//! - [`config`]: the Spin variables, the auth mode they select, and what is missing.
+//! - [`cookie`]: the HMAC-SHA256 signed session cookie (sign, verify, rotate, refresh).
+//! - [`password`]: the constant-time shared-password check.
+//! - [`origin`]: same-origin guard for state-changing requests, and base-URL resolution.
+//! - [`oidc`]: OpenID Connect pieces: PKCE, discovery, authorize URL, token and ID-token checks.
+//! - [`setup`]: the `/api/setup` status.
+//! - [`crypto`]: base64url, HMAC and randomness used by the above.
+
+pub mod config;
+pub mod cookie;
+pub mod crypto;
+pub mod oidc;
+pub mod origin;
+pub mod password;
+pub mod setup;
+
+pub use config::{AuthConfig, VariableName};
+pub use cookie::{CookieError, SessionClaims, SessionCodec, Verified};

@@ -1,0 +1,145 @@
+//! `GET /api/setup`: the seed's SetupStatus, computed from the sign-in configuration and what
+//! the component found when it probed its stores.
+
+use eve_api::auth::{SetupStatus, StorageMode};
+
+use crate::config::AuthConfig;
+
+/// What probing the stores found (the glue opens them; this stays pure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreProbe {
+    /// The SQLite database `default` could be opened.
+    pub database_configured: bool,
+    /// It answered a query.
+    pub database_ready: bool,
+    /// The chat tables exist.
+    pub database_schema_ready: bool,
+    /// The key-value store `default` could be opened.
+    pub rate_limit_ready: bool,
+}
+
+/// Missing-item texts for the stores.
+pub mod missing {
+    pub const DATABASE_UNAVAILABLE: &str =
+        "database: the SQLite database \"default\" could not be opened (check the runtime config)";
+    pub const DATABASE_NOT_ANSWERING: &str = "database: the SQLite database did not answer a query";
+    pub const DATABASE_MIGRATIONS: &str = "database migrations";
+    pub const RATE_LIMIT_STORE: &str =
+        "rate limit store: the key-value store \"default\" could not be opened (check the runtime config)";
+}
+
+/// The setup status: auth items first (see [`AuthConfig::resolve`]), then store items.
+pub fn setup_status(config: &AuthConfig, probe: &StoreProbe) -> SetupStatus {
+    let auth = config.resolve();
+    let mut items = auth.missing;
+    if !probe.database_configured {
+        items.push(missing::DATABASE_UNAVAILABLE.into());
+    } else if !probe.database_ready {
+        items.push(missing::DATABASE_NOT_ANSWERING.into());
+    } else if !probe.database_schema_ready {
+        items.push(missing::DATABASE_MIGRATIONS.into());
+    }
+    if !probe.rate_limit_ready {
+        items.push(missing::RATE_LIMIT_STORE.into());
+    }
+    let database_ready = probe.database_configured && probe.database_ready;
+    let database_schema_ready = database_ready && probe.database_schema_ready;
+    SetupStatus {
+        app_ready: auth.ready && database_schema_ready && probe.rate_limit_ready,
+        auth_mode: auth.mode,
+        auth_ready: auth.ready,
+        database_configured: probe.database_configured,
+        database_ready,
+        database_schema_ready,
+        rate_limit_ready: probe.rate_limit_ready,
+        storage_mode: StorageMode::Database,
+        missing: items,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::missing as auth_missing;
+    use eve_api::auth::AuthMode;
+
+    const ALL_UP: StoreProbe = StoreProbe {
+        database_configured: true,
+        database_ready: true,
+        database_schema_ready: true,
+        rate_limit_ready: true,
+    };
+
+    fn config(vars: &[(&str, &str)]) -> AuthConfig {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        AuthConfig::from_lookup(|n| vars.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn local_dev_with_all_stores_up_is_app_ready_with_nothing_missing() {
+        let s = setup_status(&config(&[("auth_mode", "local-dev")]), &ALL_UP);
+        assert!(s.app_ready && s.auth_ready);
+        assert_eq!(s.auth_mode, AuthMode::LocalDev);
+        assert_eq!(s.storage_mode, StorageMode::Database);
+        assert!(s.missing.is_empty());
+    }
+
+    #[test]
+    fn pending_migrations_are_reported_and_block_app_ready() {
+        let probe = StoreProbe {
+            database_schema_ready: false,
+            ..ALL_UP
+        };
+        let s = setup_status(&config(&[("auth_mode", "local-dev")]), &probe);
+        assert!(!s.app_ready);
+        assert!(s.database_ready && !s.database_schema_ready);
+        assert_eq!(s.missing, vec![missing::DATABASE_MIGRATIONS]);
+    }
+
+    #[test]
+    fn an_unopenable_database_is_neither_ready_nor_schema_ready() {
+        let probe = StoreProbe {
+            database_configured: false,
+            database_ready: true,
+            ..ALL_UP
+        };
+        let s = setup_status(&config(&[("auth_mode", "local-dev")]), &probe);
+        assert!(!s.database_ready && !s.database_schema_ready && !s.app_ready);
+        assert_eq!(s.missing, vec![missing::DATABASE_UNAVAILABLE]);
+    }
+
+    #[test]
+    fn a_missing_key_value_store_blocks_app_ready() {
+        let probe = StoreProbe {
+            rate_limit_ready: false,
+            ..ALL_UP
+        };
+        let s = setup_status(&config(&[("auth_mode", "local-dev")]), &probe);
+        assert!(!s.app_ready && !s.rate_limit_ready);
+        assert_eq!(s.missing, vec![missing::RATE_LIMIT_STORE]);
+    }
+
+    #[test]
+    fn an_unconfigured_deployment_lists_the_auth_items_first() {
+        let s = setup_status(
+            &config(&[]),
+            &StoreProbe {
+                database_schema_ready: false,
+                ..ALL_UP
+            },
+        );
+        assert_eq!(s.auth_mode, AuthMode::Unconfigured);
+        assert!(!s.auth_ready && !s.app_ready);
+        assert_eq!(
+            s.missing,
+            vec![
+                auth_missing::NO_MODE,
+                auth_missing::SESSION_SECRET_UNSET,
+                missing::DATABASE_MIGRATIONS
+            ]
+        );
+    }
+}
