@@ -1,1 +1,269 @@
-//! See the crate docs; filled in by the issue that owns this contract.
+//! The chat store's wire shapes: `/api/chats` (the `chats` component) and
+//! `/api/chats/:id/...` (the `events` component). Field names are camelCase as in the seed.
+//!
+//! Events and the eve session are carried as raw JSON values: the store keeps them verbatim
+//! (after validating that an event is an object with a string `type`), so that the event log
+//! stays the authoritative copy of whatever the agent emitted. See `docs/chat-store.md`.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+/// The title a chat has until something better is known (seed `DEFAULT_CHAT_TITLE`).
+pub const DEFAULT_CHAT_TITLE: &str = "New chat";
+
+/// One sidebar entry. Timestamps are ISO-8601 with milliseconds, UTC (`…T12:00:00.000Z`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSummary {
+    pub id: String,
+    pub title: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// `GET /api/chats?cursor=&limit=&q=` → one page, newest first (`updatedAt desc, id desc`).
+/// `nextCursor` is `null` on the last page; otherwise pass it back as `cursor`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatPage {
+    pub chats: Vec<ChatSummary>,
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /api/chats` body (may be empty or `{}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateChatRequest {
+    /// The first user message; becomes the pending message and gives the chat its title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_user_message: Option<String>,
+    /// Optional client-chosen id (same charset and length rules as server ids). Retrying a
+    /// create with the same id returns the chat created by the first attempt (idempotent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// `POST /api/chats` → 201 (or 200 when an idempotent retry found the chat already there).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateChatResponse {
+    pub chat: ChatSummary,
+}
+
+/// `GET /api/chats/:id` → the chat with its event log in index order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDetail {
+    pub chat: ChatSummary,
+    pub events: Vec<Value>,
+    /// The eve `ClientSessionState` (`{ sessionId, streamIndex }`) or `null`.
+    pub session: Option<Value>,
+    /// `null` when there is none, or when a settling event at or after it exists (stale).
+    pub pending_user_message: Option<String>,
+    /// When the (visible) pending message was marked; `null` together with it.
+    pub pending_user_message_created_at: Option<String>,
+}
+
+/// `PATCH /api/chats/:id` body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenameChatRequest {
+    pub title: String,
+}
+
+/// `PATCH /api/chats/:id` → the renamed chat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenameChatResponse {
+    pub chat: ChatSummary,
+}
+
+/// One event at an explicit slot of the chat's log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexedEvent {
+    /// Signed so that a negative index is a clear 400 rather than a type error.
+    pub event_index: i64,
+    pub event: Value,
+}
+
+/// `POST /api/chats/:id/events` body: upsert many slots in one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendEventsRequest {
+    pub events: Vec<IndexedEvent>,
+}
+
+/// `PUT /api/chats/:id/events/:eventIndex` and `POST /api/chats/:id/events` → how many slots
+/// were written and the highest index written (`null` when none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsWritten {
+    pub written: u64,
+    pub last_event_index: Option<u64>,
+}
+
+/// `PUT /api/chats/:id/snapshot` body (seed `saveChatSnapshot`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotRequest {
+    /// The whole log: `events[i]` is stored at index `i`; rows at or past `events.len()` go.
+    pub events: Vec<Value>,
+    /// Absent: keep the stored session. `null`: clear it. Object: store it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session: Option<Option<Value>>,
+}
+
+/// `PUT /api/chats/:id/snapshot` → the resulting log length.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotSaved {
+    pub event_count: u64,
+    pub chat: ChatSummary,
+}
+
+/// `PUT /api/chats/:id/pending` body (seed `markChatPendingMessage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingMessageRequest {
+    pub message: String,
+}
+
+/// `PUT /api/chats/:id/pending` → the chat (its title may have changed from "New chat").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingMessageSaved {
+    pub chat: ChatSummary,
+    pub pending_user_message: String,
+    pub pending_user_message_created_at: String,
+}
+
+/// `PUT /api/chats/:id/session` body (seed `onSessionChange`). `null` clears it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRequest {
+    #[serde(deserialize_with = "nullable")]
+    pub session: Option<Value>,
+}
+
+/// `PUT /api/chats/:id/session` → what is stored now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSaved {
+    pub session: Option<Value>,
+}
+
+/// `POST /api/chats/:id/authorization/skip` body: the locally synthesised events (a declined
+/// `authorization.completed`, a local `session.waiting`) at their slots, and the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkipAuthorizationRequest {
+    pub events: Vec<IndexedEvent>,
+    /// Absent: keep the stored session. `null`: clear it. Object: store it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session: Option<Option<Value>>,
+}
+
+/// `POST /api/chats/:id/authorization/skip` → slots written and the chat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationSkipped {
+    pub written: u64,
+    pub chat: ChatSummary,
+}
+
+/// `GET /api/chats/:id/export?format=json` body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatExport {
+    /// Always `"eve-chat.export.v1"`, so that an importer knows what it reads.
+    pub format: String,
+    pub exported_at: String,
+    pub chat: ChatSummary,
+    pub session: Option<Value>,
+    pub events: Vec<Value>,
+}
+
+/// The `format` tag of [`ChatExport`].
+pub const CHAT_EXPORT_FORMAT: &str = "eve-chat.export.v1";
+
+/// Distinguishes "field present (maybe null)" from "field absent" when used with
+/// `#[serde(default)]`: present → `Some(value)`, absent → `None` (the default).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// A field that must be present but may be `null` (serde lets a plain `Option` be absent).
+fn nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn snapshot_session_distinguishes_absent_null_and_value() {
+        let absent: SnapshotRequest = serde_json::from_value(json!({ "events": [] })).unwrap();
+        assert_eq!(absent.session, None);
+        let null: SnapshotRequest =
+            serde_json::from_value(json!({ "events": [], "session": null })).unwrap();
+        assert_eq!(null.session, Some(None));
+        let set: SnapshotRequest = serde_json::from_value(
+            json!({ "events": [], "session": { "sessionId": "s", "streamIndex": 3 } }),
+        )
+        .unwrap();
+        assert_eq!(
+            set.session,
+            Some(Some(json!({ "sessionId": "s", "streamIndex": 3 })))
+        );
+    }
+
+    #[test]
+    fn session_request_requires_the_session_field_but_accepts_null() {
+        assert!(serde_json::from_value::<SessionRequest>(json!({})).is_err());
+        let null: SessionRequest = serde_json::from_value(json!({ "session": null })).unwrap();
+        assert_eq!(null.session, None);
+    }
+
+    #[test]
+    fn chat_page_serializes_camel_case_with_null_cursor() {
+        let page = ChatPage {
+            chats: vec![ChatSummary {
+                id: "a".into(),
+                title: "t".into(),
+                created_at: "2024-01-01T00:00:00.000Z".into(),
+                updated_at: "2024-01-01T00:00:00.000Z".into(),
+            }],
+            next_cursor: None,
+        };
+        let v = serde_json::to_value(&page).unwrap();
+        assert_eq!(v["nextCursor"], Value::Null);
+        assert_eq!(v["chats"][0]["updatedAt"], "2024-01-01T00:00:00.000Z");
+        assert_eq!(v["chats"][0]["createdAt"], "2024-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn indexed_event_reads_event_index_in_camel_case() {
+        let e: IndexedEvent =
+            serde_json::from_value(json!({ "eventIndex": 4, "event": { "type": "x" } })).unwrap();
+        assert_eq!(e.event_index, 4);
+    }
+}

@@ -1,0 +1,59 @@
+//! Every bound the chat store enforces, in one place (documented in `docs/chat-store.md`).
+
+/// A user message, counted in Unicode scalar values (seed `MAX_CHAT_MESSAGE_CHARS`). The UI
+/// counts UTF-16 units, which is never fewer, so whatever the UI accepts the server accepts.
+pub const MAX_MESSAGE_CHARS: usize = 8000;
+
+/// A chat title set by rename, after whitespace is collapsed.
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// A title derived from the first message (seed `createFallbackTitle`), ellipsis included.
+pub const FALLBACK_TITLE_CHARS: usize = 60;
+
+/// Sidebar page size (seed `CHAT_HISTORY_PAGE_SIZE`) and the cap on `?limit=`.
+pub const DEFAULT_PAGE_SIZE: usize = 20;
+pub const MAX_PAGE_SIZE: usize = 100;
+
+/// Event slots per chat: indices are `0 ..< MAX_EVENTS_PER_CHAT`, so no chat holds more rows.
+pub const MAX_EVENTS_PER_CHAT: u64 = 20_000;
+
+/// One event, serialized.
+pub const MAX_EVENT_BYTES: usize = 256 * 1024;
+
+/// An event's `type` string.
+pub const MAX_EVENT_TYPE_CHARS: usize = 128;
+
+/// The stored eve session (`ClientSessionState`), serialized; and its `sessionId`.
+pub const MAX_SESSION_BYTES: usize = 16 * 1024;
+pub const MAX_SESSION_ID_CHARS: usize = 256;
+
+/// Request bodies: snapshot / batch / skip carry many events; everything else is small.
+pub const MAX_EVENTS_BODY_BYTES: usize = 32 * 1024 * 1024;
+pub const MAX_EVENT_BODY_BYTES: usize = MAX_EVENT_BYTES + 1024;
+pub const MAX_SMALL_BODY_BYTES: usize = 64 * 1024;
+
+/// Search: the `q` parameter, and how much of a chat's text is searchable.
+pub const MAX_QUERY_CHARS: usize = 200;
+pub const MAX_SEARCH_TEXT_BYTES: usize = 64 * 1024;
+
+/// A fixed-window rate-limit policy: at most `limit` actions per `window_secs` per principal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RatePolicy {
+    pub prefix: &'static str,
+    pub limit: u64,
+    pub window_secs: u64,
+}
+
+/// Creating chats (seed `chat:create`, 25 per hour).
+pub const CHAT_CREATE: RatePolicy = RatePolicy {
+    prefix: "chat:create",
+    limit: 25,
+    window_secs: 3600,
+};
+
+/// Sending messages to the agent (seed `chat:send`, 25 per hour; enforced by `eve-proxy`).
+pub const CHAT_SEND: RatePolicy = RatePolicy {
+    prefix: "chat:send",
+    limit: 25,
+    window_secs: 3600,
+};

@@ -1,0 +1,203 @@
+//! Every SQL statement of the chat store, as named constants (the schema is in `migrations/`).
+//!
+//! Each write is ONE self-contained statement, because Spin's SQLite interface runs one
+//! statement per call and offers no transaction (and BEGIN/COMMIT across calls is unreliable on
+//! remote libSQL). Writes that act for a principal carry the ownership check inside the same
+//! statement (`WHERE EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)`), so a chat that
+//! is deleted or foreign at that instant is never written to. Many events go in one statement as
+//! one JSON parameter expanded by `json_each`, which also sidesteps SQLite's bound-parameter
+//! limit. `RETURNING` tells the caller whether a row was touched (Spin reports no change count).
+
+/// Creates a chat; an id that exists already is left alone (no row returned).
+pub const INSERT_CHAT: &str = "\
+INSERT INTO chat (id, owner, title, pending_user_message, pending_user_message_at, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+ON CONFLICT (id) DO NOTHING
+RETURNING id, title, created_at, updated_at";
+
+/// One chat of the principal, as a sidebar entry.
+pub const SELECT_CHAT_SUMMARY: &str = "\
+SELECT id, title, created_at, updated_at FROM chat WHERE id = ?1 AND owner = ?2";
+
+/// One chat of the principal with its session and pending message.
+pub const SELECT_CHAT: &str = "\
+SELECT id, title, created_at, updated_at, eve_session, pending_user_message, pending_user_message_at
+FROM chat WHERE id = ?1 AND owner = ?2";
+
+/// First sidebar page: `?1` owner, `?2` rows to fetch (page size + 1).
+pub const LIST_CHATS_FIRST: &str = "\
+SELECT id, title, created_at, updated_at FROM chat
+WHERE owner = ?1
+ORDER BY updated_at DESC, id DESC LIMIT ?2";
+
+/// Next sidebar page: the compound keyset comparison `(updated_at, id) < (?3, ?4)`, which is
+/// `updated_at < ?3 OR (updated_at = ?3 AND id < ?4)` and walks `idx_chat_owner_updated`.
+pub const LIST_CHATS_AFTER: &str = "\
+SELECT id, title, created_at, updated_at FROM chat
+WHERE owner = ?1 AND (updated_at, id) < (?3, ?4)
+ORDER BY updated_at DESC, id DESC LIMIT ?2";
+
+/// Search, first page: `?5` is a LIKE pattern (see [`like_pattern`]) over title and text.
+pub const SEARCH_CHATS_FIRST: &str = "\
+SELECT c.id, c.title, c.created_at, c.updated_at FROM chat AS c
+LEFT JOIN chat_search AS s ON s.chat_id = c.id
+WHERE c.owner = ?1 AND (c.title LIKE ?5 ESCAPE '\\' OR s.body LIKE ?5 ESCAPE '\\')
+ORDER BY c.updated_at DESC, c.id DESC LIMIT ?2";
+
+/// Search, next page.
+pub const SEARCH_CHATS_AFTER: &str = "\
+SELECT c.id, c.title, c.created_at, c.updated_at FROM chat AS c
+LEFT JOIN chat_search AS s ON s.chat_id = c.id
+WHERE c.owner = ?1 AND (c.updated_at, c.id) < (?3, ?4)
+  AND (c.title LIKE ?5 ESCAPE '\\' OR s.body LIKE ?5 ESCAPE '\\')
+ORDER BY c.updated_at DESC, c.id DESC LIMIT ?2";
+
+/// The event log in index order.
+pub const SELECT_EVENTS: &str = "\
+SELECT event FROM chat_event WHERE chat_id = ?1 ORDER BY event_index";
+
+/// When the newest settling event got its slot (the IN list is
+/// [`crate::pending::SETTLING_EVENT_TYPES`]; a test keeps them equal).
+pub const LATEST_SETTLING_EVENT_AT: &str = "\
+SELECT max(created_at) FROM chat_event
+WHERE chat_id = ?1
+  AND event_type IN ('session.completed', 'session.failed', 'session.waiting', 'authorization.required')";
+
+/// Upserts many slots: `?4` is a JSON array of `[eventIndex, type, event]`. A slot written
+/// again gets the new event (invariant 1); its `created_at` moves only when the event changed,
+/// so an identical retry does not make an old settling event look new. Returns one row per
+/// slot written, none when the chat is not the principal's.
+pub const UPSERT_EVENTS: &str = "\
+INSERT INTO chat_event (chat_id, event_index, event_type, event, created_at)
+SELECT ?1, json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]'), ?3
+FROM json_each(?4) AS e
+WHERE EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)
+ON CONFLICT (chat_id, event_index) DO UPDATE SET
+    event_type = excluded.event_type,
+    created_at = CASE WHEN chat_event.event = excluded.event THEN chat_event.created_at
+                      ELSE excluded.created_at END,
+    event = excluded.event
+RETURNING event_index";
+
+/// Deletes the slots at or past `?3` (a snapshot's length; invariant 2).
+pub const DELETE_EVENTS_FROM: &str = "\
+DELETE FROM chat_event
+WHERE chat_id = ?1 AND event_index >= ?3
+  AND EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)";
+
+/// Stores the chat's searchable text.
+pub const UPSERT_SEARCH_TEXT: &str = "\
+INSERT INTO chat_search (chat_id, body)
+SELECT ?1, ?3 WHERE EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)
+ON CONFLICT (chat_id) DO UPDATE SET body = excluded.body";
+
+/// Ends a turn (snapshot, authorization skip): session (`?3` = 1 to set it to `?4`), pending
+/// message cleared (invariant 3), `updated_at` touched.
+pub const SETTLE_CHAT: &str = "\
+UPDATE chat SET
+    eve_session = CASE WHEN ?3 THEN ?4 ELSE eve_session END,
+    pending_user_message = NULL,
+    pending_user_message_at = NULL,
+    updated_at = ?5
+WHERE id = ?1 AND owner = ?2
+RETURNING id, title, created_at, updated_at";
+
+/// Marks the pending user message (seed `markChatPendingMessage`); a chat still called
+/// "New chat" takes its title from the message (`?5`).
+pub const MARK_PENDING: &str = "\
+UPDATE chat SET
+    pending_user_message = ?3,
+    pending_user_message_at = ?4,
+    updated_at = ?4,
+    title = CASE WHEN title = 'New chat' THEN ?5 ELSE title END
+WHERE id = ?1 AND owner = ?2
+RETURNING id, title, created_at, updated_at";
+
+/// Stores the eve session alone (seed `onSessionChange`; does not reorder the sidebar).
+pub const SET_SESSION: &str = "\
+UPDATE chat SET eve_session = ?3 WHERE id = ?1 AND owner = ?2 RETURNING eve_session";
+
+/// Renames (does not reorder the sidebar).
+pub const RENAME_CHAT: &str = "\
+UPDATE chat SET title = ?3 WHERE id = ?1 AND owner = ?2
+RETURNING id, title, created_at, updated_at";
+
+/// Deletes the chat row; its events and search text follow in [`SWEEP_ORPHAN_EVENTS`] and
+/// [`SWEEP_ORPHAN_SEARCH_TEXT`] (and at once by cascade where foreign keys are enforced).
+pub const DELETE_CHAT: &str = "\
+DELETE FROM chat WHERE id = ?1 AND owner = ?2 RETURNING id";
+
+/// Removes the events of a chat that no longer exists. Run after [`DELETE_CHAT`] and again on
+/// a retried delete, so a delete cut off half way is finished by its retry. Appends cannot
+/// recreate orphans: they check the chat inside their own statement.
+pub const SWEEP_ORPHAN_EVENTS: &str = "\
+DELETE FROM chat_event WHERE chat_id = ?1 AND NOT EXISTS (SELECT 1 FROM chat WHERE id = ?1)";
+
+/// Removes the search text of a chat that no longer exists.
+pub const SWEEP_ORPHAN_SEARCH_TEXT: &str = "\
+DELETE FROM chat_search WHERE chat_id = ?1 AND NOT EXISTS (SELECT 1 FROM chat WHERE id = ?1)";
+
+/// A LIKE pattern matching `text` anywhere, with `\`, `%` and `_` escaped (`ESCAPE '\'`).
+/// LIKE is case-insensitive for ASCII letters and exact for everything else.
+pub fn like_pattern(text: &str) -> String {
+    let mut p = String::with_capacity(text.len() + 2);
+    p.push('%');
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pending::SETTLING_EVENT_TYPES;
+
+    #[test]
+    fn settling_types_in_sql_match_the_rule() {
+        let list = SETTLING_EVENT_TYPES.map(|t| format!("'{t}'")).join(", ");
+        assert!(LATEST_SETTLING_EVENT_AT.contains(&format!("IN ({list})")));
+    }
+
+    #[test]
+    fn default_title_in_sql_matches_the_api_constant() {
+        assert!(MARK_PENDING.contains(&format!("'{}'", eve_api::chat::DEFAULT_CHAT_TITLE)));
+    }
+
+    #[test]
+    fn like_pattern_escapes_wildcards() {
+        assert_eq!(like_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+        assert_eq!(like_pattern("数据"), "%数据%");
+    }
+
+    #[test]
+    fn every_statement_is_a_single_statement() {
+        for sql in [
+            INSERT_CHAT,
+            SELECT_CHAT_SUMMARY,
+            SELECT_CHAT,
+            LIST_CHATS_FIRST,
+            LIST_CHATS_AFTER,
+            SEARCH_CHATS_FIRST,
+            SEARCH_CHATS_AFTER,
+            SELECT_EVENTS,
+            LATEST_SETTLING_EVENT_AT,
+            UPSERT_EVENTS,
+            DELETE_EVENTS_FROM,
+            UPSERT_SEARCH_TEXT,
+            SETTLE_CHAT,
+            MARK_PENDING,
+            SET_SESSION,
+            RENAME_CHAT,
+            DELETE_CHAT,
+            SWEEP_ORPHAN_EVENTS,
+            SWEEP_ORPHAN_SEARCH_TEXT,
+        ] {
+            assert_eq!(crate::migrations::split_statements(sql).len(), 1, "{sql}");
+        }
+    }
+}

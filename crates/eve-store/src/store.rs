@@ -1,0 +1,413 @@
+//! The chat store: every read and write of `chat`, `chat_event` and `chat_search` for one
+//! principal, over the one-statement-per-call [`Sql`] seam.
+//!
+//! Inputs arrive validated (see [`crate::validate`]); the store decides the order of the
+//! statements. Multi-statement writes are ordered so that a request cut off half way leaves a
+//! state the same request, retried, repairs — events first, the chat row (which clears the
+//! pending message) last — and every write is idempotent.
+
+use crate::cursor::ChatCursor;
+use crate::pending::{visible_pending, PendingMessage};
+use crate::persistence::*;
+use crate::sql::{Sql, SqlRow, SqlValue};
+use crate::time::{format_iso_ms, Millis};
+use crate::title::fallback_title;
+use crate::validate::{chat_not_found, ListQuery, SessionUpdate, StoredEvent};
+use eve_api::chat::*;
+use eve_api::{ApiError, ErrorCode};
+use serde_json::Value;
+
+/// The chat store as seen by one principal (`owner`): another principal's chats do not exist.
+pub struct ChatStore<'a, S: Sql> {
+    db: &'a S,
+    owner: &'a str,
+}
+
+/// A chat row with its session and raw pending message.
+struct ChatRow {
+    summary: ChatSummary,
+    session: Option<String>,
+    pending: Option<PendingMessage>,
+}
+
+impl<'a, S: Sql> ChatStore<'a, S> {
+    pub fn new(db: &'a S, owner: &'a str) -> Self {
+        Self { db, owner }
+    }
+
+    fn exec(&self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, ApiError> {
+        self.db.execute(sql, params).map_err(|e| {
+            // The database's message goes to the component log, not to the client.
+            eprintln!("chat store: database error: {e}");
+            ApiError::internal("database error")
+        })
+    }
+
+    fn owned(&self, id: &str) -> Vec<SqlValue> {
+        vec![id.into(), self.owner.into()]
+    }
+
+    /// `POST /api/chats`. `pending` is a validated message. Returns the chat and whether it was
+    /// created now (`false`: an earlier attempt with the same id created it).
+    pub fn create(
+        &self,
+        id: &str,
+        pending: Option<&str>,
+        now: Millis,
+    ) -> Result<(ChatSummary, bool), ApiError> {
+        let title = pending.map_or_else(|| DEFAULT_CHAT_TITLE.to_string(), fallback_title);
+        let mut params = self.owned(id);
+        params.extend([
+            title.into(),
+            SqlValue::opt_text(pending),
+            pending.map_or(SqlValue::Null, |_| now.into()),
+            now.into(),
+        ]);
+        if let Some(row) = self.exec(INSERT_CHAT, params)?.into_iter().next() {
+            return Ok((summary(row)?, true));
+        }
+        match self
+            .exec(SELECT_CHAT_SUMMARY, self.owned(id))?
+            .into_iter()
+            .next()
+        {
+            Some(row) => Ok((summary(row)?, false)),
+            None => Err(ApiError::new(
+                ErrorCode::Conflict,
+                "a chat with this id already exists",
+            )),
+        }
+    }
+
+    /// `GET /api/chats`: one page in `updated_at desc, id desc` order.
+    pub fn list(&self, query: &ListQuery) -> Result<ChatPage, ApiError> {
+        let fetch = i64::try_from(query.limit)
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
+        let mut params: Vec<SqlValue> = vec![self.owner.into(), fetch.into()];
+        if let Some(c) = &query.cursor {
+            params.extend([c.updated_at.into(), c.id.as_str().into()]);
+        } else if query.search.is_some() {
+            params.extend([SqlValue::Null, SqlValue::Null]);
+        }
+        let sql = match (&query.search, &query.cursor) {
+            (None, None) => LIST_CHATS_FIRST,
+            (None, Some(_)) => LIST_CHATS_AFTER,
+            (Some(_), None) => SEARCH_CHATS_FIRST,
+            (Some(_), Some(_)) => SEARCH_CHATS_AFTER,
+        };
+        if let Some(q) = &query.search {
+            params.push(like_pattern(q).into());
+        }
+        let rows = self.exec(sql, params)?;
+        let has_more = rows.len() > query.limit;
+        let mut last = None;
+        let mut chats = Vec::with_capacity(query.limit.min(rows.len()));
+        for row in rows.into_iter().take(query.limit) {
+            last = Some((int(&row, 3)?, text(&row, 0)?));
+            chats.push(summary(row)?);
+        }
+        let next_cursor = match (has_more, last) {
+            (true, Some((at, id))) => Some(ChatCursor::after(at, &id).encode()),
+            _ => None,
+        };
+        Ok(ChatPage { chats, next_cursor })
+    }
+
+    fn chat_row(&self, id: &str) -> Result<ChatRow, ApiError> {
+        let row = self
+            .exec(SELECT_CHAT, self.owned(id))?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        let session = row.get(4).cloned().and_then(SqlValue::into_string);
+        let pending = match (
+            row.get(5).and_then(SqlValue::as_str),
+            row.get(6).and_then(SqlValue::as_i64),
+        ) {
+            (Some(message), Some(created_at)) => Some(PendingMessage {
+                message: message.to_string(),
+                created_at,
+            }),
+            _ => None,
+        };
+        Ok(ChatRow {
+            summary: summary(row)?,
+            session,
+            pending,
+        })
+    }
+
+    fn events(&self, id: &str) -> Result<Vec<Value>, ApiError> {
+        let rows = self.exec(SELECT_EVENTS, vec![id.into()])?;
+        rows.into_iter()
+            .map(|row| {
+                let json = row
+                    .into_iter()
+                    .next()
+                    .and_then(SqlValue::into_string)
+                    .unwrap_or_default();
+                serde_json::from_str(&json)
+                    .map_err(|_| ApiError::internal("a stored event is not JSON"))
+            })
+            .collect()
+    }
+
+    /// `GET /api/chats/:id`: the chat, its log in index order, its session, and its pending
+    /// message unless a settling event at or after it exists.
+    pub fn get(&self, id: &str) -> Result<ChatDetail, ApiError> {
+        let chat = self.chat_row(id)?;
+        let events = self.events(id)?;
+        let pending = match chat.pending {
+            Some(p) => {
+                let latest = self.exec(LATEST_SETTLING_EVENT_AT, vec![id.into()])?;
+                let at = latest
+                    .first()
+                    .and_then(|r| r.first())
+                    .and_then(SqlValue::as_i64);
+                visible_pending(Some(p), at)
+            }
+            None => None,
+        };
+        Ok(ChatDetail {
+            chat: chat.summary,
+            events,
+            session: chat.session.and_then(|s| serde_json::from_str(&s).ok()),
+            pending_user_message_created_at: pending.as_ref().map(|p| format_iso_ms(p.created_at)),
+            pending_user_message: pending.map(|p| p.message),
+        })
+    }
+
+    /// `GET /api/chats/:id/export`: the chat, its session and its log.
+    pub fn export(&self, id: &str, now: Millis) -> Result<ChatExport, ApiError> {
+        let chat = self.chat_row(id)?;
+        Ok(ChatExport {
+            format: CHAT_EXPORT_FORMAT.to_string(),
+            exported_at: format_iso_ms(now),
+            events: self.events(id)?,
+            session: chat.session.and_then(|s| serde_json::from_str(&s).ok()),
+            chat: chat.summary,
+        })
+    }
+
+    /// `PATCH /api/chats/:id`. `title` is normalised already.
+    pub fn rename(&self, id: &str, title: &str) -> Result<ChatSummary, ApiError> {
+        let mut params = self.owned(id);
+        params.push(title.into());
+        let row = self
+            .exec(RENAME_CHAT, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        summary(row)
+    }
+
+    /// `DELETE /api/chats/:id`: the row, then its events and search text. The sweeps run even
+    /// when the row is already gone, so a retry finishes a delete that was cut off; the answer
+    /// is then 404 (the state is the same).
+    pub fn delete(&self, id: &str) -> Result<(), ApiError> {
+        let deleted = !self.exec(DELETE_CHAT, self.owned(id))?.is_empty();
+        self.exec(SWEEP_ORPHAN_EVENTS, vec![id.into()])?;
+        self.exec(SWEEP_ORPHAN_SEARCH_TEXT, vec![id.into()])?;
+        if deleted {
+            Ok(())
+        } else {
+            Err(chat_not_found())
+        }
+    }
+
+    /// Upserts slots in one statement. `Ok(None)` when the chat is not the principal's.
+    fn upsert(
+        &self,
+        id: &str,
+        events: &[(u64, StoredEvent)],
+        now: Millis,
+    ) -> Result<Option<u64>, ApiError> {
+        let mut params = self.owned(id);
+        params.extend([now.into(), events_param(events).into()]);
+        let rows = self.exec(UPSERT_EVENTS, params)?;
+        Ok((!rows.is_empty()).then_some(rows.len() as u64))
+    }
+
+    fn ensure_owned(&self, id: &str) -> Result<ChatSummary, ApiError> {
+        let row = self
+            .exec(SELECT_CHAT_SUMMARY, self.owned(id))?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        summary(row)
+    }
+
+    /// `PUT /api/chats/:id/events/:i` and `POST /api/chats/:id/events`: one statement for any
+    /// number of slots (it checks the owner itself: a single append costs one round trip).
+    pub fn append(
+        &self,
+        id: &str,
+        events: &[(u64, StoredEvent)],
+        now: Millis,
+    ) -> Result<EventsWritten, ApiError> {
+        if events.is_empty() {
+            self.ensure_owned(id)?;
+            return Ok(EventsWritten {
+                written: 0,
+                last_event_index: None,
+            });
+        }
+        let written = self.upsert(id, events, now)?.ok_or_else(chat_not_found)?;
+        Ok(EventsWritten {
+            written,
+            last_event_index: events.iter().map(|(i, _)| *i).max(),
+        })
+    }
+
+    /// `PUT /api/chats/:id/snapshot` (seed `saveChatSnapshot`), in this order: (1) upsert every
+    /// slot, (2) delete slots at or past the length, (3) store the search text, (4) store the
+    /// session, clear the pending message and touch `updated_at`. Cut off anywhere, the retry
+    /// redoes every step to the same end state; the pending message is cleared only once the
+    /// log is complete.
+    pub fn save_snapshot(
+        &self,
+        id: &str,
+        events: &[StoredEvent],
+        search_text: &str,
+        session: &SessionUpdate,
+        now: Millis,
+    ) -> Result<SnapshotSaved, ApiError> {
+        self.ensure_owned(id)?;
+        if !events.is_empty() {
+            let indexed: Vec<(u64, StoredEvent)> = events
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, e)| (i as u64, e))
+                .collect();
+            self.upsert(id, &indexed, now)?.ok_or_else(chat_not_found)?;
+        }
+        let mut params = self.owned(id);
+        params.push((events.len() as u64).into());
+        self.exec(DELETE_EVENTS_FROM, params)?;
+        let mut params = self.owned(id);
+        params.push(search_text.into());
+        self.exec(UPSERT_SEARCH_TEXT, params)?;
+        let chat = self.settle(id, session, now)?;
+        Ok(SnapshotSaved {
+            event_count: events.len() as u64,
+            chat,
+        })
+    }
+
+    fn settle(
+        &self,
+        id: &str,
+        session: &SessionUpdate,
+        now: Millis,
+    ) -> Result<ChatSummary, ApiError> {
+        let (set, value) = match session {
+            SessionUpdate::Keep => (false, SqlValue::Null),
+            SessionUpdate::Set(s) => (true, SqlValue::opt_text(s.clone())),
+        };
+        let mut params = self.owned(id);
+        params.extend([set.into(), value, now.into()]);
+        let row = self
+            .exec(SETTLE_CHAT, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        summary(row)
+    }
+
+    /// `POST /api/chats/:id/authorization/skip`: (1) upsert the local events, (2) store the
+    /// session, clear the pending message, touch `updated_at`.
+    pub fn skip_authorization(
+        &self,
+        id: &str,
+        events: &[(u64, StoredEvent)],
+        session: &SessionUpdate,
+        now: Millis,
+    ) -> Result<AuthorizationSkipped, ApiError> {
+        self.ensure_owned(id)?;
+        let written = if events.is_empty() {
+            0
+        } else {
+            self.upsert(id, events, now)?.ok_or_else(chat_not_found)?
+        };
+        let chat = self.settle(id, session, now)?;
+        Ok(AuthorizationSkipped { written, chat })
+    }
+
+    /// `PUT /api/chats/:id/pending`. `message` is validated already.
+    pub fn mark_pending(
+        &self,
+        id: &str,
+        message: &str,
+        now: Millis,
+    ) -> Result<PendingMessageSaved, ApiError> {
+        let mut params = self.owned(id);
+        params.extend([message.into(), now.into(), fallback_title(message).into()]);
+        let row = self
+            .exec(MARK_PENDING, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        Ok(PendingMessageSaved {
+            chat: summary(row)?,
+            pending_user_message: message.to_string(),
+            pending_user_message_created_at: format_iso_ms(now),
+        })
+    }
+
+    /// `PUT /api/chats/:id/session`. `session` is a validated session's JSON, or `None`.
+    pub fn set_session(&self, id: &str, session: Option<&str>) -> Result<SessionSaved, ApiError> {
+        let mut params = self.owned(id);
+        params.push(SqlValue::opt_text(session));
+        let row = self
+            .exec(SET_SESSION, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        let stored = row.into_iter().next().and_then(SqlValue::into_string);
+        Ok(SessionSaved {
+            session: stored.and_then(|s| serde_json::from_str(&s).ok()),
+        })
+    }
+}
+
+/// `[[index, "type", event], …]` for [`UPSERT_EVENTS`], built from the stored JSON texts.
+pub fn events_param(events: &[(u64, StoredEvent)]) -> String {
+    let mut out = String::with_capacity(events.iter().map(|(_, e)| e.json.len() + 32).sum());
+    out.push('[');
+    for (n, (index, event)) in events.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let event_type = serde_json::to_string(&event.event_type).unwrap_or_else(|_| "\"\"".into());
+        out.push_str(&format!("[{index},{event_type},"));
+        out.push_str(&event.json);
+        out.push(']');
+    }
+    out.push(']');
+    out
+}
+
+fn text(row: &SqlRow, i: usize) -> Result<String, ApiError> {
+    row.get(i)
+        .and_then(SqlValue::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ApiError::internal("unexpected row shape"))
+}
+
+fn int(row: &SqlRow, i: usize) -> Result<i64, ApiError> {
+    row.get(i)
+        .and_then(SqlValue::as_i64)
+        .ok_or_else(|| ApiError::internal("unexpected row shape"))
+}
+
+/// `id, title, created_at, updated_at` → a sidebar entry.
+fn summary(row: SqlRow) -> Result<ChatSummary, ApiError> {
+    Ok(ChatSummary {
+        id: text(&row, 0)?,
+        title: text(&row, 1)?,
+        created_at: format_iso_ms(int(&row, 2)?),
+        updated_at: format_iso_ms(int(&row, 3)?),
+    })
+}

@@ -1,0 +1,897 @@
+//! The chat store's SQL against a real SQLite (the version the local host embeds), through the
+//! same one-statement-per-call seam the components use. Each event-log invariant of
+//! DESIGN.md §2 that lives in the store has a test named after it.
+
+use eve_api::chat::IndexedEvent;
+use eve_store::migrations::{self, MIGRATIONS};
+use eve_store::validate::{self, ListQuery, SessionUpdate, StoredEvent};
+use eve_store::{ChatStore, Sql, SqlRow, SqlValue};
+use rusqlite::types::{Value as RValue, ValueRef};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+struct Db(rusqlite::Connection);
+
+impl Sql for Db {
+    fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
+        let mut stmt = self.0.prepare(statement).map_err(|e| e.to_string())?;
+        let columns = stmt.column_count();
+        let params = params.into_iter().map(|p| match p {
+            SqlValue::Integer(i) => RValue::Integer(i),
+            SqlValue::Real(f) => RValue::Real(f),
+            SqlValue::Text(s) => RValue::Text(s),
+            SqlValue::Blob(b) => RValue::Blob(b),
+            SqlValue::Null => RValue::Null,
+        });
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params))
+            .map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
+            let values = (0..columns)
+                .map(|i| match row.get_ref(i).unwrap() {
+                    ValueRef::Integer(i) => SqlValue::Integer(i),
+                    ValueRef::Real(f) => SqlValue::Real(f),
+                    ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
+                    ValueRef::Null => SqlValue::Null,
+                })
+                .collect();
+            out.push(values);
+        }
+        Ok(out)
+    }
+}
+
+fn temp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("eve-store-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("db.sqlite")
+}
+
+fn open_file(path: &PathBuf, foreign_keys: bool) -> Db {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    conn.pragma_update(None, "foreign_keys", foreign_keys)
+        .unwrap();
+    Db(conn)
+}
+
+/// A migrated in-memory database; `foreign_keys` as the local host sets it (Spin's own local
+/// database leaves it off, which the store must not depend on).
+fn db_with(foreign_keys: bool) -> Db {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.pragma_update(None, "foreign_keys", foreign_keys)
+        .unwrap();
+    let db = Db(conn);
+    migrations::migrate(&db, 1).unwrap();
+    db
+}
+
+fn db() -> Db {
+    db_with(true)
+}
+
+fn count(db: &Db, sql: &str) -> i64 {
+    db.execute(sql, vec![]).unwrap()[0][0].as_i64().unwrap()
+}
+
+fn ev(kind: &str, n: u64) -> Value {
+    json!({ "type": kind, "index": n })
+}
+
+fn stored(v: &Value) -> StoredEvent {
+    validate::event(v).unwrap()
+}
+
+fn at(index: u64, v: &Value) -> (u64, StoredEvent) {
+    (index, stored(v))
+}
+
+fn create(store: &ChatStore<'_, Db>, id: &str, now: i64) {
+    store.create(id, None, now).unwrap();
+}
+
+fn page(limit: usize, cursor: Option<&str>) -> ListQuery {
+    validate::list_query(&format!(
+        "limit={limit}{}",
+        cursor
+            .map(|c| format!("&cursor={}", c.replace(':', "%3A")))
+            .unwrap_or_default()
+    ))
+    .unwrap()
+}
+
+// ---------------------------------------------------------------- migrations
+
+#[test]
+fn migrations_create_every_table_on_a_fresh_database() {
+    let db = db();
+    for table in ["chat", "chat_event", "chat_search", "schema_migrations"] {
+        let n = count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{table}'"
+            ),
+        );
+        assert_eq!(n, 1, "{table}");
+    }
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2]);
+}
+
+#[test]
+fn migrations_apply_exactly_once() {
+    let db = db();
+    migrations::migrate(&db, 2).unwrap();
+    migrations::migrate(&db, 3).unwrap();
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM schema_migrations"),
+        MIGRATIONS.len() as i64
+    );
+    assert_eq!(
+        count(&db, "SELECT max(applied_at) FROM schema_migrations"),
+        1
+    );
+}
+
+#[test]
+fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
+    let db = Db(rusqlite::Connection::open_in_memory().unwrap());
+    db.execute(migrations::CREATE_SCHEMA_MIGRATIONS, vec![])
+        .unwrap();
+    for s in migrations::split_statements(MIGRATIONS[0].sql) {
+        db.execute(&s, vec![]).unwrap();
+    }
+    db.execute(
+        migrations::RECORD_VERSION,
+        vec![1i64.into(), MIGRATIONS[0].name.into(), 0i64.into()],
+    )
+    .unwrap();
+    let old = ChatStore::new(&db, "u");
+    create(&old, "kept", 10);
+    assert_eq!(
+        migrations::report(&db).missing,
+        vec!["0002_chat_search".to_string()]
+    );
+    let status = migrations::migrate_and_report(&db, 5);
+    assert!(status.schema_ready, "{status:?}");
+    assert_eq!(
+        ChatStore::new(&db, "u").get("kept").unwrap().chat.id,
+        "kept"
+    );
+}
+
+#[test]
+fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
+    let db = Db(rusqlite::Connection::open_in_memory().unwrap());
+    db.execute(migrations::CREATE_SCHEMA_MIGRATIONS, vec![])
+        .unwrap();
+    // The statements of 0001 ran, then the process died before recording the version.
+    for s in migrations::split_statements(MIGRATIONS[0].sql)
+        .into_iter()
+        .take(2)
+    {
+        db.execute(&s, vec![]).unwrap();
+    }
+    migrations::migrate(&db, 1).unwrap();
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2]);
+}
+
+#[test]
+fn migrations_are_safe_when_instances_start_together() {
+    let path = temp_path("race");
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || migrations::migrate(&open_file(&path, false), 1))
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+    let db = open_file(&path, false);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2]);
+}
+
+#[test]
+fn setup_status_reports_ready_after_migrating() {
+    let db = Db(rusqlite::Connection::open_in_memory().unwrap());
+    let status = migrations::migrate_and_report(&db, 1);
+    assert!(
+        status.database_ready && status.schema_ready && status.missing.is_empty(),
+        "{status:?}"
+    );
+}
+
+// ---------------------------------------------------------------- chats
+
+#[test]
+fn create_titles_the_chat_from_its_first_message_and_marks_it_pending() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    let (chat, created) = store
+        .create("c1", Some("Plan a  trip\nto Kyoto"), 1_000)
+        .unwrap();
+    assert!(created);
+    assert_eq!(chat.title, "Plan a trip to Kyoto");
+    assert_eq!(chat.created_at, "1970-01-01T00:00:01.000Z");
+    let detail = store.get("c1").unwrap();
+    assert_eq!(
+        detail.pending_user_message.as_deref(),
+        Some("Plan a  trip\nto Kyoto")
+    );
+    assert_eq!(
+        detail.pending_user_message_created_at.as_deref(),
+        Some("1970-01-01T00:00:01.000Z")
+    );
+    assert!(detail.events.is_empty());
+    assert_eq!(detail.session, None);
+}
+
+#[test]
+fn create_without_a_message_is_a_new_chat_without_pending() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    let (chat, _) = store.create("c1", None, 5).unwrap();
+    assert_eq!(chat.title, "New chat");
+    assert_eq!(store.get("c1").unwrap().pending_user_message, None);
+}
+
+#[test]
+fn create_with_the_same_id_again_returns_the_first_chat() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store.create("c1", Some("first"), 5).unwrap();
+    let (again, created) = store.create("c1", Some("second"), 9).unwrap();
+    assert!(!created);
+    assert_eq!(again.title, "first");
+    let other = ChatStore::new(&db, "v");
+    assert_eq!(other.create("c1", None, 9).unwrap_err().status(), 409);
+}
+
+#[test]
+fn pagination_over_many_equal_timestamps_has_no_duplicate_and_no_gap() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    let mut expected = Vec::new();
+    for i in 0..150 {
+        // 60 chats share one millisecond, the rest come in groups of three.
+        let at = if i < 60 {
+            1_000
+        } else {
+            2_000 + (i / 3) as i64
+        };
+        let id = format!("chat{:03}", (i * 37) % 150);
+        create(&store, &id, at);
+        expected.push((at, id));
+    }
+    expected.sort_by(|a, b| b.cmp(a));
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let p = store.list(&page(7, cursor.as_deref())).unwrap();
+        pages += 1;
+        seen.extend(p.chats.iter().map(|c| c.id.clone()));
+        match p.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let want: Vec<String> = expected.into_iter().map(|(_, id)| id).collect();
+    assert_eq!(seen, want);
+    assert_eq!(pages, 150usize.div_ceil(7));
+    assert_eq!(seen.iter().collect::<HashSet<_>>().len(), 150);
+}
+
+#[test]
+fn last_page_has_a_null_cursor_and_exact_page_sizes_do_not_add_an_empty_page() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    for i in 0..20 {
+        create(&store, &format!("c{i:02}"), i);
+    }
+    let first = store.list(&page(10, None)).unwrap();
+    assert_eq!(first.chats.len(), 10);
+    let second = store.list(&page(10, first.next_cursor.as_deref())).unwrap();
+    assert_eq!(second.chats.len(), 10);
+    assert_eq!(second.next_cursor, None);
+    assert_eq!(first.chats[0].id, "c19");
+}
+
+#[test]
+fn a_cursor_encodes_the_last_chat_of_the_page() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    for i in 0..3 {
+        create(&store, &format!("c{i}"), 1_714_566_896_789);
+    }
+    let p = store.list(&page(2, None)).unwrap();
+    assert_eq!(
+        p.next_cursor.as_deref(),
+        Some("2024-05-01T12:34:56.789Z::c1")
+    );
+}
+
+#[test]
+fn search_matches_titles_and_message_text_with_wildcards_escaped() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store.create("a", Some("Trip to Kyoto"), 1).unwrap();
+    store.create("b", Some("Budget"), 2).unwrap();
+    store.create("c", Some("100% sure_thing"), 3).unwrap();
+    let events = vec![
+        stored(&json!({ "type": "user.message", "message": "Budget" })),
+        stored(&json!({ "type": "text.delta", "delta": "Spend less on KYOTO hotels" })),
+    ];
+    let text = eve_store::transcript::search_text(&[
+        json!({ "type": "user.message", "message": "Budget" }),
+        json!({ "type": "text.delta", "delta": "Spend less on KYOTO hotels" }),
+    ]);
+    store
+        .save_snapshot("b", &events, &text, &SessionUpdate::Keep, 4)
+        .unwrap();
+    let ids = |q: &str| -> Vec<String> {
+        store
+            .list(&validate::list_query(q).unwrap())
+            .unwrap()
+            .chats
+            .into_iter()
+            .map(|c| c.id)
+            .collect()
+    };
+    assert_eq!(ids("q=kyoto"), vec!["b", "a"]);
+    assert_eq!(ids("q=100%25"), vec!["c"]);
+    assert_eq!(ids("q=%25"), vec!["c"]);
+    assert_eq!(ids("q=Tr_p"), Vec::<String>::new(), "_ is not a wildcard");
+    assert_eq!(ids("q=sure_thing"), vec!["c"]);
+    assert_eq!(ids("q=kyoto&limit=1").len(), 1);
+    let first = store
+        .list(&validate::list_query("q=kyoto&limit=1").unwrap())
+        .unwrap();
+    let cursor = first.next_cursor.unwrap().replace(':', "%3A");
+    assert_eq!(ids(&format!("q=kyoto&limit=1&cursor={cursor}")), vec!["a"]);
+}
+
+#[test]
+fn rename_changes_the_title_but_not_the_order_or_the_log() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    store
+        .append("c1", &[at(0, &ev("user.message", 0))], 2)
+        .unwrap();
+    let renamed = store.rename("c1", "Renamed").unwrap();
+    assert_eq!(renamed.title, "Renamed");
+    assert_eq!(renamed.updated_at, "1970-01-01T00:00:00.001Z");
+    assert_eq!(store.get("c1").unwrap().events.len(), 1);
+}
+
+#[test]
+fn delete_removes_the_chat_its_events_and_its_search_text() {
+    for foreign_keys in [true, false] {
+        let db = db_with(foreign_keys);
+        let store = ChatStore::new(&db, "u");
+        create(&store, "c1", 1);
+        store
+            .save_snapshot(
+                "c1",
+                &[stored(&ev("user.message", 0))],
+                "hello",
+                &SessionUpdate::Keep,
+                2,
+            )
+            .unwrap();
+        store.delete("c1").unwrap();
+        assert_eq!(store.get("c1").unwrap_err().status(), 404);
+        assert_eq!(count(&db, "SELECT count(*) FROM chat_event"), 0);
+        assert_eq!(count(&db, "SELECT count(*) FROM chat_search"), 0);
+        assert_eq!(
+            store.delete("c1").unwrap_err().status(),
+            404,
+            "a retried delete finds nothing"
+        );
+    }
+}
+
+#[test]
+fn a_delete_cut_off_after_the_chat_row_is_finished_by_its_retry() {
+    let db = db_with(false);
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    store
+        .append("c1", &[at(0, &ev("a", 0)), at(1, &ev("b", 1))], 2)
+        .unwrap();
+    db.execute(
+        eve_store::persistence::DELETE_CHAT,
+        vec!["c1".into(), "u".into()],
+    )
+    .unwrap();
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM chat_event"),
+        2,
+        "cut off: orphans remain"
+    );
+    assert_eq!(store.delete("c1").unwrap_err().status(), 404);
+    assert_eq!(count(&db, "SELECT count(*) FROM chat_event"), 0);
+}
+
+// ---------------------------------------------------------------- the event log (DESIGN §2)
+
+#[test]
+fn invariant_1_event_index_is_unique_per_chat_and_rewriting_a_slot_replaces_it() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    create(&store, "c2", 1);
+    store.append("c1", &[at(0, &ev("first", 0))], 2).unwrap();
+    store.append("c1", &[at(0, &ev("second", 0))], 3).unwrap();
+    store
+        .append("c2", &[at(0, &ev("other chat", 0))], 3)
+        .unwrap();
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM chat_event WHERE chat_id = 'c1'"),
+        1
+    );
+    assert_eq!(store.get("c1").unwrap().events, vec![ev("second", 0)]);
+    assert_eq!(store.get("c2").unwrap().events, vec![ev("other chat", 0)]);
+}
+
+#[test]
+fn invariant_1_a_batch_writes_many_slots_in_index_order() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let batch: Vec<_> = (0..1000)
+        .rev()
+        .map(|i| at(i, &ev("text.delta", i)))
+        .collect();
+    let written = store.append("c1", &batch, 2).unwrap();
+    assert_eq!(
+        (written.written, written.last_event_index),
+        (1000, Some(999))
+    );
+    let events = store.get("c1").unwrap().events;
+    assert_eq!(events.len(), 1000);
+    assert!(events
+        .iter()
+        .enumerate()
+        .all(|(i, e)| e["index"] == i as u64));
+}
+
+#[test]
+fn invariant_2_a_snapshot_upserts_every_event_and_deletes_rows_at_or_past_its_length() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let streamed: Vec<_> = (0..10).map(|i| at(i, &ev("streamed", i))).collect();
+    store.append("c1", &streamed, 2).unwrap();
+    let snapshot: Vec<_> = (0..6).map(|i| stored(&ev("final", i))).collect();
+    let saved = store
+        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, 3)
+        .unwrap();
+    assert_eq!(saved.event_count, 6);
+    let events = store.get("c1").unwrap().events;
+    assert_eq!(events, (0..6).map(|i| ev("final", i)).collect::<Vec<_>>());
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chat_event WHERE event_index >= 6"
+        ),
+        0
+    );
+}
+
+#[test]
+fn invariant_2_an_empty_snapshot_empties_the_log() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    store.append("c1", &[at(0, &ev("a", 0))], 2).unwrap();
+    store
+        .save_snapshot("c1", &[], "", &SessionUpdate::Keep, 3)
+        .unwrap();
+    assert!(store.get("c1").unwrap().events.is_empty());
+}
+
+#[test]
+fn invariant_2_a_snapshot_cut_off_half_way_is_repaired_by_its_retry() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store.create("c1", Some("hi"), 1).unwrap();
+    store
+        .append(
+            "c1",
+            &(0..8)
+                .map(|i| at(i, &ev("streamed", i)))
+                .collect::<Vec<_>>(),
+            2,
+        )
+        .unwrap();
+    let snapshot: Vec<_> = (0..5).map(|i| stored(&ev("final", i))).collect();
+    // Cut off after the upsert: the tail and the pending message are still there.
+    let indexed: Vec<_> = snapshot
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, e)| (i as u64, e))
+        .collect();
+    store.append("c1", &indexed, 3).unwrap();
+    assert_eq!(store.get("c1").unwrap().events.len(), 8);
+    assert!(store.get("c1").unwrap().pending_user_message.is_some());
+    // The retry reaches the same end state as an uninterrupted snapshot.
+    store
+        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, 4)
+        .unwrap();
+    let detail = store.get("c1").unwrap();
+    assert_eq!(
+        detail.events,
+        (0..5).map(|i| ev("final", i)).collect::<Vec<_>>()
+    );
+    assert_eq!(detail.pending_user_message, None);
+}
+
+#[test]
+fn invariant_3_a_snapshot_clears_the_pending_message_and_stores_the_session() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store.create("c1", Some("hello"), 1).unwrap();
+    let session = validate::session(Some(&json!({ "sessionId": "s1", "streamIndex": 4 }))).unwrap();
+    let saved = store
+        .save_snapshot(
+            "c1",
+            &[stored(&ev("user.message", 0))],
+            "",
+            &SessionUpdate::Set(session),
+            50,
+        )
+        .unwrap();
+    assert_eq!(saved.chat.updated_at, "1970-01-01T00:00:00.050Z");
+    let detail = store.get("c1").unwrap();
+    assert_eq!(detail.pending_user_message, None);
+    assert_eq!(
+        detail.session,
+        Some(json!({ "sessionId": "s1", "streamIndex": 4 }))
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chat WHERE pending_user_message IS NOT NULL"
+        ),
+        0
+    );
+}
+
+#[test]
+fn invariant_3_a_snapshot_without_a_session_field_keeps_the_stored_session() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    store
+        .set_session("c1", Some(r#"{"sessionId":"s1","streamIndex":1}"#))
+        .unwrap();
+    store
+        .save_snapshot("c1", &[], "", &SessionUpdate::Keep, 2)
+        .unwrap();
+    assert!(store.get("c1").unwrap().session.is_some());
+    store
+        .save_snapshot("c1", &[], "", &SessionUpdate::Set(None), 3)
+        .unwrap();
+    assert_eq!(store.get("c1").unwrap().session, None);
+}
+
+#[test]
+fn invariant_3_a_pending_message_older_than_a_settling_event_is_reported_as_null() {
+    for settling in [
+        "session.completed",
+        "session.failed",
+        "session.waiting",
+        "authorization.required",
+    ] {
+        let db = db();
+        let store = ChatStore::new(&db, "u");
+        create(&store, "c1", 1);
+        store.mark_pending("c1", "hello", 10).unwrap();
+        store
+            .append(
+                "c1",
+                &[at(0, &ev("user.message", 0)), at(1, &ev("text.delta", 1))],
+                11,
+            )
+            .unwrap();
+        assert_eq!(
+            store.get("c1").unwrap().pending_user_message.as_deref(),
+            Some("hello"),
+            "{settling}"
+        );
+        store.append("c1", &[at(2, &ev(settling, 2))], 12).unwrap();
+        let detail = store.get("c1").unwrap();
+        assert_eq!(detail.pending_user_message, None, "{settling}");
+        assert_eq!(detail.pending_user_message_created_at, None);
+    }
+}
+
+#[test]
+fn invariant_3_a_settling_event_of_an_earlier_turn_does_not_hide_a_new_pending_message() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    store
+        .append("c1", &[at(0, &ev("session.completed", 0))], 5)
+        .unwrap();
+    store.mark_pending("c1", "next question", 6).unwrap();
+    // Rewriting the old settling slot with the same event does not make it new.
+    store
+        .append("c1", &[at(0, &ev("session.completed", 0))], 7)
+        .unwrap();
+    assert_eq!(
+        store.get("c1").unwrap().pending_user_message.as_deref(),
+        Some("next question")
+    );
+}
+
+#[test]
+fn invariant_3_authorization_skip_clears_the_pending_message() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store.create("c1", Some("use notion"), 1).unwrap();
+    let events = [
+        at(
+            3,
+            &json!({ "type": "authorization.completed", "outcome": "declined" }),
+        ),
+        at(4, &json!({ "type": "session.waiting" })),
+    ];
+    let skipped = store
+        .skip_authorization("c1", &events, &SessionUpdate::Keep, 9)
+        .unwrap();
+    assert_eq!(skipped.written, 2);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chat WHERE pending_user_message IS NOT NULL"
+        ),
+        0
+    );
+}
+
+#[test]
+fn invariant_4_authorization_skip_events_are_kept_by_the_final_snapshot_that_merges_them() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let streamed: Vec<_> = (0..3).map(|i| at(i, &ev("streamed", i))).collect();
+    store.append("c1", &streamed, 2).unwrap();
+    let declined = json!({ "type": "authorization.completed", "outcome": "declined", "index": 3 });
+    let waiting = json!({ "type": "session.waiting", "index": 4 });
+    store
+        .skip_authorization(
+            "c1",
+            &[at(3, &declined), at(4, &waiting)],
+            &SessionUpdate::Keep,
+            3,
+        )
+        .unwrap();
+    assert_eq!(
+        store.get("c1").unwrap().events[3..],
+        [declined.clone(), waiting.clone()]
+    );
+    // The client merges its local events into the final snapshot (seed mergeLocalEvents).
+    let mut snapshot: Vec<_> = (0..3).map(|i| stored(&ev("streamed", i))).collect();
+    snapshot.extend([stored(&declined), stored(&waiting)]);
+    store
+        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, 4)
+        .unwrap();
+    assert_eq!(store.get("c1").unwrap().events[3..], [declined, waiting]);
+}
+
+#[test]
+fn invariant_5_a_pending_authorization_belongs_to_its_chat_only() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    create(&store, "c2", 1);
+    store
+        .append(
+            "c1",
+            &[at(
+                0,
+                &json!({ "type": "authorization.required", "name": "notion" }),
+            )],
+            2,
+        )
+        .unwrap();
+    let has_required = |id: &str| {
+        store
+            .get(id)
+            .unwrap()
+            .events
+            .iter()
+            .any(|e| e["type"] == "authorization.required")
+    };
+    assert!(has_required("c1"));
+    assert!(!has_required("c2"));
+}
+
+#[test]
+fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store
+        .create("c1", Some("A title from the first message"), 1)
+        .unwrap();
+    store
+        .append(
+            "c1",
+            &[at(
+                0,
+                &json!({ "type": "user.message", "message": "the real text" }),
+            )],
+            2,
+        )
+        .unwrap();
+    store.rename("c1", "Something else").unwrap();
+    let page = store.list(&page(20, None)).unwrap();
+    let entry = serde_json::to_value(&page.chats[0]).unwrap();
+    assert_eq!(
+        entry.as_object().unwrap().len(),
+        4,
+        "a sidebar entry carries no content: {entry}"
+    );
+    assert_eq!(
+        store.get("c1").unwrap().events[0]["message"],
+        "the real text"
+    );
+}
+
+#[test]
+fn an_identical_retry_keeps_the_slot_time_and_a_changed_event_moves_it() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let created = || {
+        count(
+            &db,
+            "SELECT created_at FROM chat_event WHERE chat_id = 'c1' AND event_index = 0",
+        )
+    };
+    store.append("c1", &[at(0, &ev("a", 0))], 10).unwrap();
+    store.append("c1", &[at(0, &ev("a", 0))], 20).unwrap();
+    assert_eq!(created(), 10);
+    store.append("c1", &[at(0, &ev("b", 0))], 30).unwrap();
+    assert_eq!(created(), 30);
+}
+
+#[test]
+fn stored_events_are_byte_for_byte_the_canonical_json() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let tricky = json!({
+        "type": "text.delta", "delta": "quote \" backslash \\ newline \n tab \t unicode 数据 😀 \u{0001}",
+        "n": [1, -2, 3.5, 1e300, 18446744073709551615u64], "nested": { "z": null, "a": true }
+    });
+    store.append("c1", &[at(0, &tricky)], 2).unwrap();
+    let text = db.execute("SELECT event FROM chat_event", vec![]).unwrap()[0][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(text, stored(&tricky).json);
+    assert_eq!(store.get("c1").unwrap().events[0], tricky);
+}
+
+#[test]
+fn concurrent_appends_keep_distinct_indices_and_one_row_per_index() {
+    let path = temp_path("appends");
+    let db = open_file(&path, true);
+    migrations::migrate(&db, 1).unwrap();
+    ChatStore::new(&db, "u").create("c1", None, 1).unwrap();
+    let handles: Vec<_> = (0..4u64)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let db = open_file(&path, true);
+                let store = ChatStore::new(&db, "u");
+                for i in 0..50u64 {
+                    store
+                        .append("c1", &[at(t * 50 + i, &ev("distinct", t))], 2)
+                        .unwrap();
+                    store.append("c1", &[at(1000, &ev("same", t))], 2).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chat_event WHERE event_index < 200"
+        ),
+        200
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM chat_event WHERE event_index = 1000"
+        ),
+        1
+    );
+}
+
+#[test]
+fn mark_pending_titles_a_new_chat_and_touches_it_but_keeps_a_chosen_title() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let saved = store.mark_pending("c1", "What is WASI?", 7).unwrap();
+    assert_eq!(saved.chat.title, "What is WASI?");
+    assert_eq!(saved.chat.updated_at, "1970-01-01T00:00:00.007Z");
+    store.rename("c1", "Mine").unwrap();
+    assert_eq!(
+        store.mark_pending("c1", "Another", 8).unwrap().chat.title,
+        "Mine"
+    );
+}
+
+// ---------------------------------------------------------------- principal isolation
+
+#[test]
+fn another_principal_sees_404_for_everything_and_changes_nothing() {
+    let db = db();
+    let owner = ChatStore::new(&db, "alice");
+    owner.create("c1", Some("secret plans"), 1).unwrap();
+    owner
+        .append("c1", &[at(0, &ev("user.message", 0))], 2)
+        .unwrap();
+    let before = owner.get("c1").unwrap();
+    let intruder = ChatStore::new(&db, "mallory");
+    let not_found = |r: Result<(), eve_api::ApiError>| assert_eq!(r.unwrap_err().status(), 404);
+    not_found(intruder.get("c1").map(|_| ()));
+    not_found(intruder.export("c1", 5).map(|_| ()));
+    not_found(intruder.rename("c1", "pwned").map(|_| ()));
+    not_found(
+        intruder
+            .append("c1", &[at(0, &ev("pwned", 0))], 3)
+            .map(|_| ()),
+    );
+    not_found(intruder.append("c1", &[], 3).map(|_| ()));
+    not_found(
+        intruder
+            .save_snapshot("c1", &[], "", &SessionUpdate::Set(None), 3)
+            .map(|_| ()),
+    );
+    not_found(intruder.mark_pending("c1", "pwned", 3).map(|_| ()));
+    not_found(intruder.set_session("c1", None).map(|_| ()));
+    not_found(
+        intruder
+            .skip_authorization("c1", &[at(5, &ev("x", 5))], &SessionUpdate::Keep, 3)
+            .map(|_| ()),
+    );
+    not_found(intruder.delete("c1"));
+    assert!(intruder.list(&page(20, None)).unwrap().chats.is_empty());
+    assert!(intruder
+        .list(&validate::list_query("q=secret").unwrap())
+        .unwrap()
+        .chats
+        .is_empty());
+    assert_eq!(owner.get("c1").unwrap(), before);
+}
+
+#[test]
+fn batch_validation_rejects_the_whole_batch_before_any_write() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let events: Vec<IndexedEvent> = serde_json::from_value(json!([
+        { "eventIndex": 0, "event": { "type": "ok" } },
+        { "eventIndex": -1, "event": { "type": "bad index" } },
+    ]))
+    .unwrap();
+    assert!(validate::indexed_events(&events).is_err());
+    assert!(store.get("c1").unwrap().events.is_empty());
+}
