@@ -3,6 +3,8 @@
 //! clear errors instead of panics.
 
 pub mod auth;
+pub mod db;
+pub mod ratelimit;
 
 use eve_api::ApiError;
 use serde::{de::DeserializeOwned, Serialize};

@@ -1,0 +1,92 @@
+//! The default SQLite database through Spin (`fermyon:spin/sqlite`), with migrations applied
+//! on open: every request that touches the database first makes sure the schema is current
+//! (one SELECT when it is). The migration logic and the SQL are in [`eve_store`].
+
+use eve_api::{ApiError, ErrorCode};
+use eve_store::migrations::{self, SchemaStatus};
+use eve_store::{Sql, SqlRow, SqlValue};
+use spin_sdk::sqlite::{Connection, Value};
+
+/// The Spin SQLite database the app uses (`sqlite_databases = ["default"]` in `spin.toml`).
+pub const DATABASE: &str = "default";
+
+/// A connection that runs one statement per call (Spin ignores any second statement).
+pub struct Db(Connection);
+
+impl Sql for Db {
+    fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
+        let params: Vec<Value> = params.into_iter().map(to_spin).collect();
+        let result = self.0.execute(statement, &params).map_err(|e| format!("{e:?}"))?;
+        Ok(result
+            .rows
+            .into_iter()
+            .map(|row| row.values.into_iter().map(from_spin).collect())
+            .collect())
+    }
+}
+
+fn to_spin(v: SqlValue) -> Value {
+    match v {
+        SqlValue::Integer(i) => Value::Integer(i),
+        SqlValue::Real(f) => Value::Real(f),
+        SqlValue::Text(s) => Value::Text(s),
+        SqlValue::Blob(b) => Value::Blob(b),
+        SqlValue::Null => Value::Null,
+    }
+}
+
+fn from_spin(v: Value) -> SqlValue {
+    match v {
+        Value::Integer(i) => SqlValue::Integer(i),
+        Value::Real(f) => SqlValue::Real(f),
+        Value::Text(s) => SqlValue::Text(s),
+        Value::Blob(b) => SqlValue::Blob(b),
+        Value::Null => SqlValue::Null,
+    }
+}
+
+/// Milliseconds since the Unix epoch (WASI wall clock).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+}
+
+fn unavailable() -> ApiError {
+    ApiError::new(ErrorCode::NotConfigured, "the database is not available")
+}
+
+/// Opens the default database and applies any missing migration. A database that cannot be
+/// opened or migrated is a 503 (the reason goes to the component log).
+pub fn open() -> Result<Db, ApiError> {
+    let db = Db(Connection::open(DATABASE).map_err(|e| {
+        eprintln!("db: cannot open the {DATABASE:?} database: {e:?}");
+        unavailable()
+    })?);
+    migrations::migrate(&db, now_ms()).map_err(|e| {
+        eprintln!("db: migrations failed: {e}");
+        unavailable()
+    })?;
+    Ok(db)
+}
+
+/// For `/api/setup`: opens the database, applies missing migrations, and reports. When the
+/// schema is not ready, report `"database migrations"` in `missing`.
+pub fn schema_status() -> SchemaStatus {
+    match Connection::open(DATABASE) {
+        Ok(conn) => {
+            let status = migrations::migrate_and_report(&Db(conn), now_ms());
+            if let Some(e) = &status.error {
+                eprintln!("db: schema check: {e}");
+            }
+            status
+        }
+        Err(e) => SchemaStatus {
+            database_ready: false,
+            schema_ready: false,
+            missing: migrations::MIGRATIONS.iter().map(|m| m.name.to_string()).collect(),
+            error: Some(format!("{e:?}")),
+        },
+    }
+}
