@@ -1,0 +1,122 @@
+// Builds the browser app into ../static/dist (the shell component's `files` mount):
+//   - bundles src/main.tsx (app) and src/early.ts (the tiny blocking script that applies the
+//     sidebar cookie and route class before first paint) with content-hashed names under assets/;
+//   - prerenders the app shell (sidebar frame, header, composer) into index.html so that it
+//     paints before any script or data arrives, with no layout shift when the app takes over;
+//   - writes .br and .gz next to every compressible file for the shell's encoding negotiation.
+// `node build.mjs --tests` instead bundles src/**/*.test.ts into .test-build/ for `node --test`.
+import { build } from "esbuild";
+import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib";
+import { mkdir, readdir, readFile, rm, writeFile, stat } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outDir = join(here, "..", "static", "dist");
+const assetsDir = join(outDir, "assets");
+const tmpDir = join(here, ".build-tmp");
+
+async function walk(dir) {
+  const out = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await walk(full)));
+    else out.push(full);
+  }
+  return out;
+}
+
+async function buildTests() {
+  const testDir = join(here, ".test-build");
+  await rm(testDir, { recursive: true, force: true });
+  const entries = (await walk(join(here, "src"))).filter((f) => f.endsWith(".test.ts"));
+  await build({
+    entryPoints: entries,
+    outdir: testDir,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outExtension: { ".js": ".mjs" },
+    logLevel: "warning",
+  });
+}
+
+async function buildApp() {
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(assetsDir, { recursive: true });
+  const result = await build({
+    entryPoints: { app: join(here, "src", "main.tsx"), early: join(here, "src", "early.ts") },
+    outdir: assetsDir,
+    entryNames: "[name]-[hash]",
+    assetNames: "[name]-[hash]",
+    bundle: true,
+    minify: true,
+    format: "esm",
+    target: ["chrome111", "firefox111", "safari16"],
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    metafile: true,
+    legalComments: "linked",
+    loader: { ".svg": "file" },
+    logLevel: "warning",
+  });
+  const outputs = Object.entries(result.metafile.outputs);
+  const find = (entry, ext) => {
+    const hit = outputs.find(([file, o]) => o.entryPoint?.endsWith(entry) && file.endsWith(ext));
+    if (!hit) throw new Error(`no ${ext} output for ${entry}`);
+    return "/" + relative(outDir, join(here, hit[0])).split("\\").join("/");
+  };
+  const appJs = find("src/main.tsx", ".js");
+  const cssBundle = outputs.find(([file]) => "/" + relative(outDir, join(here, file)) === appJs)[1].cssBundle;
+  const appCss = cssBundle ? "/" + relative(outDir, join(here, cssBundle)) : null;
+  const earlyJs = find("src/early.ts", ".js");
+
+  // Prerender the shell with the same components the app renders first.
+  await build({
+    entryPoints: [join(here, "src", "prerender.tsx")],
+    outfile: join(tmpDir, "prerender.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    loader: { ".css": "empty", ".svg": "dataurl" },
+    logLevel: "warning",
+  });
+  const { renderShell } = await import(pathToFileURL(join(tmpDir, "prerender.mjs")).href + `?t=${Date.now()}`);
+  await rm(tmpDir, { recursive: true, force: true });
+
+  const template = await readFile(join(here, "index.html"), "utf8");
+  const html = template
+    .replace("<!--early-->", `<script src="${earlyJs}"></script>`)
+    .replace("<!--styles-->", appCss ? `<link rel="stylesheet" href="${appCss}">` : "")
+    .replace("<!--app-script-->", `<script type="module" src="${appJs}"></script>`)
+    .replace("<!--shell-->", renderShell());
+  await writeFile(join(outDir, "index.html"), html);
+  await writeFile(join(outDir, "404.html"), await readFile(join(here, "public", "404.html")));
+  for (const name of await readdir(join(here, "public"))) {
+    if (name !== "404.html") await writeFile(join(outDir, name), await readFile(join(here, "public", name)));
+  }
+
+  // Precompress text files; the shell serves the best variant the client accepts.
+  const compressible = /\.(html|js|css|svg|json|txt|map|webmanifest|xml)$/;
+  let report = [];
+  for (const file of await walk(outDir)) {
+    if (!compressible.test(file)) continue;
+    const bytes = await readFile(file);
+    const gz = gzipSync(bytes, { level: 9 });
+    const br = brotliCompressSync(bytes, {
+      params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+    });
+    await writeFile(file + ".gz", gz);
+    await writeFile(file + ".br", br);
+    report.push([relative(outDir, file), bytes.length, gz.length, br.length]);
+  }
+  for (const [name, raw, gz, br] of report) {
+    console.log(`${name.padEnd(40)} ${String(raw).padStart(8)} B  gzip ${String(gz).padStart(7)} B  br ${String(br).padStart(7)} B`);
+  }
+}
+
+if (process.argv.includes("--tests")) await buildTests();
+else await buildApp();

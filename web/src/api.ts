@@ -1,0 +1,86 @@
+// Same-origin JSON calls to the app API (/api/*). Failures become ApiError with the server's
+// error envelope `{ error: { code, message } }` so that the UI can toast a clear message.
+
+import type {
+  ChatDetail,
+  ChatPage,
+  ChatSummary,
+  ClientSessionState,
+  EveEvent,
+  IndexedEvent,
+  SessionResponse,
+  SetupStatus,
+} from "./types";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfter: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export async function errorFrom(res: Response): Promise<ApiError> {
+  let code = "http_" + res.status;
+  let message = `Request failed (${res.status}).`;
+  try {
+    const body = await res.json();
+    if (body?.error?.message) {
+      code = String(body.error.code ?? code);
+      message = String(body.error.message);
+    }
+  } catch {
+    // Not JSON (a proxy's error page): keep the generic message.
+  }
+  const retry = Number(res.headers.get("retry-after"));
+  if (res.status === 429) message = `${message}${retry ? ` Try again in ${formatWait(retry)}.` : ""}`;
+  return new ApiError(res.status, code, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+}
+
+function formatWait(seconds: number): string {
+  return seconds >= 120 ? `${Math.ceil(seconds / 60)} minutes` : `${seconds} seconds`;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: "same-origin",
+      headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      ...init,
+    });
+  } catch {
+    throw new ApiError(0, "network", "The server could not be reached. Check your connection.");
+  }
+  if (!res.ok) throw await errorFrom(res);
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+const chatPath = (id: string) => `/api/chats/${encodeURIComponent(id)}`;
+
+export const api = {
+  setup: () => request<SetupStatus>("GET", "/api/setup"),
+  session: () => request<SessionResponse>("GET", "/api/auth/session"),
+  login: (password: string) => request<SessionResponse>("POST", "/api/auth/login", { password }),
+  logout: () => request<SessionResponse>("POST", "/api/auth/logout", {}),
+  listChats: (cursor: string | null, limit = 20) =>
+    request<ChatPage>("GET", `/api/chats?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+  createChat: (pendingUserMessage?: string) =>
+    request<{ chat: ChatSummary }>("POST", "/api/chats", pendingUserMessage ? { pendingUserMessage } : {}),
+  getChat: (id: string, signal?: AbortSignal) => request<ChatDetail>("GET", chatPath(id), undefined, { signal }),
+  renameChat: (id: string, title: string) => request<{ chat: ChatSummary }>("PATCH", chatPath(id), { title }),
+  deleteChat: (id: string) => request<unknown>("DELETE", chatPath(id)),
+  appendEvents: (id: string, events: IndexedEvent[]) => request<unknown>("POST", `${chatPath(id)}/events`, { events }),
+  saveSnapshot: (id: string, events: EveEvent[], session: ClientSessionState | null) =>
+    request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/snapshot`, { events, session }),
+  markPending: (id: string, message: string) => request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/pending`, { message }),
+  saveSession: (id: string, session: ClientSessionState | null) => request<unknown>("PUT", `${chatPath(id)}/session`, { session }),
+  skipAuthorization: (id: string, events: IndexedEvent[], session: ClientSessionState | null) =>
+    request<{ chat: ChatSummary }>("POST", `${chatPath(id)}/authorization/skip`, { events, session }),
+};

@@ -1,0 +1,153 @@
+// Toasts, the password login modal, the auth control and the connections menu.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api } from "../api";
+import { useShell } from "../context";
+import { CONNECTIONS } from "../events";
+import type { Viewer } from "../types";
+
+export interface Toast {
+  id: number;
+  message: string;
+  tone: "error" | "info";
+}
+
+export function Toasts({ toasts, dismiss }: { toasts: Toast[]; dismiss(id: number): void }) {
+  return (
+    <div class="toasts" aria-live="assertive">
+      {toasts.map((t) => (
+        <div key={t.id} class={`toast ${t.tone}`} role={t.tone === "error" ? "alert" : "status"}>
+          <span class="toast-text">{t.message}</span>
+          <button type="button" class="icon-button ghost small" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer): void }) {
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const dialog = useRef<HTMLDialogElement>(null);
+
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!password || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await api.login(password);
+      if (res.viewer) props.onSignedIn(res.viewer);
+      else setError("Sign-in did not complete.");
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <dialog ref={dialog} class="login-modal" aria-labelledby="login-title" onCancel={(e) => { e.preventDefault(); props.onClose(); }}>
+      <form onSubmit={submit}>
+        <h2 id="login-title">Sign in</h2>
+        <p class="muted">Enter the deployment password to continue. Your message is kept.</p>
+        <label for="login-password">Password</label>
+        <input
+          id="login-password"
+          type="password"
+          autocomplete="current-password"
+          value={password}
+          autoFocus
+          onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
+        />
+        <p class="form-error" role="alert">
+          {error ?? ""}
+        </p>
+        <div class="dialog-actions">
+          <button type="button" class="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="button primary" disabled={!password || busy}>
+            {busy ? "Signing in…" : "Sign in"}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
+
+export function AuthControl({ onSignOut }: { onSignOut(): void }) {
+  const shell = useShell();
+  const v = shell.viewer;
+  if (v === undefined) return <div class="auth-slot" aria-busy="true" />;
+  if (v === null) {
+    const label = shell.authMode === "unconfigured" ? "Setup needed" : "Sign in";
+    return (
+      <div class="auth-slot">
+        <button type="button" class="button small" onClick={() => shell.requestSignIn()} disabled={shell.authMode === "unconfigured"} title={shell.authMode === "unconfigured" ? "Sign-in is not configured on this server" : undefined}>
+          {label}
+        </button>
+      </div>
+    );
+  }
+  const name = v.name || v.email || (v.mode === "local-dev" ? "Local developer" : "Signed in");
+  return (
+    <div class="auth-slot">
+      <span class="viewer-name" title={v.email ?? name}>
+        {name}
+      </span>
+      {v.mode !== "local-dev" && (
+        <button type="button" class="button small ghost" onClick={onSignOut}>
+          Sign out
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** Seed IntegrationsMenu: per-turn toggles for Notion, Linear and Sentry. */
+export function ConnectionsMenu() {
+  const shell = useShell();
+  const [open, setOpen] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
+  const count = CONNECTIONS.filter((c) => shell.connections[c.id]).length;
+
+  useEffect(() => {
+    if (!open) return;
+    const onDoc = (e: MouseEvent) => {
+      if (root.current && !root.current.contains(e.target as Node)) setOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && setOpen(false);
+    document.addEventListener("mousedown", onDoc);
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("mousedown", onDoc);
+      document.removeEventListener("keydown", onKey);
+    };
+  }, [open]);
+
+  return (
+    <div class="connections" ref={root}>
+      <button type="button" class="chip" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)} title="Connections this turn may use">
+        <span class="icon-plug" aria-hidden="true" /> Connections{count ? ` · ${count}` : ""}
+      </button>
+      {open && (
+        <div class="menu" role="menu" aria-label="Connections">
+          {CONNECTIONS.map((c) => (
+            <label key={c.id} class="menu-item" role="menuitemcheckbox" aria-checked={shell.connections[c.id]}>
+              <input type="checkbox" checked={shell.connections[c.id]} onChange={(e) => shell.setConnection(c.id, (e.currentTarget as HTMLInputElement).checked)} />
+              <span>{c.name}</span>
+            </label>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,191 @@
+// The two routes. Both render the same composer in different places (root: centred under the
+// logo; session: docked at the bottom), and the same outer structure, so that the prerendered
+// shell and the early route class put everything where it ends up: no layout shift.
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { api } from "../api";
+import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
+import { MAX_MESSAGE_CHARS, renderItems, type PendingAuthorization } from "../events";
+import { Composer } from "./composer";
+import { Transcript } from "./messages";
+import { ConnectionsMenu } from "./overlays";
+
+/** Checks that gate any send: setup, then sign-in (keeping the draft). */
+function gate(shell: Shell, message: string): boolean {
+  const blocked = setupBlockReason(shell);
+  if (blocked) {
+    shell.toast(blocked);
+    return false;
+  }
+  if (!shell.viewer) {
+    shell.requestSignIn(message);
+    return false;
+  }
+  if (message.length > MAX_MESSAGE_CHARS) {
+    shell.toast(`Messages are limited to ${MAX_MESSAGE_CHARS.toLocaleString("en")} characters.`);
+    return false;
+  }
+  return true;
+}
+
+/** The draft: restored from sessionStorage on mount and after a sign-in. */
+function useDraft(resetKey: string) {
+  const shell = useShell();
+  const [draft, setDraft] = useState("");
+  useEffect(() => {
+    setDraft(readSavedDraft());
+  }, [resetKey, shell.signInCount]);
+  return [draft, setDraft] as const;
+}
+
+export function HomePage() {
+  const shell = useShell();
+  const [draft, setDraft] = useDraft("home");
+  const [creating, setCreating] = useState(false);
+  const blocked = setupBlockReason(shell);
+
+  const submit = async (value: string) => {
+    const message = value.trim();
+    if (!message || creating || !gate(shell, message)) return;
+    setCreating(true);
+    try {
+      const { chat } = await api.createChat(message);
+      saveDraft("");
+      shell.touchChat(chat);
+      shell.runtimes.get(chat.id).primeFromCreate(message);
+      shell.navigate(`/chat/${chat.id}`);
+    } catch (err) {
+      shell.toast((err as Error).message);
+      setCreating(false);
+    }
+  };
+
+  return (
+    <div class="page page-home">
+      <div class="hero">
+        <div class="logo" aria-hidden="true">
+          eve
+        </div>
+        <h1 class="hero-title">What can I help with?</h1>
+      </div>
+      <div class="composer-dock">
+        <Composer
+          value={draft}
+          onChange={setDraft}
+          onSubmit={submit}
+          disabled={!!blocked}
+          disabledReason={blocked}
+          preparing={creating}
+          footerStart={<ConnectionsMenu />}
+        />
+        {shell.setup && !shell.setup.appReady && (
+          <div class="setup-panel" role="status">
+            <strong>Setup needed.</strong> {shell.setup.missing.length ? `Missing: ${shell.setup.missing.join("; ")}.` : "The server is not configured."}
+          </div>
+        )}
+      </div>
+      <footer class="home-footer">Durable, resumable chat on Spin. Responses can be wrong; check what matters.</footer>
+    </div>
+  );
+}
+
+export function SessionPage({ chatId }: { chatId: string }) {
+  const shell = useShell();
+  const runtime = useMemo(() => shell.runtimes.get(chatId), [chatId, shell.runtimes]);
+  const state = useRuntime(runtime)!;
+  const [draft, setDraft] = useDraft(chatId);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  useEffect(() => {
+    if (shell.viewer && runtime.getState().phase === "loading") void runtime.load();
+  }, [runtime, shell.viewer]);
+
+  const items = useMemo(() => renderItems(state.events, state.stoppedAt), [state.events, state.stoppedAt]);
+  const busy = state.phase === "sending" || state.phase === "streaming" || state.phase === "resuming";
+  const last = items[items.length - 1];
+  const assistantHasText = last?.kind === "assistant" && last.parts.some((p) => p.kind === "text" && p.text.trim());
+  const thinking = busy && !assistantHasText;
+  const waiting = state.pendingAuthorizations.length > 0;
+
+  const blocked = setupBlockReason(shell);
+  const disabledReason = blocked ?? (waiting ? "Connect or skip the pending authorization to continue this chat" : state.phase === "loading" && shell.viewer ? "Loading chat…" : null);
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [items, state.optimistic, thinking]);
+
+  const submit = async (value: string) => {
+    const message = value.trim();
+    if (!message || !gate(shell, message)) return;
+    setDraft("");
+    saveDraft("");
+    stick.current = true;
+    const sent = await runtime.send(message);
+    if (!sent) setDraft(message);
+  };
+
+  const onConnect = (auth: PendingAuthorization) => {
+    if (auth.connectUrl) window.open(auth.connectUrl, "_blank", "noopener,noreferrer");
+    runtime.watchAfterConnect();
+  };
+
+  return (
+    <div class="page page-chat">
+      <div
+        class="transcript"
+        ref={scroller}
+        onScroll={(e) => {
+          const el = e.currentTarget as HTMLDivElement;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+        }}
+      >
+        {state.loadError ? (
+          <div class="empty-state" role="alert">
+            <p>{state.loadError}</p>
+            <a href="/" class="button" onClick={(e) => { e.preventDefault(); shell.navigate("/"); }}>
+              Start a new chat
+            </a>
+          </div>
+        ) : (
+          <Transcript
+            items={items}
+            optimistic={state.optimistic}
+            thinking={thinking}
+            onConnect={onConnect}
+            onSkip={(auth) => void runtime.skipAuthorization(auth)}
+            authBusy={state.phase === "connecting"}
+          />
+        )}
+      </div>
+      <div class="composer-dock">
+        <Composer
+          value={draft}
+          onChange={setDraft}
+          onSubmit={submit}
+          onStop={() => runtime.stop()}
+          busy={busy}
+          preparing={false}
+          disabled={!!disabledReason}
+          disabledReason={disabledReason}
+          placeholder="Reply to eve"
+          footerStart={<ConnectionsMenu />}
+        />
+      </div>
+    </div>
+  );
+}
+
+export function NotFoundPage() {
+  const shell = useShell();
+  return (
+    <div class="page page-home">
+      <div class="empty-state">
+        <h1>Page not found</h1>
+        <a href="/" class="button" onClick={(e) => { e.preventDefault(); shell.navigate("/"); }}>
+          Go to a new chat
+        </a>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,80 @@
+// The shell's shared state (seed AgentChatShell): viewer, setup, sidebar history, connections,
+// toasts, sign-in requests and navigation, provided to every page.
+import { createContext } from "preact";
+import { useContext, useEffect, useState } from "preact/hooks";
+import type { Route } from "./layout";
+import type { ChatRuntime, RuntimeRegistry, RuntimeState } from "./runtime";
+import type { ChatSummary, EnabledConnections, SetupStatus, Viewer, AuthMode } from "./types";
+
+export interface Shell {
+  route: Route;
+  navigate(path: string, opts?: { replace?: boolean }): void;
+  /** `undefined` until /api/auth/session answered. */
+  viewer: Viewer | null | undefined;
+  authMode: AuthMode | undefined;
+  setup: SetupStatus | undefined;
+  chats: ChatSummary[];
+  chatsLoaded: boolean;
+  nextCursor: string | null;
+  loadMoreChats(): void;
+  touchChat(chat: ChatSummary): void;
+  removeChat(id: string): void;
+  updateChatTitle(id: string, title: string): void;
+  connections: EnabledConnections;
+  setConnection(id: keyof EnabledConnections, on: boolean): void;
+  toast(message: string, tone?: "error" | "info"): void;
+  /** Opens sign-in, keeping `draft` in sessionStorage (`eve-chat-draft`). */
+  requestSignIn(draft?: string): void;
+  /** Bumped when a sign-in completes so that pages restore the saved draft. */
+  signInCount: number;
+  runtimes: RuntimeRegistry;
+}
+
+export const ShellContext = createContext<Shell | null>(null);
+
+export function useShell(): Shell {
+  const shell = useContext(ShellContext);
+  if (!shell) throw new Error("useShell outside the shell");
+  return shell;
+}
+
+/** Re-renders on every change of a chat runtime's state. */
+export function useRuntime(rt: ChatRuntime | null): RuntimeState | null {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (!rt) return;
+    setTick((t) => t + 1);
+    return rt.subscribe(() => setTick((t) => t + 1));
+  }, [rt]);
+  return rt ? rt.getState() : null;
+}
+
+export const DRAFT_KEY = "eve-chat-draft";
+
+export function readSavedDraft(): string {
+  try {
+    return sessionStorage.getItem(DRAFT_KEY) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+export function saveDraft(text: string): void {
+  try {
+    if (text) sessionStorage.setItem(DRAFT_KEY, text);
+    else sessionStorage.removeItem(DRAFT_KEY);
+  } catch {
+    // Storage disabled: the draft stays in the composer only.
+  }
+}
+
+/** Why the composer is disabled by setup or sign-in, or null when it is usable. */
+export function setupBlockReason(shell: Shell): string | null {
+  const setup = shell.setup;
+  if (!setup) return null;
+  if (!setup.appReady) {
+    const missing = setup.missing.length ? setup.missing.join("; ") : "the server is not configured";
+    return `Setup incomplete: ${missing}`;
+  }
+  return null;
+}
