@@ -1,1 +1,141 @@
-fn main() {}
+//! `spin-local`: runs a Spin application (`spin.toml`) on this machine without the Spin CLI.
+//!
+//! ```text
+//! spin-local up [--from spin.toml] [--listen 127.0.0.1:3000] [--skip-build]
+//!               [--variable name=value]... [--runtime-config-file rc.toml] [--state-dir .spin]
+//! spin-local build [--from spin.toml] [--component id]...
+//! ```
+
+mod builder;
+mod kv;
+mod manifest;
+mod outbound;
+mod redis_kv;
+mod routes;
+mod runtime;
+mod runtime_config;
+mod server;
+mod spin_host;
+mod sqlite_db;
+mod stdio;
+mod variables;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "spin-local",
+    version,
+    about = "Run a Spin application locally, as `spin up` does"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the components (unless --skip-build) and serve the application.
+    Up(UpArgs),
+    /// Run each component's build command, as `spin build`.
+    Build {
+        /// The manifest.
+        #[arg(short = 'f', long = "from", default_value = "spin.toml")]
+        from: PathBuf,
+        /// Build only these components.
+        #[arg(short = 'c', long = "component")]
+        components: Vec<String>,
+    },
+}
+
+#[derive(clap::Args)]
+struct UpArgs {
+    /// The manifest.
+    #[arg(short = 'f', long = "from", default_value = "spin.toml")]
+    from: PathBuf,
+    /// Address to listen on; port 0 picks a free port (printed on the `Serving` line).
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    listen: SocketAddr,
+    /// Serve the existing .wasm files without running the build commands.
+    #[arg(long)]
+    skip_build: bool,
+    /// Set an application variable (repeatable); wins over SPIN_VARIABLE_<NAME>.
+    #[arg(long = "variable", value_parser = variables::parse_flag)]
+    variables: Vec<(String, String)>,
+    /// Spin runtime-config file for key-value stores and SQLite databases.
+    #[arg(long)]
+    runtime_config_file: Option<PathBuf>,
+    /// Where default stores live (Spin's `.spin/` next to the manifest by default).
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+    /// Do not print a line per request.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Build { from, components } => {
+            manifest::load(&from).and_then(|m| builder::build(&m, &components))
+        }
+        Cmd::Up(args) => up(args),
+    };
+    if let Err(e) = result {
+        eprintln!("Error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn up(args: UpArgs) -> Result<()> {
+    let manifest = manifest::load(&args.from)?;
+    let flags: BTreeMap<String, String> = args.variables.into_iter().collect();
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let vars = variables::resolve(&manifest, &flags, &env)?;
+    let state_dir = args
+        .state_dir
+        .unwrap_or_else(|| manifest.dir().join(".spin"));
+    let rc = match &args.runtime_config_file {
+        Some(f) => runtime_config::RuntimeConfig::load(f, &state_dir)?,
+        None => runtime_config::RuntimeConfig::defaults(&state_dir),
+    };
+    if !args.skip_build {
+        builder::build(&manifest, &[])?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start tokio")?;
+    rt.block_on(async move {
+        let engine = runtime::engine()?;
+        let app = runtime::load(
+            &engine,
+            runtime::LoadOptions {
+                manifest: &manifest,
+                variables: &vars,
+                runtime_config: &rc,
+                log_requests: !args.quiet,
+            },
+        )?;
+        let listener = server::bind(args.listen).await?;
+        let addr = listener.local_addr()?;
+        println!("Serving {} on http://{addr}", manifest.application.name);
+        println!("Serving http://{addr}");
+        println!("Available Routes:");
+        for r in app.router.routes() {
+            println!("  {}: http://{addr}{}", r.component, r.raw);
+        }
+        for id in app.component_ids() {
+            if !app.router.routes().iter().any(|r| r.component == id) {
+                println!("  {id}: (private; http://{id}.spin.internal)");
+            }
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        server::serve(app, listener).await
+    })
+}

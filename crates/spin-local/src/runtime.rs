@@ -1,0 +1,716 @@
+//! The application at run time: compiled components, their capabilities, the stores, and how
+//! one request becomes one fresh component instance.
+
+use crate::kv::{KvStore, SqliteKv};
+use crate::manifest::{FileMount, Manifest, RouteSpec};
+use crate::outbound::{chained_component, AllowList};
+use crate::routes::{chained_match, Route, RouteMatch, Router};
+use crate::runtime_config::{KvBackendConfig, RuntimeConfig};
+use crate::spin_host::SpinImports;
+use crate::sqlite_db::Database;
+use crate::stdio::LinePrefixer;
+use crate::variables::ResolvedVariables;
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
+    StoreLimitsBuilder,
+};
+use wasmtime_wasi::cli::AsyncStdoutStream;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+/// Upper bound of linear memory per component instance.
+const MAX_INSTANCE_MEMORY: usize = 256 << 20;
+/// How many instances may be alive at once (open streams hold theirs).
+const MAX_CONCURRENT_INSTANCES: u32 = 1000;
+
+/// What one component may touch, from its manifest entry.
+#[derive(Debug)]
+pub struct ComponentCaps {
+    pub id: String,
+    pub key_value_stores: HashSet<String>,
+    pub sqlite_databases: HashSet<String>,
+    pub variables: BTreeMap<String, String>,
+    pub allow: AllowList,
+}
+
+/// The stores configured for the application, opened once at start-up.
+#[derive(Default)]
+pub struct Stores {
+    pub kv: HashMap<String, Arc<dyn KvStore>>,
+    pub sqlite: HashMap<String, Database>,
+}
+
+struct LoadedComponent {
+    pre: ProxyPre<HostState>,
+    caps: Arc<ComponentCaps>,
+    env: Vec<(String, String)>,
+    mounts: Vec<(PathBuf, String)>,
+}
+
+/// The running application.
+pub struct App {
+    pub router: Router,
+    pub base: String,
+    pub stores: Stores,
+    components: HashMap<String, LoadedComponent>,
+    /// Per-request log lines on stderr.
+    pub log_requests: bool,
+    /// Staging directories for glob file mounts, removed when the app is dropped.
+    staging: Vec<PathBuf>,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        for dir in &self.staging {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Per-request store data.
+pub struct HostState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    pub(crate) table: ResourceTable,
+    hooks: OutboundHooks,
+    pub(crate) caps: Arc<ComponentCaps>,
+    pub(crate) app: Arc<App>,
+    limits: StoreLimits,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+/// Builds the wasmtime engine: async, pooling allocator, on-disk compilation cache.
+pub fn engine() -> Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(MAX_CONCURRENT_INSTANCES)
+        .total_core_instances(MAX_CONCURRENT_INSTANCES * 4)
+        .total_memories(MAX_CONCURRENT_INSTANCES * 2)
+        .total_tables(MAX_CONCURRENT_INSTANCES * 4)
+        .max_memories_per_component(4)
+        .max_tables_per_component(8)
+        .max_core_instances_per_component(32)
+        .max_memory_size(MAX_INSTANCE_MEMORY)
+        .total_stacks(MAX_CONCURRENT_INSTANCES);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    match wasmtime::Cache::from_file(None) {
+        Ok(cache) => {
+            config.cache(Some(cache));
+        }
+        Err(e) => eprintln!("spin-local: compilation cache disabled: {e}"),
+    }
+    Engine::new(&config).map_err(anyhow::Error::from)
+}
+
+/// Everything needed to load an app.
+pub struct LoadOptions<'a> {
+    pub manifest: &'a Manifest,
+    pub variables: &'a ResolvedVariables,
+    pub runtime_config: &'a RuntimeConfig,
+    pub log_requests: bool,
+}
+
+/// Compiles and links every component and opens the stores. Fails with a message naming the
+/// component and file for anything missing.
+pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
+    let m = opts.manifest;
+    let dir = m.dir().to_path_buf();
+    let base = m
+        .application
+        .trigger
+        .as_ref()
+        .and_then(|t| t.http.as_ref())
+        .and_then(|h| h.base.clone())
+        .unwrap_or_else(|| "/".into());
+
+    // Stores: every label some component uses must be configured.
+    let mut stores = Stores::default();
+    for c in m.components.values() {
+        for label in &c.key_value_stores {
+            if stores.kv.contains_key(label) {
+                continue;
+            }
+            let Some(cfg) = opts.runtime_config.key_value_stores.get(label) else {
+                bail!(
+                    "[component.{}] key_value_stores: no store `{label}` is configured; only `default` exists unless a runtime config (--runtime-config-file) defines [key_value_store.{label}]",
+                    c.id
+                );
+            };
+            let store: Arc<dyn KvStore> = match cfg {
+                KvBackendConfig::Sqlite { path } => SqliteKv::open(path, label)?,
+                KvBackendConfig::Redis { url } => crate::redis_kv::RedisKv::open(url)
+                    .with_context(|| {
+                        format!("[key_value_store.{label}]: cannot connect to {url}")
+                    })?,
+            };
+            stores.kv.insert(label.clone(), store);
+        }
+        for label in &c.sqlite_databases {
+            let Some(cfg) = opts.runtime_config.sqlite_databases.get(label) else {
+                bail!(
+                    "[component.{}] sqlite_databases: no database `{label}` is configured; only `default` exists unless a runtime config (--runtime-config-file) defines [sqlite_database.{label}]",
+                    c.id
+                );
+            };
+            stores.sqlite.insert(
+                label.clone(),
+                Database {
+                    path: cfg.path.clone(),
+                },
+            );
+        }
+    }
+
+    let mut linker: Linker<HostState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    SpinImports::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+
+    let mut components = HashMap::new();
+    let mut staging = Vec::new();
+    for c in m.components.values() {
+        let path = dir.join(&c.source);
+        if !path.is_file() {
+            let how = match &c.build {
+                Some(b) => format!(
+                    "build it with `spin-local build` (runs `{}`)",
+                    b.command.commands().join(" && ")
+                ),
+                None => {
+                    "the component has no [component.<id>.build] command; produce the file first"
+                        .into()
+                }
+            };
+            bail!(
+                "[component.{}] source {} does not exist: {how}",
+                c.id,
+                path.display()
+            );
+        }
+        let started = Instant::now();
+        let component = Component::from_file(engine, &path)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("[component.{}]: cannot compile {}", c.id, path.display()))?;
+        // A component imports only the interfaces it calls, so one that imports an interface
+        // this host lacks (redis, mqtt, llm, postgres, ...) would fail at its first call:
+        // refuse it now, naming the interface.
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("[component.{}]: cannot link {} (it imports an interface this host does not provide)", c.id, path.display()))?;
+        let pre = ProxyPre::new(pre)
+            .map_err(anyhow::Error::from)
+            .with_context(|| {
+                format!(
+                    "[component.{}]: not an HTTP component (no wasi:http/incoming-handler export)",
+                    c.id
+                )
+            })?;
+        if opts.log_requests {
+            eprintln!("spin-local: compiled {} in {:?}", c.id, started.elapsed());
+        }
+        let allow_entries = c
+            .allowed_outbound_hosts
+            .iter()
+            .map(|h| crate::variables::render(h, &opts.variables.app))
+            .collect::<Result<Vec<_>>>()?;
+        let allow = AllowList::parse(&allow_entries)
+            .with_context(|| format!("[component.{}] allowed_outbound_hosts", c.id))?;
+        let mounts = prepare_mounts(&dir, c, &mut staging)?;
+        let caps = Arc::new(ComponentCaps {
+            id: c.id.clone(),
+            key_value_stores: c.key_value_stores.iter().cloned().collect(),
+            sqlite_databases: c.sqlite_databases.iter().cloned().collect(),
+            variables: opts
+                .variables
+                .components
+                .get(&c.id)
+                .cloned()
+                .unwrap_or_default(),
+            allow,
+        });
+        components.insert(
+            c.id.clone(),
+            LoadedComponent {
+                pre,
+                caps,
+                env: c
+                    .environment
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                mounts,
+            },
+        );
+    }
+
+    let mut routes = Vec::new();
+    for t in &m.triggers {
+        if let RouteSpec::Path(r) = &t.route {
+            routes.push(Route::new(&base, r, &t.component)?);
+        }
+    }
+    Ok(Arc::new(App {
+        router: Router::new(routes),
+        base,
+        stores,
+        components,
+        log_requests: opts.log_requests,
+        staging,
+    }))
+}
+
+/// Resolves `files` into (host dir, guest path) preopens. Directory mappings are mounted
+/// directly (edits show up live, as with `spin up`); glob entries are copied into a staging
+/// directory mounted at `/`.
+fn prepare_mounts(
+    dir: &Path,
+    c: &crate::manifest::Component,
+    staging: &mut Vec<PathBuf>,
+) -> Result<Vec<(PathBuf, String)>> {
+    let mut mounts = Vec::new();
+    let excludes: Vec<glob::Pattern> = c
+        .exclude_files
+        .iter()
+        .map(|p| {
+            glob::Pattern::new(p)
+                .with_context(|| format!("[component.{}] exclude_files: bad pattern `{p}`", c.id))
+        })
+        .collect::<Result<_>>()?;
+    let mut stage: Option<PathBuf> = None;
+    for f in &c.files {
+        match f {
+            FileMount::Dir {
+                source,
+                destination,
+            } => {
+                let host = dir.join(source);
+                if !host.is_dir() {
+                    bail!(
+                        "[component.{}] files: source directory {} does not exist",
+                        c.id,
+                        host.display()
+                    );
+                }
+                if excludes.is_empty() {
+                    mounts.push((host, destination.clone()));
+                } else {
+                    let target = stage_dir(&mut stage, staging, &c.id)?
+                        .join(destination.trim_start_matches('/'));
+                    copy_tree(&host, &host, &target, &excludes)?;
+                }
+            }
+            FileMount::Glob(pattern) => {
+                let full = dir.join(pattern);
+                let entries = glob::glob(&full.to_string_lossy()).with_context(|| {
+                    format!("[component.{}] files: bad pattern `{pattern}`", c.id)
+                })?;
+                let root = stage_dir(&mut stage, staging, &c.id)?.to_path_buf();
+                for entry in entries {
+                    let p = entry?;
+                    if !p.is_file() {
+                        continue;
+                    }
+                    let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
+                    if excludes.iter().any(|e| e.matches_path(&rel)) {
+                        continue;
+                    }
+                    let to = root.join(&rel);
+                    if let Some(parent) = to.parent() {
+                        std::fs::create_dir_all(parent)?;
+                    }
+                    std::fs::copy(&p, &to)?;
+                }
+            }
+        }
+    }
+    if let Some(s) = stage {
+        mounts.push((s, "/".into()));
+    }
+    Ok(mounts)
+}
+
+fn stage_dir<'a>(
+    stage: &'a mut Option<PathBuf>,
+    all: &mut Vec<PathBuf>,
+    id: &str,
+) -> Result<&'a Path> {
+    if stage.is_none() {
+        let p = std::env::temp_dir().join(format!("spin-local-files-{}-{id}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p)?;
+        all.push(p.clone());
+        *stage = Some(p);
+    }
+    Ok(stage.as_deref().expect("just set"))
+}
+
+fn copy_tree(root: &Path, from: &Path, to: &Path, excludes: &[glob::Pattern]) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let p = entry.path();
+        let rel = p.strip_prefix(root).unwrap_or(&p);
+        if excludes.iter().any(|e| e.matches_path(rel)) {
+            continue;
+        }
+        if p.is_dir() {
+            copy_tree(root, &p, &to.join(entry.file_name()), excludes)?;
+        } else {
+            std::fs::copy(&p, to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a request comes from, for `spin-client-addr` and `spin-full-url`.
+pub struct Origin {
+    pub scheme: &'static str,
+    pub authority: String,
+    pub client_addr: String,
+}
+
+pub type HostResponse = http::Response<HyperOutgoingBody>;
+
+fn simple_response(status: u16) -> HostResponse {
+    http::Response::builder()
+        .status(status)
+        .body(
+            http_body_util::Empty::<Bytes>::new()
+                .map_err(|e| match e {})
+                .boxed_unsync(),
+        )
+        .expect("static response parts are valid")
+}
+
+impl App {
+    /// Serves one request from outside: route, set the `spin-*` headers, run the component.
+    pub async fn handle_external<B>(
+        self: &Arc<Self>,
+        req: http::Request<B>,
+        origin: Origin,
+    ) -> HostResponse
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
+        let started = Instant::now();
+        let method = req.method().clone();
+        let path = req.uri().path().to_string();
+        let Some(m) = self.router.route(&path) else {
+            if self.log_requests {
+                eprintln!("{method} {path} -> (no route) 404 {:?}", started.elapsed());
+            }
+            return simple_response(404);
+        };
+        let path_and_query = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or(path.clone());
+        let full_url = format!("{}://{}{}", origin.scheme, origin.authority, path_and_query);
+        let uri = full_url.clone();
+        let resp = self
+            .invoke(&m, req, uri, &full_url, &origin.client_addr)
+            .await;
+        if self.log_requests {
+            eprintln!(
+                "{method} {path} -> {} {} {:?}",
+                m.component,
+                resp.status().as_u16(),
+                started.elapsed()
+            );
+        }
+        resp
+    }
+
+    /// Serves a service-chaining request `http://<component>.spin.internal/...` in-process.
+    async fn handle_chained(
+        self: &Arc<Self>,
+        component: &str,
+        req: http::Request<HyperOutgoingBody>,
+    ) -> Result<HostResponse, wasmtime_wasi_http::Error> {
+        if !self.components.contains_key(component) {
+            return Err(wasmtime_wasi_http::Error::DestinationNotFound);
+        }
+        let started = Instant::now();
+        let path = req.uri().path().to_string();
+        let pq = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or(path.clone());
+        let m = chained_match(component, &path);
+        let uri = req.uri().to_string();
+        let full_url = format!("http://localhost{pq}");
+        let method = req.method().clone();
+        let resp = self.invoke(&m, req, uri, &full_url, "0.0.0.0:0").await;
+        if self.log_requests {
+            eprintln!(
+                "{method} {path} -> {component} (chained) {} {:?}",
+                resp.status().as_u16(),
+                started.elapsed()
+            );
+        }
+        Ok(resp)
+    }
+
+    /// Runs `m.component` on a fresh instance. The response is returned as soon as the
+    /// component sets it; its body streams while the instance keeps running, and the
+    /// instance runs to completion even if nobody reads the body any more.
+    async fn invoke<B>(
+        self: &Arc<Self>,
+        m: &RouteMatch,
+        req: http::Request<B>,
+        uri: String,
+        full_url: &str,
+        client_addr: &str,
+    ) -> HostResponse
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
+        let Some(loaded) = self.components.get(&m.component) else {
+            return simple_response(500);
+        };
+        let (mut parts, body) = req.into_parts();
+        match uri.parse::<http::Uri>() {
+            Ok(u) => parts.uri = u,
+            Err(_) => return simple_response(400),
+        }
+        let h = &mut parts.headers;
+        for name in [
+            "host",
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "te",
+            "transfer-encoding",
+            "upgrade",
+        ] {
+            h.remove(name);
+        }
+        // Spin owns these names: a client cannot forge them.
+        let forged: Vec<_> = h
+            .keys()
+            .filter(|k| k.as_str().starts_with("spin-"))
+            .cloned()
+            .collect();
+        for k in forged {
+            h.remove(k);
+        }
+        let mut set = |name: &str, value: &str| {
+            if let (Ok(n), Ok(v)) = (
+                http::HeaderName::from_bytes(name.as_bytes()),
+                http::HeaderValue::from_str(value),
+            ) {
+                h.insert(n, v);
+            }
+        };
+        set("spin-full-url", full_url);
+        set("spin-path-info", &m.path_info);
+        set("spin-matched-route", &m.matched_route);
+        set("spin-component-route", &m.component_route);
+        set("spin-raw-component-route", &m.matched_route);
+        set("spin-base-path", &self.base);
+        set("spin-client-addr", client_addr);
+        for (name, value) in &m.params {
+            set(
+                &format!("spin-path-match-{}", name.to_ascii_lowercase()),
+                value,
+            );
+        }
+        let req = http::Request::from_parts(parts, body);
+
+        let state = match self.new_state(loaded) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("[{}] cannot prepare instance: {e:#}", m.component);
+                return simple_response(500);
+            }
+        };
+        let mut store = Store::new(loaded.pre.engine(), state);
+        store.limiter(|s| &mut s.limits);
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let incoming = match store
+            .data_mut()
+            .http()
+            .new_incoming_request(Scheme::Http, req)
+        {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("[{}] bad request: {e}", m.component);
+                return simple_response(400);
+            }
+        };
+        let out = match store.data_mut().http().new_response_outparam(sender) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("[{}] cannot prepare response: {e}", m.component);
+                return simple_response(500);
+            }
+        };
+        let pre = loaded.pre.clone();
+        let id = m.component.clone();
+        let task = tokio::task::spawn(async move {
+            let proxy = pre.instantiate_async(&mut store).await?;
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, incoming, out)
+                .await
+        });
+        match receiver.await {
+            Ok(Ok(resp)) => {
+                // Report a trap that happens after the response started (the body is cut).
+                tokio::spawn(async move {
+                    if let Ok(Err(e)) = task.await {
+                        eprintln!("[{id}] component failed after responding: {e:?}");
+                    }
+                });
+                resp
+            }
+            Ok(Err(code)) => {
+                eprintln!("[{id}] component answered with an error: {code:?}");
+                simple_response(500)
+            }
+            Err(_) => {
+                match task.await {
+                    Ok(Ok(())) => eprintln!("[{id}] component returned without setting a response"),
+                    Ok(Err(e)) => eprintln!("[{id}] component trapped: {e:?}"),
+                    Err(e) => eprintln!("[{id}] component task failed: {e}"),
+                }
+                simple_response(500)
+            }
+        }
+    }
+
+    fn new_state(self: &Arc<Self>, loaded: &LoadedComponent) -> Result<HostState> {
+        let id = &loaded.caps.id;
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.stdout(AsyncStdoutStream::new(1 << 16, LinePrefixer::stdout(id)))
+            .stderr(AsyncStdoutStream::new(1 << 16, LinePrefixer::stderr(id)))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        for (k, v) in &loaded.env {
+            wasi.env(k, v);
+        }
+        for (host, guest) in &loaded.mounts {
+            wasi.preopened_dir(host, guest, FsPerms::ReadOnly)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("cannot mount {}", host.display()))?;
+        }
+        Ok(HostState {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            hooks: OutboundHooks {
+                app: self.clone(),
+                caps: loaded.caps.clone(),
+            },
+            caps: loaded.caps.clone(),
+            app: self.clone(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(MAX_INSTANCE_MEMORY)
+                .build(),
+        })
+    }
+
+    pub fn component_ids(&self) -> Vec<String> {
+        let mut v: Vec<_> = self.components.keys().cloned().collect();
+        v.sort();
+        v
+    }
+}
+
+/// Outbound HTTP policy for one instance: the component's allow-list, and in-process service
+/// chaining for `*.spin.internal`.
+pub struct OutboundHooks {
+    app: Arc<App>,
+    caps: Arc<ComponentCaps>,
+}
+
+type SendFuture = Box<
+    dyn std::future::Future<
+            Output = Result<
+                (
+                    http::Response<HyperOutgoingBody>,
+                    Box<
+                        dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>>
+                            + Send,
+                    >,
+                ),
+                wasmtime_wasi_http::Error,
+            >,
+        > + Send,
+>;
+
+impl WasiHttpHooks for OutboundHooks {
+    fn send_request(
+        &mut self,
+        mut request: http::Request<HyperOutgoingBody>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        fut: Box<dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> SendFuture {
+        drop(fut);
+        let uri = request.uri().clone();
+        let scheme = uri.scheme_str().unwrap_or("http").to_ascii_lowercase();
+        let host = uri.host().unwrap_or("").to_string();
+        let port = uri.port_u16();
+        if !self.caps.allow.allows(&scheme, &host, port) {
+            if self.app.log_requests {
+                eprintln!("[{}] outbound request to {scheme}://{host} denied: not in allowed_outbound_hosts", self.caps.id);
+            }
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        if let Some(target) = chained_component(&host) {
+            let app = self.app.clone();
+            let target = target.to_string();
+            request.headers_mut().remove(http::header::HOST);
+            return Box::new(async move {
+                let resp = app.handle_chained(&target, request).await?;
+                let done: Box<
+                    dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send,
+                > = Box::new(async { Ok(()) });
+                Ok((resp, done))
+            });
+        }
+        Box::new(async move {
+            let (res, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            let io: Box<
+                dyn std::future::Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send,
+            > = Box::new(io);
+            Ok((res.map(|b| b.boxed_unsync()), io))
+        })
+    }
+}
