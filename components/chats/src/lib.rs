@@ -1,13 +1,13 @@
-//! The `chats` component. A placeholder that names itself until its issue fills it in.
+//! The `chats` component: `/api/chats` and `/api/chats/:id` (and its `/export`). The route
+//! table is in [`api`], the handlers in [`handlers`]; the SQL and the rules are in `eve-store`.
 
-use spin_sdk::http::{IntoResponse, Request};
+mod api;
+mod handlers;
+
+use spin_sdk::http::{Request, Response};
 use spin_sdk::http_component;
 
 #[http_component]
-fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
-    let path = eve_spin::spin_header(&req, "spin-path-info").unwrap_or("").to_string();
-    Ok(eve_spin::json(
-        200,
-        &serde_json::json!({ "component": "chats", "path": path }),
-    ))
+fn handle(req: Request) -> Response {
+    api::route(&req)
 }

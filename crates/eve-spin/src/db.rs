@@ -16,7 +16,10 @@ pub struct Db(Connection);
 impl Sql for Db {
     fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
         let params: Vec<Value> = params.into_iter().map(to_spin).collect();
-        let result = self.0.execute(statement, &params).map_err(|e| format!("{e:?}"))?;
+        let result = self
+            .0
+            .execute(statement, &params)
+            .map_err(|e| format!("{e:?}"))?;
         Ok(result
             .rows
             .into_iter()
@@ -85,7 +88,10 @@ pub fn schema_status() -> SchemaStatus {
         Err(e) => SchemaStatus {
             database_ready: false,
             schema_ready: false,
-            missing: migrations::MIGRATIONS.iter().map(|m| m.name.to_string()).collect(),
+            missing: migrations::MIGRATIONS
+                .iter()
+                .map(|m| m.name.to_string())
+                .collect(),
             error: Some(format!("{e:?}")),
         },
     }

@@ -18,6 +18,7 @@ pub mod migrations;
 pub mod pending;
 pub mod persistence;
 pub mod ratelimit;
+pub mod routes;
 pub mod sql;
 pub mod store;
 pub mod time;

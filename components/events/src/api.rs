@@ -1,0 +1,27 @@
+//! Which handler serves which route (the checks before it are `eve_spin::chat_request`).
+
+use crate::handlers;
+use eve_api::ApiError;
+use eve_spin::chat_request::{begin, finish};
+use eve_store::routes::{Component, Resource};
+use eve_store::ChatStore;
+use spin_sdk::http::{Request, Response};
+
+pub fn route(req: &Request) -> Response {
+    let ctx = match begin(req, Component::Events) {
+        Ok(ctx) => ctx,
+        Err(response) => return response,
+    };
+    let store = ChatStore::new(&ctx.db, &ctx.principal.id);
+    let result = match (ctx.resource, ctx.method.as_str()) {
+        (Resource::Event(id, index), "PUT") => handlers::put_event(&store, id, index, req),
+        (Resource::Events(id), "POST") => handlers::append_events(&store, id, req),
+        (Resource::Snapshot(id), "PUT") => handlers::save_snapshot(&store, id, req),
+        (Resource::Pending(id), "PUT") => handlers::mark_pending(&store, id, req),
+        (Resource::Session(id), "PUT") => handlers::set_session(&store, id, req),
+        (Resource::AuthorizationSkip(id), "POST") => handlers::skip_authorization(&store, id, req),
+        // `begin` has checked the method against the same table.
+        _ => Err(ApiError::method_not_allowed()),
+    };
+    finish(result, ctx.refreshed_cookie)
+}
