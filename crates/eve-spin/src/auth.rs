@@ -70,7 +70,10 @@ pub fn authenticate_session(req: &Request) -> Result<Session, ApiError> {
 /// The authentication decision for a given configuration and time; `None` means 401.
 pub fn authenticate_with(config: &AuthConfig, req: &Request, now: u64) -> Option<Session> {
     if config.mode() == AuthMode::LocalDev {
-        return Some(Session { principal: local_dev_principal(), refreshed_cookie: None });
+        return Some(Session {
+            principal: local_dev_principal(),
+            refreshed_cookie: None,
+        });
     }
     let codec = config.session_codec()?;
     let cookies = header(req, "cookie")?;
@@ -81,24 +84,46 @@ pub fn authenticate_with(config: &AuthConfig, req: &Request, now: u64) -> Option
         let claims = verified.claims.refreshed(now);
         session_set_cookie(config, req, &codec.seal(&claims), claims.max_age(now))
     });
-    Some(Session { principal: verified.claims.principal(), refreshed_cookie })
+    Some(Session {
+        principal: verified.claims.principal(),
+        refreshed_cookie,
+    })
 }
 
 /// Whether the browser reached the app over https: `app_base_url`'s scheme when set, else the
 /// request URL's. Decides the cookie's `Secure` attribute.
 pub fn is_https(config: &AuthConfig, req: &Request) -> bool {
-    origin::base_origin(config.app_base_origin().as_ref(), header(req, HEADER_FULL_URL), header(req, "host"))
-        .is_some_and(|o| o.is_https())
+    origin::base_origin(
+        config.app_base_origin().as_ref(),
+        header(req, HEADER_FULL_URL),
+        header(req, "host"),
+    )
+    .is_some_and(|o| o.is_https())
 }
 
 /// The app's public origin (`app_base_url`, else this request's URL).
 pub fn base_origin(config: &AuthConfig, req: &Request) -> Option<Origin> {
-    origin::base_origin(config.app_base_origin().as_ref(), header(req, HEADER_FULL_URL), header(req, "host"))
+    origin::base_origin(
+        config.app_base_origin().as_ref(),
+        header(req, HEADER_FULL_URL),
+        header(req, "host"),
+    )
 }
 
 /// `Set-Cookie` for a session cookie value.
-pub fn session_set_cookie(config: &AuthConfig, req: &Request, value: &str, max_age_secs: u64) -> String {
-    cookie::set_cookie(SESSION_COOKIE_NAME, value, "/", max_age_secs, is_https(config, req))
+pub fn session_set_cookie(
+    config: &AuthConfig,
+    req: &Request,
+    value: &str,
+    max_age_secs: u64,
+) -> String {
+    cookie::set_cookie(
+        SESSION_COOKIE_NAME,
+        value,
+        "/",
+        max_age_secs,
+        is_https(config, req),
+    )
 }
 
 /// `Set-Cookie` that signs the browser out.
@@ -109,7 +134,9 @@ pub fn clear_session_cookie(config: &AuthConfig, req: &Request) -> String {
 /// 403 unless a state-changing request (POST, PUT, PATCH, DELETE) comes from this app's own
 /// pages (`Sec-Fetch-Site` / `Origin`, see [`eve_auth::origin`]). Safe methods always pass.
 pub fn require_same_origin(req: &Request) -> Result<(), ApiError> {
-    let app_base = spin_sdk::variables::get("app_base_url").ok().and_then(|u| Origin::parse(&u));
+    let app_base = spin_sdk::variables::get("app_base_url")
+        .ok()
+        .and_then(|u| Origin::parse(&u));
     let method = req.method().to_string();
     let facts = RequestFacts {
         method: &method,
@@ -145,7 +172,11 @@ pub async fn send_with_cookies(out: ResponseOutparam, response: Response, set_co
     if let Some(existing) = response.header("set-cookie") {
         entries.push(("set-cookie".into(), existing.as_bytes().to_vec()));
     }
-    entries.extend(set_cookies.iter().map(|c| ("set-cookie".to_string(), c.clone().into_bytes())));
+    entries.extend(
+        set_cookies
+            .iter()
+            .map(|c| ("set-cookie".to_string(), c.clone().into_bytes())),
+    );
     let fields = Fields::from_list(&entries).unwrap_or_else(|_| Fields::new());
     let outgoing = OutgoingResponse::new(fields);
     // A status from our own responses is always valid; ignore the impossible error.

@@ -1,0 +1,31 @@
+//! The route table of the `auth` component.
+
+use eve_api::ApiError;
+use spin_sdk::http::{Method, Request};
+
+use crate::reply::Reply;
+use crate::{handlers, oidc_flow};
+
+pub async fn route(req: Request) -> Reply {
+    let path = req.path().trim_end_matches('/').to_string();
+    let method = req.method().clone();
+    let result = match (path.as_str(), method) {
+        ("/api/setup", Method::Get) => handlers::setup(&req),
+        ("/api/auth/session", Method::Get) => handlers::session(&req),
+        ("/api/auth/login", Method::Post) => handlers::login(&req),
+        ("/api/auth/logout", Method::Post) => handlers::logout(&req),
+        ("/api/auth/oidc/start", Method::Get) => Ok(oidc_flow::start(&req).await),
+        ("/api/auth/oidc/callback", Method::Get) => Ok(oidc_flow::callback(&req).await),
+        (
+            "/api/setup"
+            | "/api/auth/session"
+            | "/api/auth/login"
+            | "/api/auth/logout"
+            | "/api/auth/oidc/start"
+            | "/api/auth/oidc/callback",
+            _,
+        ) => Err(ApiError::method_not_allowed()),
+        _ => Err(ApiError::not_found("no such auth route")),
+    };
+    result.into()
+}

@@ -1,0 +1,245 @@
+//! OIDC sign-in: `GET /api/auth/oidc/start` and `GET /api/auth/oidc/callback`. Both are browser
+//! navigations, so every failure redirects to `/?authError=<code>` (see `eve_api::auth`)
+//! instead of showing a JSON page; the reason is logged without secrets or tokens.
+
+use eve_api::auth::AUTH_ERROR_QUERY_PARAM;
+use eve_api::ApiError;
+use eve_auth::config::AuthConfig;
+use eve_auth::cookie::{clear_cookie, cookie_values, set_cookie};
+use eve_auth::oidc::{
+    self, Discovery, FlowCodec, FlowState, IdTokenChecks, OidcError, CALLBACK_PATH,
+    FLOW_COOKIE_NAME, FLOW_COOKIE_PATH, FLOW_LIFETIME_SECS, MAX_PROVIDER_BODY_BYTES,
+};
+use eve_auth::origin::safe_return_path;
+use eve_spin::auth as glue;
+use spin_sdk::http::{Method, Request, Response};
+
+use crate::reply::Reply;
+
+/// `oidc:start` attempts per client address per window (each costs a discovery fetch).
+const START_LIMIT_PER_ADDRESS: u64 = 30;
+const START_WINDOW_SECS: u64 = 15 * 60;
+const START_PREFIX: &str = "oidc:start";
+
+/// Everything the flow needs from the configuration, present only when OIDC is ready.
+struct OidcSettings<'a> {
+    issuer: &'a str,
+    client_id: &'a str,
+    client_secret: &'a str,
+    flow: FlowCodec,
+}
+
+fn settings(config: &AuthConfig) -> Option<OidcSettings<'_>> {
+    let resolution = config.resolve();
+    if resolution.mode != eve_api::auth::AuthMode::Oidc || !resolution.ready {
+        return None;
+    }
+    let issuer = config.usable_issuer()?;
+    let client_id = config.oidc_client_id.as_deref()?;
+    let flow = FlowCodec::new(
+        config.usable_session_secret()?.expose(),
+        config.usable_previous_secret().map(|s| s.expose()),
+        issuer,
+        client_id,
+    );
+    Some(OidcSettings {
+        issuer,
+        client_id,
+        client_secret: config.oidc_client_secret.as_ref()?.expose(),
+        flow,
+    })
+}
+
+fn query_param(req: &Request, name: &str) -> Option<String> {
+    form_urlencoded::parse(req.query().as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// `/?authError=<code>[&authErrorDetail=<provider code>]`.
+fn error_location(code: &str, detail: Option<&str>) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    query.append_pair(AUTH_ERROR_QUERY_PARAM, code);
+    if let Some(detail) = detail {
+        query.append_pair("authErrorDetail", detail);
+    }
+    format!("/?{}", query.finish())
+}
+
+fn fail(err: &OidcError) -> Reply {
+    eprintln!("auth: oidc sign-in failed: {err}");
+    Reply::redirect(&error_location(err.code(), err.provider_code()))
+}
+
+fn redirect_uri(config: &AuthConfig, req: &Request) -> Option<String> {
+    Some(format!(
+        "{}{CALLBACK_PATH}",
+        glue::base_origin(config, req)?.serialize()
+    ))
+}
+
+async fn fetch(request: Request) -> Result<(u16, Vec<u8>), ()> {
+    let response: Response = spin_sdk::http::send(request).await.map_err(|_| ())?;
+    let body = response.body();
+    if body.len() > MAX_PROVIDER_BODY_BYTES {
+        return Err(());
+    }
+    Ok((*response.status(), body.to_vec()))
+}
+
+async fn discover(issuer: &str) -> Result<Discovery, OidcError> {
+    let request = Request::builder()
+        .method(Method::Get)
+        .uri(oidc::discovery_url(issuer))
+        .header("accept", "application/json")
+        .build();
+    let (status, body) = fetch(request)
+        .await
+        .map_err(|_| OidcError::Discovery("provider unreachable"))?;
+    if status != 200 {
+        return Err(OidcError::Discovery("discovery document not found"));
+    }
+    oidc::parse_discovery(&body, issuer)
+}
+
+/// `GET /api/auth/oidc/start[?returnTo=/path]`: remembers state, PKCE verifier and nonce in a
+/// signed ten-minute cookie and redirects to the provider.
+pub async fn start(req: &Request) -> Reply {
+    let config = glue::config();
+    let Some(s) = settings(&config) else {
+        return Reply::redirect(&error_location("not_configured", None));
+    };
+    if let Err(e) = eve_spin::ratelimit::check(
+        START_PREFIX,
+        &glue::client_ip(req),
+        START_LIMIT_PER_ADDRESS,
+        START_WINDOW_SECS,
+    ) {
+        return Reply::error(&e);
+    }
+    let Some(redirect_uri) = redirect_uri(&config, req) else {
+        return Reply::error(&ApiError::bad_request(
+            "cannot tell this app's URL; set app_base_url",
+        ));
+    };
+    let discovery = match discover(s.issuer).await {
+        Ok(d) => d,
+        Err(e) => return fail(&e),
+    };
+    let return_to = safe_return_path(query_param(req, "returnTo").as_deref());
+    let flow = FlowState::new(return_to, glue::now_secs());
+    let location = oidc::authorize_url(&discovery, s.client_id, &redirect_uri, &flow);
+    let cookie = set_cookie(
+        FLOW_COOKIE_NAME,
+        &s.flow.seal(&flow),
+        FLOW_COOKIE_PATH,
+        FLOW_LIFETIME_SECS,
+        glue::is_https(&config, req),
+    );
+    Reply::redirect(&location).with_cookie(Some(cookie))
+}
+
+/// `GET /api/auth/oidc/callback?code&state` (or `?error`): checks the state, exchanges the code,
+/// validates the ID token, requires an email, signs the session cookie and returns the browser
+/// to where it started. The flow cookie is cleared whatever happens.
+pub async fn callback(req: &Request) -> Reply {
+    let config = glue::config();
+    let https = glue::is_https(&config, req);
+    let clear_flow = clear_cookie(FLOW_COOKIE_NAME, FLOW_COOKIE_PATH, https);
+    let Some(s) = settings(&config) else {
+        return Reply::redirect(&error_location("not_configured", None))
+            .with_cookie(Some(clear_flow));
+    };
+    let reply = match complete(&config, &s, req).await {
+        Ok((session_cookie, return_to)) => {
+            Reply::redirect(&return_to).with_cookie(Some(session_cookie))
+        }
+        Err(e) => fail(&e),
+    };
+    reply.with_cookie(Some(clear_flow))
+}
+
+async fn complete(
+    config: &AuthConfig,
+    s: &OidcSettings<'_>,
+    req: &Request,
+) -> Result<(String, String), OidcError> {
+    let now = glue::now_secs();
+    let cookies = req
+        .header("cookie")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let flow = cookie_values(cookies, FLOW_COOKIE_NAME)
+        .take(4)
+        .find_map(|v| s.flow.open(v, now).ok())
+        .ok_or(OidcError::InvalidState)?;
+    oidc::check_state(&flow, query_param(req, "state").as_deref())?;
+    if let Some(error) = query_param(req, "error") {
+        return Err(OidcError::Provider(oidc::sanitize_code(&error)));
+    }
+    let code = query_param(req, "code")
+        .filter(|c| !c.is_empty())
+        .ok_or(OidcError::Provider("no_code".into()))?;
+    let redirect_uri = redirect_uri(config, req).ok_or(OidcError::InvalidState)?;
+    let discovery = discover(s.issuer).await?;
+
+    let token = oidc::token_request(
+        &discovery,
+        s.client_id,
+        s.client_secret,
+        &redirect_uri,
+        &code,
+        &flow.verifier,
+    );
+    let mut builder = Request::builder();
+    builder
+        .method(Method::Post)
+        .uri(token.url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(token.body);
+    if let Some(authorization) = token.authorization {
+        builder.header("authorization", authorization);
+    }
+    let (status, body) = fetch(builder.build())
+        .await
+        .map_err(|_| OidcError::TokenRejected("provider_unreachable".into()))?;
+    let tokens = oidc::parse_token_response(status, &body)?;
+
+    let checks = IdTokenChecks {
+        issuer: s.issuer,
+        client_id: s.client_id,
+        client_secret: s.client_secret,
+        nonce: &flow.nonce,
+        now,
+    };
+    let mut identity = oidc::validate_id_token(&tokens.id_token, &checks)?;
+    if oidc::needs_userinfo(&identity) {
+        if let (Some(endpoint), Some(access_token)) =
+            (&discovery.userinfo_endpoint, &tokens.access_token)
+        {
+            let request = Request::builder()
+                .method(Method::Get)
+                .uri(endpoint)
+                .header("authorization", format!("Bearer {access_token}"))
+                .header("accept", "application/json")
+                .build();
+            match fetch(request).await {
+                Ok((200, body)) => match oidc::merge_userinfo(identity.clone(), &body) {
+                    Ok(merged) => identity = merged,
+                    Err(e) if identity.email.is_none() => return Err(e),
+                    Err(_) => {}
+                },
+                _ if identity.email.is_none() => {
+                    return Err(OidcError::Userinfo("userinfo request failed"))
+                }
+                _ => {}
+            }
+        }
+    }
+    let principal = oidc::principal_for(s.issuer, &identity)?;
+    let codec = config.session_codec().ok_or(OidcError::InvalidState)?;
+    let (value, claims) = codec.issue(&principal, now);
+    let cookie = glue::session_set_cookie(config, req, &value, claims.max_age(now));
+    Ok((cookie, flow.return_to))
+}

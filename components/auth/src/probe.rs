@@ -1,0 +1,16 @@
+//! Whether the stores answer, for `/api/setup`. The schema check (which also applies missing
+//! migrations, so a fresh database is ready on first look) is the chat store's
+//! `eve_spin::db::schema_status`; the key-value check is `eve_spin::ratelimit::ready`.
+
+use eve_auth::setup::StoreProbe;
+
+/// Probes the SQLite database and the key-value store `default`.
+pub fn stores() -> StoreProbe {
+    let schema = eve_spin::db::schema_status();
+    StoreProbe {
+        database_configured: schema.database_ready,
+        database_ready: schema.database_ready,
+        database_schema_ready: schema.schema_ready,
+        rate_limit_ready: eve_spin::ratelimit::ready(),
+    }
+}

@@ -1,0 +1,51 @@
+//! A response and the `Set-Cookie` values that go with it.
+
+use eve_api::ApiError;
+use serde::Serialize;
+use spin_sdk::http::Response;
+
+pub struct Reply {
+    pub response: Response,
+    pub cookies: Vec<String>,
+}
+
+impl Reply {
+    pub fn json<T: Serialize>(status: u16, value: &T) -> Self {
+        Reply {
+            response: eve_spin::json(status, value),
+            cookies: Vec::new(),
+        }
+    }
+
+    pub fn error(err: &ApiError) -> Self {
+        Reply {
+            response: eve_spin::error(err),
+            cookies: Vec::new(),
+        }
+    }
+
+    /// A redirect the browser follows with GET (`303 See Other`).
+    pub fn redirect(location: &str) -> Self {
+        let response = Response::builder()
+            .status(303)
+            .header("location", location)
+            .header("cache-control", "no-store")
+            .body(Vec::new())
+            .build();
+        Reply {
+            response,
+            cookies: Vec::new(),
+        }
+    }
+
+    pub fn with_cookie(mut self, cookie: Option<String>) -> Self {
+        self.cookies.extend(cookie);
+        self
+    }
+}
+
+impl From<Result<Reply, ApiError>> for Reply {
+    fn from(result: Result<Reply, ApiError>) -> Self {
+        result.unwrap_or_else(|e| Reply::error(&e))
+    }
+}
