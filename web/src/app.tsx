@@ -132,6 +132,7 @@ export function App({ initialPath, prerender }: AppProps) {
   }, [sidebarClosed]);
 
   const setSidebar = (open: boolean) => {
+    document.documentElement.classList.toggle("sidebar-closed", !open);
     setSidebarClosed(!open);
     document.cookie = sidebarCookie(open, location.protocol === "https:");
   };

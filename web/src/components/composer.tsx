@@ -37,8 +37,9 @@ export function Composer(props: ComposerProps) {
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    el.style.height = "auto";
-    el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT_PX)}px`;
+    // Empty: the stylesheet's one-line height (as prerendered), so nothing moves on load.
+    el.style.height = "";
+    if (value) el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT_PX)}px`;
   }, [value]);
 
   const submit = () => {

@@ -103,8 +103,9 @@ export function SessionPage({ chatId }: { chatId: string }) {
   const items = useMemo(() => renderItems(state.events, state.stoppedAt), [state.events, state.stoppedAt]);
   const busy = state.phase === "sending" || state.phase === "streaming" || state.phase === "resuming";
   const last = items[items.length - 1];
-  const assistantHasText = last?.kind === "assistant" && last.parts.some((p) => p.kind === "text" && p.text.trim());
-  const thinking = busy && !assistantHasText;
+  // The presence row shows while busy until the answer's own text is visible (seed ThinkingMessage).
+  const answerVisible = state.optimistic === null && last?.kind === "assistant" && last.parts.some((p) => p.kind === "text" && p.text.trim());
+  const thinking = busy && !answerVisible;
   const waiting = state.pendingAuthorizations.length > 0;
 
   const blocked = setupBlockReason(shell);

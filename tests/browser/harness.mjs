@@ -1,0 +1,124 @@
+// Starts the local host with the real components (or uses EVE_CHAT_BASE_URL) and a real headless
+// Chromium (Debian's /usr/bin/chromium) driven by playwright-core.
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const artifactsDir = join(repoRoot, "tests", "browser", "artifacts");
+mkdirSync(artifactsDir, { recursive: true });
+
+const HOST_BIN = process.env.SPIN_LOCAL_BIN ?? join(repoRoot, "target", "host", "spin-local");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/**
+ * The app under test. With EVE_CHAT_BASE_URL set (an instance started elsewhere, e.g. `spin up`)
+ * it is used as is and `variables` are ignored; otherwise the local host is started on a free
+ * port with a fresh state directory and the given Spin variables.
+ */
+export async function startApp(variables = {}) {
+  if (process.env.EVE_CHAT_BASE_URL) {
+    return { baseUrl: process.env.EVE_CHAT_BASE_URL.replace(/\/$/, ""), external: true, stop: async () => {} };
+  }
+  if (!existsSync(HOST_BIN)) {
+    throw new Error(`${HOST_BIN} is missing: build it with \`cargo build --profile host -p spin-local\``);
+  }
+  const stateDir = mkdtempSync(join(tmpdir(), "eve-chat-browser-"));
+  const args = ["up", "--skip-build", "--quiet", "--listen", "127.0.0.1:0", "--state-dir", stateDir];
+  const vars = { auth_mode: "local-dev", llm_provider: "demo", ...variables };
+  for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
+  const child = spawn(HOST_BIN, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const baseUrl = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`host did not start in 60 s:\n${output}`)), 60_000);
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /Serving (?:[^\n]* on )?(http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`host exited with ${code}:\n${output}`));
+    });
+  });
+  child.removeAllListeners("exit");
+  return {
+    baseUrl,
+    external: false,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await new Promise((r) => {
+          const t = setTimeout(() => {
+            child.kill("SIGKILL");
+            r();
+          }, 5000);
+          child.once("exit", () => {
+            clearTimeout(t);
+            r();
+          });
+        });
+      }
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** A new page (own cookies and storage) that fails the test on any CSP violation or page error. */
+export async function newPage(browser, baseUrl, opts = {}) {
+  const context = await browser.newContext({ baseURL: baseUrl, viewport: opts.viewport ?? { width: 1280, height: 800 }, colorScheme: opts.colorScheme ?? "light" });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
+  page.on("console", (msg) => {
+    if (msg.type() === "error" && /Content Security Policy|Refused to/.test(msg.text())) problems.push(`csp: ${msg.text()}`);
+  });
+  page.problems = problems;
+  return page;
+}
+
+export async function screenshot(page, name) {
+  await page.screenshot({ path: join(artifactsDir, `${name}.png`) });
+}
+
+/** JSON call to the app from Node, same-origin headers included for state-changing methods. */
+export async function apiCall(baseUrl, method, path, body, cookie) {
+  const headers = { accept: "application/json", origin: baseUrl };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (cookie) headers.cookie = cookie;
+  const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
