@@ -447,6 +447,25 @@ fn a_cross_site_write_to_another_component_is_refused_with_403() {
     );
 }
 
+#[test]
+fn behind_an_https_base_url_the_cookie_is_secure_and_that_origin_is_same_site() {
+    let mut config = password_vars();
+    config.push(("app_base_url", "https://chat.example.com".into()));
+    let Some(host) = start_host(&config) else {
+        return;
+    };
+    let client = Client::of(&host);
+    let headers = vec![("origin", "https://chat.example.com".to_string())];
+    let resp = client.post_json(
+        "/api/auth/login",
+        &serde_json::json!({ "password": PASSWORD }),
+        &headers,
+    );
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    let cookie = resp.set_cookie(SESSION_COOKIE_NAME).unwrap();
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+}
+
 // ---------------------------------------------------------------- local-dev and unconfigured
 
 #[test]
