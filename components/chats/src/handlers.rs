@@ -6,7 +6,7 @@ use eve_spin::chat_request::{body, no_content, optional_body};
 use eve_spin::db::{now_ms, Db};
 use eve_spin::{json, ratelimit};
 use eve_store::ids::{chat_id_from_random, is_valid_chat_id, CHAT_ID_LEN};
-use eve_store::limits::{CHAT_CREATE, MAX_SMALL_BODY_BYTES};
+use eve_store::limits::{chat_create_policy, MAX_SMALL_BODY_BYTES};
 use eve_store::transcript::{content_disposition, export_file_name, markdown};
 use eve_store::validate::{self, ExportFormat};
 use eve_store::ChatStore;
@@ -37,7 +37,8 @@ pub fn create(store: &Store, principal_id: &str, req: &Request) -> Result<Respon
         }
         None => new_chat_id()?,
     };
-    ratelimit::check_policy(CHAT_CREATE, principal_id)?;
+    let per_hour = spin_sdk::variables::get("chat_create_per_hour").ok();
+    ratelimit::check_policy(chat_create_policy(per_hour.as_deref()), principal_id)?;
     let (chat, created) = store.create(&id, pending.as_deref(), now_ms())?;
     Ok(json(
         if created { 201 } else { 200 },

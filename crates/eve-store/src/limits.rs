@@ -51,9 +51,36 @@ pub const CHAT_CREATE: RatePolicy = RatePolicy {
     window_secs: 3600,
 };
 
+/// The `chat:create` policy with the limit from the `chat_create_per_hour` variable: a positive
+/// integer, else the seed's 25.
+pub fn chat_create_policy(per_hour: Option<&str>) -> RatePolicy {
+    let limit = per_hour
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    RatePolicy {
+        limit: limit.unwrap_or(CHAT_CREATE.limit),
+        ..CHAT_CREATE
+    }
+}
+
 /// Sending messages to the agent (seed `chat:send`, 25 per hour; enforced by `eve-proxy`).
 pub const CHAT_SEND: RatePolicy = RatePolicy {
     prefix: "chat:send",
     limit: 25,
     window_secs: 3600,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_create_limit_comes_from_the_variable_or_defaults_to_25() {
+        assert_eq!(chat_create_policy(None).limit, 25);
+        assert_eq!(chat_create_policy(Some("")).limit, 25);
+        assert_eq!(chat_create_policy(Some("0")).limit, 25);
+        assert_eq!(chat_create_policy(Some("-4")).limit, 25);
+        assert_eq!(chat_create_policy(Some(" 1000 ")).limit, 1000);
+        assert_eq!(chat_create_policy(Some("1000")).prefix, "chat:create");
+    }
+}

@@ -1,0 +1,1003 @@
+//! The chat store over HTTP, through the local host and the real `chats` and `events`
+//! components: every event-log invariant of DESIGN.md §2 (`invariant_N_…`), keyset
+//! pagination, stale pending messages, snapshots, concurrent appends, principal isolation,
+//! the `chat:create` rate limit, and bad input that changes nothing.
+//!
+//! Most tests start their own host (a fresh database, ~0.2 s); against `EVE_CHAT_BASE_URL`
+//! those that need their own configuration skip, the rest create their own chats.
+
+use eve_chat_tests::{Host, HostOptions, Response};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::time::Duration;
+
+const SETTLING: [&str; 4] = [
+    "session.completed",
+    "session.failed",
+    "session.waiting",
+    "authorization.required",
+];
+
+/// A fresh local-dev host that may create many chats.
+fn roomy_host() -> Option<Host> {
+    Host::start(HostOptions::default().var("chat_create_per_hour", "100000"))
+}
+
+fn create(h: &Host, body: Value) -> String {
+    let r = h.json("POST", "/api/chats", &body);
+    assert_eq!(r.status, 201, "{}", r.text());
+    r.json()["chat"]["id"].as_str().unwrap().to_string()
+}
+
+fn new_chat(h: &Host) -> String {
+    create(h, json!({}))
+}
+
+fn chat(h: &Host, id: &str) -> Value {
+    let r = h.get(&format!("/api/chats/{id}"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()
+}
+
+fn events(h: &Host, id: &str) -> Vec<Value> {
+    chat(h, id)["events"].as_array().unwrap().clone()
+}
+
+fn put_event(h: &Host, id: &str, index: i64, event: Value) -> Response {
+    h.json("PUT", &format!("/api/chats/{id}/events/{index}"), &event)
+}
+
+fn append(h: &Host, id: &str, pairs: &[(u64, Value)]) -> Response {
+    let events: Vec<Value> = pairs
+        .iter()
+        .map(|(i, e)| json!({ "eventIndex": i, "event": e }))
+        .collect();
+    h.json(
+        "POST",
+        &format!("/api/chats/{id}/events"),
+        &json!({ "events": events }),
+    )
+}
+
+fn ev(kind: &str, index: u64) -> Value {
+    json!({ "type": kind, "index": index })
+}
+
+fn snapshot(h: &Host, id: &str, events: &[Value], session: Option<Value>) -> Response {
+    let mut body = json!({ "events": events });
+    if let Some(s) = session {
+        body["session"] = s;
+    }
+    h.json("PUT", &format!("/api/chats/{id}/snapshot"), &body)
+}
+
+fn mark_pending(h: &Host, id: &str, message: &str) -> Response {
+    h.json(
+        "PUT",
+        &format!("/api/chats/{id}/pending"),
+        &json!({ "message": message }),
+    )
+}
+
+/// Lets the wall clock move past the millisecond of the previous write.
+fn next_millisecond() {
+    std::thread::sleep(Duration::from_millis(3));
+}
+
+// ------------------------------------------------------------------------ invariants (§2)
+
+#[test]
+fn invariant_1_event_index_is_unique_per_chat_and_writing_the_same_slot_again_replaces_it() {
+    let h = Host::shared();
+    let a = new_chat(&h);
+    let b = new_chat(&h);
+    assert_eq!(put_event(&h, &a, 0, ev("first", 0)).status, 200);
+    assert_eq!(put_event(&h, &a, 0, ev("second", 0)).status, 200);
+    assert_eq!(put_event(&h, &b, 0, ev("other chat", 0)).status, 200);
+    assert_eq!(events(&h, &a), vec![ev("second", 0)]);
+    assert_eq!(events(&h, &b), vec![ev("other chat", 0)]);
+}
+
+#[test]
+fn invariant_1_a_batch_upserts_many_slots_and_retrying_it_changes_nothing() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    let pairs: Vec<(u64, Value)> = (0..300).map(|i| (i, ev("text.delta", i))).collect();
+    let r = append(&h, &id, &pairs);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), json!({ "written": 300, "lastEventIndex": 299 }));
+    assert_eq!(append(&h, &id, &pairs).status, 200);
+    let log = events(&h, &id);
+    assert_eq!(log.len(), 300);
+    assert!(log.iter().enumerate().all(|(i, e)| e["index"] == i as u64));
+}
+
+#[test]
+fn invariant_1_concurrent_appends_keep_distinct_indices_and_one_row_per_shared_index() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (h, id) = (&h, &id);
+            s.spawn(move || {
+                for i in 0..25u64 {
+                    assert_eq!(
+                        put_event(h, id, (t * 25 + i) as i64, ev("distinct", t)).status,
+                        200
+                    );
+                    assert_eq!(put_event(h, id, 500, ev("same slot", t)).status, 200);
+                }
+            });
+        }
+    });
+    let log = events(&h, &id);
+    assert_eq!(log.len(), 101, "100 distinct slots and one shared slot");
+    assert_eq!(log.iter().filter(|e| e["type"] == "same slot").count(), 1);
+}
+
+#[test]
+fn invariant_2_a_snapshot_upserts_every_event_and_deletes_rows_at_or_past_its_length() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    let streamed: Vec<(u64, Value)> = (0..12).map(|i| (i, ev("streamed", i))).collect();
+    assert_eq!(append(&h, &id, &streamed).status, 200);
+    let finals: Vec<Value> = (0..5).map(|i| ev("final", i)).collect();
+    let r = snapshot(&h, &id, &finals, None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["eventCount"], 5);
+    assert_eq!(events(&h, &id), finals, "the log shrank to the snapshot");
+    // The same snapshot again (a retry) leaves the same log.
+    assert_eq!(snapshot(&h, &id, &finals, None).status, 200);
+    assert_eq!(events(&h, &id), finals);
+}
+
+#[test]
+fn invariant_2_a_snapshot_repairs_the_log_after_appends_cut_off_half_way() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    // Streaming wrote slots 0..3 and, out of order, slot 7; the turn's real log has 5 events.
+    let partial: Vec<(u64, Value)> = [
+        (0, ev("a", 0)),
+        (1, ev("b", 1)),
+        (2, ev("c", 2)),
+        (7, ev("stray", 7)),
+    ]
+    .into();
+    assert_eq!(append(&h, &id, &partial).status, 200);
+    let finals: Vec<Value> = (0..5).map(|i| ev("final", i)).collect();
+    assert_eq!(snapshot(&h, &id, &finals, None).status, 200);
+    assert_eq!(events(&h, &id), finals);
+}
+
+#[test]
+fn invariant_3_a_snapshot_clears_the_pending_message_and_stores_the_session() {
+    let h = Host::shared();
+    let id = create(&h, json!({ "pendingUserMessage": "What is Spin?" }));
+    assert_eq!(chat(&h, &id)["pendingUserMessage"], "What is Spin?");
+    let session = json!({ "sessionId": "sess-1", "streamIndex": 3 });
+    let r = snapshot(&h, &id, &[ev("user.message", 0)], Some(session.clone()));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let c = chat(&h, &id);
+    assert_eq!(c["pendingUserMessage"], Value::Null);
+    assert_eq!(c["pendingUserMessageCreatedAt"], Value::Null);
+    assert_eq!(c["session"], session);
+}
+
+#[test]
+fn invariant_3_a_pending_message_older_than_a_settling_event_is_reported_as_null() {
+    let h = Host::shared();
+    for settling in SETTLING {
+        let id = new_chat(&h);
+        assert_eq!(mark_pending(&h, &id, "hello").status, 200);
+        next_millisecond();
+        assert_eq!(
+            append(
+                &h,
+                &id,
+                &[(0, ev("user.message", 0)), (1, ev("text.delta", 1))]
+            )
+            .status,
+            200
+        );
+        assert_eq!(
+            chat(&h, &id)["pendingUserMessage"],
+            "hello",
+            "not settled yet ({settling})"
+        );
+        assert_eq!(put_event(&h, &id, 2, ev(settling, 2)).status, 200);
+        assert_eq!(
+            chat(&h, &id)["pendingUserMessage"],
+            Value::Null,
+            "{settling} settles the turn"
+        );
+    }
+}
+
+#[test]
+fn invariant_3_a_settling_event_of_an_earlier_turn_does_not_hide_a_new_pending_message() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    assert_eq!(
+        put_event(&h, &id, 0, ev("session.completed", 0)).status,
+        200
+    );
+    next_millisecond();
+    assert_eq!(mark_pending(&h, &id, "next question").status, 200);
+    // A retried write of the old settling slot, identical, does not make it new.
+    assert_eq!(
+        put_event(&h, &id, 0, ev("session.completed", 0)).status,
+        200
+    );
+    assert_eq!(chat(&h, &id)["pendingUserMessage"], "next question");
+}
+
+#[test]
+fn invariant_3_authorization_skip_clears_the_pending_message() {
+    let h = Host::shared();
+    let id = create(&h, json!({ "pendingUserMessage": "search my notion" }));
+    assert_eq!(
+        put_event(&h, &id, 0, ev("authorization.required", 0)).status,
+        200
+    );
+    let body = json!({
+        "events": [
+            { "eventIndex": 1, "event": { "type": "authorization.completed", "outcome": "declined" } },
+            { "eventIndex": 2, "event": { "type": "session.waiting" } }
+        ],
+        "session": { "sessionId": "s", "streamIndex": 1 }
+    });
+    let r = h.json(
+        "POST",
+        &format!("/api/chats/{id}/authorization/skip"),
+        &body,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["written"], 2);
+    let c = chat(&h, &id);
+    assert_eq!(c["pendingUserMessage"], Value::Null);
+    assert_eq!(c["events"].as_array().unwrap().len(), 3);
+    assert_eq!(c["session"]["sessionId"], "s");
+}
+
+#[test]
+fn invariant_4_local_authorization_skip_events_are_kept_by_the_final_snapshot() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    let streamed = [
+        (0, ev("user.message", 0)),
+        (1, ev("authorization.required", 1)),
+    ];
+    assert_eq!(append(&h, &id, &streamed).status, 200);
+    let declined = json!({ "type": "authorization.completed", "outcome": "declined", "index": 2 });
+    let waiting = json!({ "type": "session.waiting", "index": 3 });
+    let body = json!({ "events": [
+        { "eventIndex": 2, "event": declined }, { "eventIndex": 3, "event": waiting }
+    ] });
+    assert_eq!(
+        h.json(
+            "POST",
+            &format!("/api/chats/{id}/authorization/skip"),
+            &body
+        )
+        .status,
+        200
+    );
+    // The client merges its local events into the final snapshot (seed mergeLocalEvents).
+    let merged = vec![
+        ev("user.message", 0),
+        ev("authorization.required", 1),
+        declined.clone(),
+        waiting.clone(),
+    ];
+    assert_eq!(snapshot(&h, &id, &merged, None).status, 200);
+    assert_eq!(events(&h, &id)[2..], [declined, waiting]);
+}
+
+#[test]
+fn invariant_5_a_pending_authorization_belongs_to_its_own_chat_only() {
+    let h = Host::shared();
+    let waiting_for_auth = new_chat(&h);
+    let other = new_chat(&h);
+    assert_eq!(
+        put_event(
+            &h,
+            &waiting_for_auth,
+            0,
+            json!({ "type": "authorization.required", "name": "notion" })
+        )
+        .status,
+        200
+    );
+    let pending_auth = |id: &str| {
+        let log = events(&h, id);
+        let required = log
+            .iter()
+            .filter(|e| e["type"] == "authorization.required")
+            .count();
+        let completed = log
+            .iter()
+            .filter(|e| e["type"] == "authorization.completed")
+            .count();
+        required > completed
+    };
+    assert!(pending_auth(&waiting_for_auth));
+    assert!(
+        !pending_auth(&other),
+        "the other chat's input stays enabled"
+    );
+    // The other chat can still take a message and events.
+    assert_eq!(mark_pending(&h, &other, "plain text").status, 200);
+    assert_eq!(put_event(&h, &other, 0, ev("user.message", 0)).status, 200);
+}
+
+#[test]
+fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
+    let h = Host::shared();
+    let id = create(
+        &h,
+        json!({ "pendingUserMessage": "The title comes from here" }),
+    );
+    assert_eq!(
+        put_event(
+            &h,
+            &id,
+            0,
+            json!({ "type": "user.message", "message": "the real text" })
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        h.json(
+            "PATCH",
+            &format!("/api/chats/{id}"),
+            &json!({ "title": "Renamed" })
+        )
+        .status,
+        200
+    );
+    let page = h.get("/api/chats?limit=100").json();
+    let entry = page["chats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(
+        entry.as_object().unwrap().len(),
+        4,
+        "a sidebar entry carries no content: {entry}"
+    );
+    assert_eq!(entry["title"], "Renamed");
+    assert_eq!(events(&h, &id)[0]["message"], "the real text");
+}
+
+// ------------------------------------------------------------------------ the sidebar
+
+#[test]
+fn pagination_over_120_chats_with_equal_timestamps_has_no_duplicate_and_no_gap() {
+    let Some(h) = roomy_host() else { return };
+    let ids: Vec<String> = (0..120).map(|_| new_chat(&h)).collect();
+    // Give 60 of them the very same millisecond, and the rest pairs of equal times: rename
+    // keeps updated_at, so set it directly in the host's database file.
+    let db = rusqlite::Connection::open(h.state_dir().unwrap().join("sqlite_db.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    for (n, id) in ids.iter().enumerate() {
+        let at: i64 = if n < 60 {
+            1_700_000_000_000
+        } else {
+            1_700_000_100_000 + (n / 2) as i64
+        };
+        db.execute(
+            "UPDATE chat SET updated_at = ?1 WHERE id = ?2",
+            rusqlite::params![at, id],
+        )
+        .unwrap();
+    }
+    let mut expected: Vec<(i64, String)> = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| {
+            (
+                if n < 60 {
+                    1_700_000_000_000
+                } else {
+                    1_700_000_100_000 + (n / 2) as i64
+                },
+                id.clone(),
+            )
+        })
+        .collect();
+    expected.sort_by(|a, b| b.cmp(a));
+    let want: Vec<String> = expected.into_iter().map(|(_, id)| id).collect();
+    for limit in [1usize, 7, 20, 100] {
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let path = match &cursor {
+                Some(c) => format!("/api/chats?limit={limit}&cursor={}", c.replace(':', "%3A")),
+                None => format!("/api/chats?limit={limit}"),
+            };
+            let page = h.get(&path);
+            assert_eq!(page.status, 200, "{}", page.text());
+            let page = page.json();
+            let chats = page["chats"].as_array().unwrap();
+            assert!(chats.len() <= limit);
+            seen.extend(chats.iter().map(|c| c["id"].as_str().unwrap().to_string()));
+            match page["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        assert_eq!(
+            seen.iter().collect::<HashSet<_>>().len(),
+            120,
+            "no duplicate (limit {limit})"
+        );
+        assert_eq!(
+            seen, want,
+            "newest first by updatedAt desc, id desc, no gap (limit {limit})"
+        );
+    }
+}
+
+#[test]
+fn the_default_page_is_20_and_limit_is_capped_at_100() {
+    let Some(h) = roomy_host() else { return };
+    for _ in 0..105 {
+        new_chat(&h);
+    }
+    let first = h.get("/api/chats").json();
+    assert_eq!(first["chats"].as_array().unwrap().len(), 20);
+    assert!(first["nextCursor"].is_string());
+    let big = h.get("/api/chats?limit=1000").json();
+    assert_eq!(big["chats"].as_array().unwrap().len(), 100);
+}
+
+#[test]
+fn a_malformed_cursor_is_a_400_not_an_empty_page() {
+    let h = Host::shared();
+    for bad in [
+        "nope",
+        "2024-01-01::abc",
+        "2024-01-01T00%3A00%3A00.000Z%3A%3A",
+        "%3A%3Aabc",
+    ] {
+        let r = h.get(&format!("/api/chats?cursor={bad}"));
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        assert_eq!(r.error_code().as_deref(), Some("bad_request"));
+    }
+    assert_eq!(h.get("/api/chats?limit=0").status, 400);
+}
+
+#[test]
+fn search_finds_chats_by_title_and_by_message_text() {
+    let Some(h) = roomy_host() else { return };
+    let kyoto = create(&h, json!({ "pendingUserMessage": "Plan a trip to Kyoto" }));
+    let budget = create(&h, json!({ "pendingUserMessage": "Monthly budget" }));
+    let _other = create(&h, json!({ "pendingUserMessage": "100% unrelated" }));
+    let log = [
+        json!({ "type": "user.message", "message": "Monthly budget" }),
+        json!({ "type": "text.delta", "delta": "Spend less on kyoto " }),
+        json!({ "type": "text.delta", "delta": "hotels 数据库" }),
+    ];
+    assert_eq!(snapshot(&h, &budget, &log, None).status, 200);
+    let ids = |q: &str| -> Vec<String> {
+        let r = h.get(&format!("/api/chats?q={q}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()["chats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids("KYOTO"), vec![budget.clone(), kyoto.clone()]);
+    assert_eq!(
+        ids("kyoto%20hotels"),
+        vec![budget.clone()],
+        "deltas are joined into the text"
+    );
+    assert_eq!(
+        ids("%E6%95%B0%E6%8D%AE"),
+        vec![budget.clone()],
+        "substring search works for Chinese"
+    );
+    assert_eq!(ids("100%25"), ids("100%25%20unrelated"));
+    assert_eq!(ids("T_ip"), Vec::<String>::new(), "_ is not a wildcard");
+    assert_eq!(ids("nothing-matches-this"), Vec::<String>::new());
+}
+
+// ------------------------------------------------------------------------ chats
+
+#[test]
+fn create_derives_the_title_from_the_first_message_and_marks_it_pending() {
+    let h = Host::shared();
+    let r = h.json(
+        "POST",
+        "/api/chats",
+        &json!({ "pendingUserMessage": "  How do   keyset\n cursors work?  " }),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    let created = r.json()["chat"].clone();
+    assert_eq!(created["title"], "How do keyset cursors work?");
+    let c = chat(&h, created["id"].as_str().unwrap());
+    assert_eq!(c["pendingUserMessage"], "How do   keyset\n cursors work?");
+    assert_eq!(c["events"], json!([]));
+    assert_eq!(c["session"], Value::Null);
+    let at = created["createdAt"].as_str().unwrap();
+    assert_eq!(at.len(), 24, "ISO-8601 with milliseconds: {at}");
+    assert!(at.ends_with('Z'));
+    let untitled = h.send("POST", "/api/chats", &[("origin", &h.origin())], None);
+    assert_eq!(
+        untitled.status,
+        201,
+        "an empty body creates a chat: {}",
+        untitled.text()
+    );
+    assert_eq!(untitled.json()["chat"]["title"], "New chat");
+}
+
+#[test]
+fn create_with_a_client_id_is_idempotent() {
+    let h = Host::shared();
+    let id = format!("client-{}", std::process::id());
+    let first = h.json(
+        "POST",
+        "/api/chats",
+        &json!({ "id": id, "pendingUserMessage": "hi" }),
+    );
+    assert_eq!(first.status, 201, "{}", first.text());
+    let again = h.json(
+        "POST",
+        "/api/chats",
+        &json!({ "id": id, "pendingUserMessage": "hi" }),
+    );
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json()["chat"], first.json()["chat"]);
+}
+
+#[test]
+fn rename_delete_and_export() {
+    let h = Host::shared();
+    let id = create(&h, json!({ "pendingUserMessage": "Export me" }));
+    let log = [
+        json!({ "type": "user.message", "message": "Export me" }),
+        json!({ "type": "text.delta", "delta": "Here you go." }),
+        json!({ "type": "session.completed" }),
+    ];
+    assert_eq!(
+        snapshot(
+            &h,
+            &id,
+            &log,
+            Some(json!({ "sessionId": "s", "streamIndex": 3 }))
+        )
+        .status,
+        200
+    );
+    let r = h.json(
+        "PATCH",
+        &format!("/api/chats/{id}"),
+        &json!({ "title": "  My\nexport " }),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["chat"]["title"], "My export");
+
+    let md = h.get(&format!("/api/chats/{id}/export?format=md"));
+    assert_eq!(md.status, 200);
+    assert!(md
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/markdown"));
+    assert!(md
+        .header("content-disposition")
+        .unwrap()
+        .starts_with("attachment; filename=\"my-export.md\""));
+    let text = md.text();
+    assert!(text.starts_with("# My export\n"), "{text}");
+    assert!(
+        text.contains("## You\n\nExport me") && text.contains("## Assistant\n\nHere you go."),
+        "{text}"
+    );
+
+    let js = h.get(&format!("/api/chats/{id}/export?format=json"));
+    assert_eq!(js.status, 200);
+    let export = js.json();
+    assert_eq!(export["format"], "eve-chat.export.v1");
+    assert_eq!(export["events"], json!(log));
+    assert_eq!(export["session"]["sessionId"], "s");
+    assert_eq!(
+        h.get(&format!("/api/chats/{id}/export?format=pdf")).status,
+        400
+    );
+
+    let del = h.send(
+        "DELETE",
+        &format!("/api/chats/{id}"),
+        &[("origin", &h.origin())],
+        None,
+    );
+    assert_eq!(del.status, 204);
+    assert_eq!(h.get(&format!("/api/chats/{id}")).status, 404);
+    assert_eq!(
+        put_event(&h, &id, 0, ev("late", 0)).status,
+        404,
+        "a deleted chat takes no events"
+    );
+    let again = h.send(
+        "DELETE",
+        &format!("/api/chats/{id}"),
+        &[("origin", &h.origin())],
+        None,
+    );
+    assert_eq!(again.status, 404);
+}
+
+#[test]
+fn pending_and_session_round_trip() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    let r = mark_pending(&h, &id, "What is WASI?");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["chat"]["title"],
+        "What is WASI?",
+        "a new chat takes the message's title"
+    );
+    let s = json!({ "sessionId": "abc", "streamIndex": 7 });
+    let r = h.json(
+        "PUT",
+        &format!("/api/chats/{id}/session"),
+        &json!({ "session": s }),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let c = chat(&h, &id);
+    assert_eq!(
+        (c["session"].clone(), c["pendingUserMessage"].clone()),
+        (s, json!("What is WASI?"))
+    );
+    let r = h.json(
+        "PUT",
+        &format!("/api/chats/{id}/session"),
+        &json!({ "session": null }),
+    );
+    assert_eq!(r.json(), json!({ "session": null }));
+}
+
+// ------------------------------------------------------------------------ limits and bad input
+
+#[test]
+fn chat_create_is_limited_to_25_per_hour_with_retry_after() {
+    let Some(h) = Host::start(HostOptions::default()) else {
+        return;
+    };
+    for n in 0..25 {
+        let r = h.json("POST", "/api/chats", &json!({}));
+        assert_eq!(r.status, 201, "create {n}: {}", r.text());
+    }
+    let r = h.json("POST", "/api/chats", &json!({}));
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert_eq!(r.error_code().as_deref(), Some("rate_limited"));
+    let retry: u64 = r
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
+    assert!((1..=3600).contains(&retry), "{retry}");
+    assert_eq!(
+        h.get("/api/chats?limit=100").json()["chats"]
+            .as_array()
+            .unwrap()
+            .len(),
+        25
+    );
+}
+
+#[test]
+fn unknown_sub_paths_are_404_json_and_wrong_methods_405_json() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    for path in [
+        format!("/api/chats/{id}/nope"),
+        format!("/api/chats/{id}/events/1/x"),
+        format!("/api/chats/{id}/authorization"),
+    ] {
+        let r = h.get(&path);
+        assert_eq!(
+            (r.status, r.error_code().as_deref()),
+            (404, Some("not_found")),
+            "{path}"
+        );
+    }
+    for (method, path, allow) in [
+        ("DELETE", "/api/chats".to_string(), "GET, POST"),
+        ("PUT", format!("/api/chats/{id}"), "GET, PATCH, DELETE"),
+        ("GET", format!("/api/chats/{id}/snapshot"), "PUT"),
+        ("POST", format!("/api/chats/{id}/events/0"), "PUT"),
+        ("GET", format!("/api/chats/{id}/events"), "POST"),
+        ("POST", format!("/api/chats/{id}/export"), "GET"),
+    ] {
+        let r = h.send(
+            method,
+            &path,
+            &[
+                ("origin", &h.origin()),
+                ("content-type", "application/json"),
+            ],
+            Some(b"{}"),
+        );
+        assert_eq!(
+            (r.status, r.error_code().as_deref()),
+            (405, Some("method_not_allowed")),
+            "{method} {path}"
+        );
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
+    }
+}
+
+#[test]
+fn unknown_and_malformed_chat_ids_answer_404() {
+    let h = Host::shared();
+    for id in [
+        "does-not-exist",
+        "a%20b",
+        "x".repeat(65).as_str(),
+        "..%2F..%2Fetc",
+    ] {
+        assert_eq!(h.get(&format!("/api/chats/{id}")).status, 404, "{id}");
+        assert_eq!(put_event(&h, id, 0, ev("x", 0)).status, 404, "{id}");
+        assert_eq!(snapshot(&h, id, &[], None).status, 404, "{id}");
+    }
+}
+
+#[test]
+fn malformed_input_changes_nothing_and_never_answers_5xx() {
+    let h = Host::shared();
+    let id = create(&h, json!({ "pendingUserMessage": "keep me" }));
+    assert_eq!(
+        append(&h, &id, &[(0, ev("kept", 0)), (1, ev("kept", 1))]).status,
+        200
+    );
+    assert_eq!(
+        h.json(
+            "PUT",
+            &format!("/api/chats/{id}/session"),
+            &json!({ "session": { "sessionId": "s", "streamIndex": 2 } })
+        )
+        .status,
+        200
+    );
+    let before = chat(&h, &id);
+    let origin = h.origin();
+    let json_headers = [
+        ("content-type", "application/json"),
+        ("origin", origin.as_str()),
+    ];
+    let huge = vec![b' '; 33 * 1024 * 1024];
+    let big_event =
+        serde_json::to_vec(&json!({ "type": "x", "text": "a".repeat(300 * 1024) })).unwrap();
+    let too_many =
+        serde_json::to_vec(&json!({ "events": vec![json!({ "type": "x" }); 20_001] })).unwrap();
+    let cases: Vec<(&str, String, Vec<u8>, u16)> = vec![
+        ("PUT", format!("/api/chats/{id}/events/0"), b"not json".to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/0"), b"[1,2]".to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/0"), br#"{"kind":"no type"}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/0"), br#"{"type":42}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/-1"), br#"{"type":"x"}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/99999999999"), br#"{"type":"x"}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/1e3"), br#"{"type":"x"}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/events/0"), big_event, 413),
+        ("POST", format!("/api/chats/{id}/events"), br#"{"events":[{"eventIndex":0,"event":{"type":"bad0"}},{"eventIndex":-5,"event":{"type":"x"}}]}"#.to_vec(), 400),
+        ("POST", format!("/api/chats/{id}/events"), br#"{"events":[{"eventIndex":0,"event":{"type":"bad0"}},{"eventIndex":1,"event":"str"}]}"#.to_vec(), 400),
+        ("POST", format!("/api/chats/{id}/events"), br#"{"events":{"0":{}}}"#.to_vec(), 400),
+        ("POST", format!("/api/chats/{id}/events"), br#"{"events":[{"eventIndex":1.5,"event":{"type":"x"}}]}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/snapshot"), br#"{"events":[{"type":"ok"},{"no":"type"}]}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/snapshot"), br#"{"events":[],"session":{"sessionId":3}}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/snapshot"), too_many, 413),
+        ("PUT", format!("/api/chats/{id}/snapshot"), huge, 413),
+        ("PUT", format!("/api/chats/{id}/pending"), br#"{"message":"   "}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/pending"), serde_json::to_vec(&json!({ "message": "a".repeat(8001) })).unwrap(), 400),
+        ("PUT", format!("/api/chats/{id}/session"), br#"{"session":{"sessionId":"s","streamIndex":-1}}"#.to_vec(), 400),
+        ("PUT", format!("/api/chats/{id}/session"), br#"{}"#.to_vec(), 400),
+        ("POST", format!("/api/chats/{id}/authorization/skip"), br#"{"events":[{"eventIndex":0,"event":{"type":"x"}}],"session":"nope"}"#.to_vec(), 400),
+        ("PATCH", format!("/api/chats/{id}"), br#"{"title":"   "}"#.to_vec(), 400),
+        ("PATCH", format!("/api/chats/{id}"), serde_json::to_vec(&json!({ "title": "t".repeat(201) })).unwrap(), 400),
+        ("POST", "/api/chats".to_string(), serde_json::to_vec(&json!({ "pendingUserMessage": "a".repeat(8001) })).unwrap(), 400),
+        ("POST", "/api/chats".to_string(), br#"{"id":"bad id!"}"#.to_vec(), 400),
+    ];
+    for (method, path, body, status) in cases {
+        let r = h.send(method, &path, &json_headers, Some(&body));
+        assert_eq!(r.status, status, "{method} {path}: {}", r.text());
+        assert!(
+            r.error_code().is_some(),
+            "{method} {path}: JSON error envelope"
+        );
+    }
+    // Without a JSON content type: 415.
+    let r = h.send(
+        "PUT",
+        &format!("/api/chats/{id}/events/0"),
+        &[("origin", origin.as_str())],
+        Some(br#"{"type":"x"}"#),
+    );
+    assert_eq!(r.status, 415);
+    assert_eq!(chat(&h, &id), before, "nothing changed");
+}
+
+#[test]
+fn a_cross_site_write_is_refused_and_changes_nothing() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    let before = chat(&h, &id);
+    let r = h.send(
+        "PUT",
+        &format!("/api/chats/{id}/events/0"),
+        &[
+            ("content-type", "application/json"),
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ],
+        Some(br#"{"type":"x"}"#),
+    );
+    assert_eq!(r.status, 403, "{}", r.text());
+    let r = h.send(
+        "DELETE",
+        &format!("/api/chats/{id}"),
+        &[("origin", "https://evil.example")],
+        None,
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(chat(&h, &id), before);
+}
+
+// ------------------------------------------------------------------------ principals
+
+const SECRET: &str = "a-session-secret-of-at-least-32-characters";
+const PASSWORD: &str = "correct horse battery staple";
+
+/// Signs in on a password-mode host and returns the `Cookie` header value.
+fn sign_in(h: &Host) -> String {
+    let r = h.json("POST", "/api/auth/login", &json!({ "password": PASSWORD }));
+    assert!(
+        r.status == 200 || r.status == 204,
+        "login: {} {}",
+        r.status,
+        r.text()
+    );
+    let set_cookie = r.header("set-cookie").expect("a session cookie");
+    set_cookie.split(';').next().unwrap().to_string()
+}
+
+#[test]
+fn another_principal_sees_404_for_everything_of_the_first_and_changes_nothing() {
+    // The local-dev principal writes a chat; the same database is then served in password
+    // mode, whose principal is a different one.
+    let Some(mut dev) = Host::start(HostOptions::default()) else {
+        return;
+    };
+    let id = create(&dev, json!({ "pendingUserMessage": "local-dev's secret" }));
+    assert_eq!(append(&dev, &id, &[(0, ev("user.message", 0))]).status, 200);
+    let before = chat(&dev, &id);
+    dev.stop();
+
+    let opts = HostOptions {
+        state_dir: dev.state_dir().map(|p| p.to_path_buf()),
+        ..HostOptions::default()
+    }
+    .var("auth_mode", "password")
+    .var("session_secret", SECRET)
+    .var("chat_password", PASSWORD);
+    let other = Host::start(opts).expect("own host");
+    assert_eq!(
+        other.get(&format!("/api/chats/{id}")).status,
+        401,
+        "signed out: 401"
+    );
+    let cookie = sign_in(&other);
+    let origin = other.origin();
+    let send = |method: &str, path: String, body: Option<Value>| {
+        let b = body.map(|b| serde_json::to_vec(&b).unwrap());
+        other.send(
+            method,
+            &path,
+            &[
+                ("cookie", cookie.as_str()),
+                ("origin", origin.as_str()),
+                ("content-type", "application/json"),
+            ],
+            b.as_deref(),
+        )
+    };
+    let list = send("GET", "/api/chats".into(), None);
+    assert_eq!(list.status, 200, "{}", list.text());
+    assert_eq!(list.json()["chats"], json!([]));
+    assert_eq!(
+        send("GET", "/api/chats?q=secret".into(), None).json()["chats"],
+        json!([])
+    );
+    for (method, path, body) in [
+        ("GET", format!("/api/chats/{id}"), None),
+        ("GET", format!("/api/chats/{id}/export?format=json"), None),
+        (
+            "PATCH",
+            format!("/api/chats/{id}"),
+            Some(json!({ "title": "pwned" })),
+        ),
+        (
+            "PUT",
+            format!("/api/chats/{id}/events/0"),
+            Some(ev("pwned", 0)),
+        ),
+        (
+            "POST",
+            format!("/api/chats/{id}/events"),
+            Some(json!({ "events": [{ "eventIndex": 5, "event": ev("pwned", 5) }] })),
+        ),
+        (
+            "POST",
+            format!("/api/chats/{id}/events"),
+            Some(json!({ "events": [] })),
+        ),
+        (
+            "PUT",
+            format!("/api/chats/{id}/snapshot"),
+            Some(json!({ "events": [], "session": null })),
+        ),
+        (
+            "PUT",
+            format!("/api/chats/{id}/pending"),
+            Some(json!({ "message": "pwned" })),
+        ),
+        (
+            "PUT",
+            format!("/api/chats/{id}/session"),
+            Some(json!({ "session": null })),
+        ),
+        (
+            "POST",
+            format!("/api/chats/{id}/authorization/skip"),
+            Some(json!({ "events": [] })),
+        ),
+        ("DELETE", format!("/api/chats/{id}"), None),
+    ] {
+        let r = send(method, path.clone(), body);
+        assert_eq!(
+            (r.status, r.error_code().as_deref()),
+            (404, Some("not_found")),
+            "{method} {path}: {}",
+            r.text()
+        );
+    }
+    // Same answer as for a chat that does not exist at all.
+    assert_eq!(
+        send("GET", "/api/chats/does-not-exist".into(), None).text(),
+        send("GET", format!("/api/chats/{id}"), None).text()
+    );
+    let mine = send(
+        "POST",
+        "/api/chats".into(),
+        Some(json!({ "pendingUserMessage": "password user's chat" })),
+    );
+    assert_eq!(mine.status, 201, "{}", mine.text());
+    drop(other);
+
+    dev.restart();
+    assert_eq!(
+        chat(&dev, &id),
+        before,
+        "the first principal's chat is untouched"
+    );
+    let titles: Vec<Value> = dev.get("/api/chats").json()["chats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["title"].clone())
+        .collect();
+    assert_eq!(
+        titles,
+        vec![json!("local-dev's secret")],
+        "and the other principal's chat is invisible"
+    );
+}
