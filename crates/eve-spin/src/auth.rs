@@ -146,12 +146,12 @@ pub fn require_same_origin(req: &Request) -> Result<(), ApiError> {
         full_url: header(req, HEADER_FULL_URL),
         app_base: app_base.as_ref(),
     };
-    origin::check_same_origin(&facts).map_err(|why| {
-        ApiError::forbidden(match why {
-            CrossOrigin::FetchSite | CrossOrigin::Origin => {
-                "cross-site request refused: state-changing requests must come from this app's own pages"
-            }
-        })
+    // Both refusals (`Sec-Fetch-Site`, `Origin`) get one message: which header gave the
+    // request away is of no use to a legitimate client.
+    origin::check_same_origin(&facts).map_err(|_: CrossOrigin| {
+        ApiError::forbidden(
+            "cross-site request refused: state-changing requests must come from this app's own pages",
+        )
     })
 }
 
