@@ -22,7 +22,10 @@ pub struct Manifest {
 impl Manifest {
     /// The directory relative paths in the manifest are resolved against.
     pub fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new("."))
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
     }
 }
 
