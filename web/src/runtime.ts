@@ -169,13 +169,13 @@ export class ChatRuntime {
       this.host.toast("Connect or skip the pending authorization before sending a message.");
       return false;
     }
-    // A stopped turn may still be draining the agent's synthetic results: let it settle first.
-    if (this.turn) await Promise.race([this.turn, delay(DRAIN_AFTER_STOP_MS)]);
-    if (this.turn) this.streamAbort?.abort();
-
     this.optimisticSince = this.state.events.length;
     this.stopRequested = false;
     this.set({ phase: "sending", optimistic: message, stoppedAt: null });
+    // The previous turn may still be saving its snapshot, or draining the agent's synthetic
+    // results after a stop: let it finish first so that writes stay in order.
+    if (this.turn) await Promise.race([this.turn, delay(DRAIN_AFTER_STOP_MS)]);
+    if (this.turn) this.streamAbort?.abort();
     try {
       if (!opts.alreadyPending) {
         const saved = await api.markPending(this.chatId, message);
@@ -263,11 +263,13 @@ export class ChatRuntime {
       this.appendLocalEvent({ type: EVENT.sessionWaiting, local: true, reason: "interrupted" });
       settled = true;
     }
+    // The UI is free as soon as the turn settled; the snapshot is saved behind it (a next
+    // message waits for this promise before it starts).
+    if (this.state.phase !== "sending") this.set({ phase: "idle", optimistic: null });
+    if (failure && !wasStopped) this.host.toast(failure);
     if (settled) await this.saveSnapshot();
     else await this.flush();
-    if (failure && !wasStopped) this.host.toast(failure);
-    this.set({ phase: "idle", optimistic: null });
-    this.consumePending();
+    if (this.state.phase !== "sending") this.consumePending();
   }
 
   private appendStreamEvent(event: EveEvent): void {
