@@ -25,7 +25,7 @@ after(async () => {
  */
 async function scriptAgent(page, turns, opts = {}) {
   const log = [];
-  const calls = { sends: [], interrupts: 0, streams: [] };
+  const calls = { sends: [], declines: [], interrupts: 0, streams: [] };
   let turn = 0;
   await page.route(/\/eve\/v1\/session(\/[^/?]+)?(\/interrupt|\/stream)?(\?.*)?$/, async (route) => {
     const url = new URL(route.request().url());
@@ -33,6 +33,10 @@ async function scriptAgent(page, turns, opts = {}) {
     if (method === "POST" && url.pathname.endsWith("/interrupt")) {
       calls.interrupts++;
       return route.fulfill({ status: 200, contentType: "application/json", body: "{}" });
+    }
+    if (method === "POST" && JSON.parse(route.request().postData()).inputResponses) {
+      calls.declines.push(JSON.parse(route.request().postData()).inputResponses);
+      return route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ sessionId: "sess-1", streamIndex: log.length }) });
     }
     if (method === "POST") {
       calls.sends.push(JSON.parse(route.request().postData()));
@@ -121,9 +125,9 @@ test("consecutive tool calls show as one compact expandable row", async () => {
   const page = await newPage(browser, app.baseUrl);
   await scriptAgent(page, [[
     user("Weather in Paris and Rome?"),
-    { type: "tool.call.started", toolCallId: "t1", name: "get_weather" },
+    { type: "tool.call.started", toolCallId: "t1", toolName: "get_weather" },
     { type: "tool.call.input.delta", toolCallId: "t1", delta: '{"city":"Paris"}' },
-    { type: "tool.call.started", toolCallId: "t2", name: "get_weather" },
+    { type: "tool.call.started", toolCallId: "t2", toolName: "get_weather" },
     { type: "tool.call.input.delta", toolCallId: "t2", delta: '{"city":"Rome"}' },
     { type: "tool.call.result", toolCallId: "t1", output: { tempC: 18 } },
     { type: "tool.call.result", toolCallId: "t2", output: { tempC: 24 } },
@@ -143,7 +147,7 @@ test("consecutive tool calls show as one compact expandable row", async () => {
 
 test("checklist 9 and 10: a pending authorization disables only that chat; Skip makes it usable and is saved", async () => {
   const page = await newPage(browser, app.baseUrl);
-  await scriptAgent(page, [
+  const calls = await scriptAgent(page, [
     [user("Search my Notion"), { type: "authorization.required", authorizationId: "auth-1", connection: "notion", displayName: "Notion", description: "Search and edit pages", connectUrl: "/connect/notion" }],
     [user("Never mind"), text("Okay."), done],
   ]);
@@ -174,6 +178,7 @@ test("checklist 9 and 10: a pending authorization disables only that chat; Skip 
   const types = saved.json.events.map((e) => e.type);
   assert.deepEqual(types.slice(-2), ["authorization.completed", "session.waiting"]);
   assert.equal(saved.json.events.at(-2).outcome, "declined");
+  assert.deepEqual(calls.declines, [[{ requestId: "auth-1", outcome: "declined" }]], "the agent is told too");
 
   await page.reload();
   await page.waitForSelector(".auth-card.declined");

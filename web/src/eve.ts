@@ -36,6 +36,13 @@ export async function sendMessage(
   return { sessionId, streamIndex };
 }
 
+/** Tells the agent that the user declined an authorization (ends its wait). */
+export function declineAuthorization(sessionId: string, authorizationId: string): Promise<unknown> {
+  return request("POST", `/eve/v1/session/${encodeURIComponent(sessionId)}`, {
+    inputResponses: [{ requestId: authorizationId, outcome: "declined" }],
+  });
+}
+
 export function interrupt(sessionId: string): Promise<unknown> {
   return request("POST", `/eve/v1/session/${encodeURIComponent(sessionId)}/interrupt`, {});
 }

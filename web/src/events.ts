@@ -12,6 +12,7 @@ export const EVENT = {
   reasoningDelta: "assistant.reasoning.delta",
   toolCallStarted: "tool.call.started",
   toolInputDelta: "tool.call.input.delta",
+  toolCallReady: "tool.call.ready",
   toolResult: "tool.call.result",
   authorizationRequired: "authorization.required",
   authorizationCompleted: "authorization.completed",
@@ -213,11 +214,16 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
         if (call) call.input += eventText(e);
         break;
       }
+      case EVENT.toolCallReady: {
+        const call = tools.get(toolCallId(e));
+        if (call && e.input !== undefined) call.input = typeof e.input === "string" ? e.input : JSON.stringify(e.input);
+        break;
+      }
       case EVENT.toolResult: {
         const call = tools.get(toolCallId(e));
         if (call) {
           call.output = e.output ?? e.result ?? e.content;
-          call.status = e.isError === true || e.is_error === true ? "error" : "done";
+          call.status = e.discarded === true ? "interrupted" : e.isError === true || e.is_error === true ? "error" : "done";
         }
         break;
       }
@@ -237,7 +243,7 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       }
       case EVENT.sessionFailed: {
         closeReasoning();
-        items.push({ kind: "notice", key: `f${i}`, tone: "error", text: str(e, "error", "message", "reason") ?? "The response failed." });
+        items.push({ kind: "notice", key: `f${i}`, tone: "error", text: str(e, "message", "error", "reason") ?? "The response failed." });
         assistant = null;
         break;
       }

@@ -5,7 +5,7 @@
 // chats never mix.
 
 import { api, ApiError } from "./api";
-import { delay, interrupt, readStream, sendMessage, STREAM_DISCONNECTED } from "./eve";
+import { declineAuthorization, delay, interrupt, readStream, sendMessage, STREAM_DISCONNECTED } from "./eve";
 import {
   buildSnapshot,
   EVENT,
@@ -396,6 +396,9 @@ export class ChatRuntime {
     this.set({ phase: "idle", optimistic: null });
     try {
       const saved = await api.skipAuthorization(this.chatId, [completed, waiting], this.state.session);
+      // The agent ends its own wait too; its declined events are past this chat's cursor and
+      // the next message's turn starts after them.
+      if (this.state.session) void declineAuthorization(this.state.session.sessionId, auth.id).catch(() => undefined);
       this.known = [...this.state.events];
       this.local = [];
       this.pendingMessage = null;
