@@ -1001,3 +1001,100 @@ fn another_principal_sees_404_for_everything_of_the_first_and_changes_nothing() 
         "and the other principal's chat is invisible"
     );
 }
+
+// ------------------------------------------------------------------------ setup
+
+#[test]
+fn setup_reports_the_schema_ready_on_a_fresh_database() {
+    let Some(h) = Host::start(HostOptions::default()) else {
+        return;
+    };
+    let r = h.get("/api/setup");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let status = r.json();
+    assert_eq!(status["databaseReady"], true, "{status}");
+    assert_eq!(status["databaseSchemaReady"], true, "{status}");
+    assert_eq!(status["rateLimitReady"], true, "{status}");
+    let missing = status["missing"].as_array().unwrap();
+    assert!(
+        !missing.iter().any(|m| m == "database migrations"),
+        "{status}"
+    );
+    // The chat store works right after (the schema was migrated by the setup check).
+    assert_eq!(h.get("/api/chats").status, 200);
+}
+
+#[test]
+fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
+    if eve_chat_tests::external_base_url().is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join(".spin");
+    std::fs::create_dir_all(&state).unwrap();
+    {
+        // A database as version 1 of the app left it.
+        let db = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
+        let v1 = std::fs::read_to_string(
+            eve_chat_tests::repo_root().join("migrations/0001_chat_and_events.sql"),
+        )
+        .unwrap();
+        db.execute_batch(&v1).unwrap();
+        db.execute_batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+             INSERT INTO schema_migrations VALUES (1, '0001_chat_and_events', 0);
+             INSERT INTO chat (id, owner, title, created_at, updated_at) VALUES ('old-chat', 'local-dev', 'From v1', 1, 1);",
+        )
+        .unwrap();
+    }
+    let h = Host::start(HostOptions {
+        state_dir: Some(state.clone()),
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let page = h.get("/api/chats").json();
+    assert_eq!(page["chats"][0]["title"], "From v1");
+    let log = [json!({ "type": "user.message", "message": "searchable after the upgrade" })];
+    assert_eq!(snapshot(&h, "old-chat", &log, None).status, 200);
+    assert_eq!(
+        h.get("/api/chats?q=after%20the%20upgrade").json()["chats"][0]["id"],
+        "old-chat"
+    );
+    let db = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
+    let versions: i64 = db
+        .query_row("SELECT count(*) FROM schema_migrations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(versions, 2);
+}
+
+#[test]
+fn concurrent_first_requests_on_a_fresh_database_all_migrate_safely() {
+    let Some(h) = roomy_host() else { return };
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|n| {
+                let h = &h;
+                s.spawn(move || {
+                    if n % 2 == 0 {
+                        h.get("/api/chats").status
+                    } else {
+                        h.json("POST", "/api/chats", &json!({})).status
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 201),
+        "{statuses:?}\n{}",
+        h.log()
+    );
+    assert_eq!(
+        h.get("/api/chats").json()["chats"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+}

@@ -22,7 +22,12 @@ fn ms(d: Duration) -> String {
 
 fn report(name: &str, samples: &mut [Duration]) {
     let (p50, p95) = (percentile(samples, 0.5), percentile(samples, 0.95));
-    println!("{name:<44} p50 {:>10}  p95 {:>10}  (n = {})", ms(p50), ms(p95), samples.len());
+    println!(
+        "{name:<44} p50 {:>10}  p95 {:>10}  (n = {})",
+        ms(p50),
+        ms(p95),
+        samples.len()
+    );
 }
 
 fn time<T>(f: impl FnOnce() -> T) -> (Duration, T) {
@@ -55,7 +60,11 @@ fn chat_store_figures() {
             }
         })
     });
-    println!("{:<44} {:.0} chats/s (4 clients)", "create 10,000 chats", 10_000.0 / took.as_secs_f64());
+    println!(
+        "{:<44} {:.0} chats/s (4 clients)",
+        "create 10,000 chats",
+        10_000.0 / took.as_secs_f64()
+    );
 
     // Walk all 500 pages once to find page 500's cursor.
     let mut cursor: Option<String> = None;
@@ -83,11 +92,16 @@ fn chat_store_figures() {
     let path500 = format!("/api/chats?cursor={}", page500.unwrap().replace(':', "%3A"));
     let mut last: Vec<Duration> = (0..300).map(|_| time(|| h.get(&path500)).0).collect();
     report("list: page 500 (10,000 chats)", &mut last);
-    let mut search: Vec<Duration> = (0..50).map(|_| time(|| h.get("/api/chats?q=zzz")).0).collect();
+    let mut search: Vec<Duration> = (0..50)
+        .map(|_| time(|| h.get("/api/chats?q=zzz")).0)
+        .collect();
     report("search: no match over 10,000 chats", &mut search);
 
     // Single appends, one client and four.
-    let id = h.json("POST", "/api/chats", &json!({})).json()["chat"]["id"].as_str().unwrap().to_string();
+    let id = h.json("POST", "/api/chats", &json!({})).json()["chat"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let mut single = Vec::new();
     let (took, _) = time(|| {
         for i in 0..2000u64 {
@@ -96,7 +110,11 @@ fn chat_store_figures() {
             single.push(d);
         }
     });
-    println!("{:<44} {:.0} appends/s", "single appends, 1 client", 2000.0 / took.as_secs_f64());
+    println!(
+        "{:<44} {:.0} appends/s",
+        "single appends, 1 client",
+        2000.0 / took.as_secs_f64()
+    );
     report("single append latency", &mut single);
     let (took, _) = time(|| {
         std::thread::scope(|s| {
@@ -105,17 +123,34 @@ fn chat_store_figures() {
                 s.spawn(move || {
                     for i in 0..500u64 {
                         let index = 2000 + t * 500 + i;
-                        assert_eq!(h.json("PUT", &format!("/api/chats/{id}/events/{index}"), &delta(index)).status, 200);
+                        assert_eq!(
+                            h.json(
+                                "PUT",
+                                &format!("/api/chats/{id}/events/{index}"),
+                                &delta(index)
+                            )
+                            .status,
+                            200
+                        );
                     }
                 });
             }
         })
     });
-    println!("{:<44} {:.0} appends/s", "single appends, 4 clients", 2000.0 / took.as_secs_f64());
+    println!(
+        "{:<44} {:.0} appends/s",
+        "single appends, 4 clients",
+        2000.0 / took.as_secs_f64()
+    );
 
     // A 1,000-event batch.
-    let batch_chat = h.json("POST", "/api/chats", &json!({})).json()["chat"]["id"].as_str().unwrap().to_string();
-    let events: Vec<Value> = (0..1000u64).map(|i| json!({ "eventIndex": i, "event": delta(i) })).collect();
+    let batch_chat = h.json("POST", "/api/chats", &json!({})).json()["chat"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events: Vec<Value> = (0..1000u64)
+        .map(|i| json!({ "eventIndex": i, "event": delta(i) }))
+        .collect();
     let body = json!({ "events": events });
     let mut batch: Vec<Duration> = (0..30)
         .map(|_| {
@@ -127,7 +162,12 @@ fn chat_store_figures() {
     report("batch of 1,000 events", &mut batch);
 
     // A 2,000-event snapshot, and loading a 2,000-event chat.
-    let snap_chat = h.json("POST", "/api/chats", &json!({ "pendingUserMessage": "hi" })).json()["chat"]["id"].as_str().unwrap().to_string();
+    let snap_chat = h
+        .json("POST", "/api/chats", &json!({ "pendingUserMessage": "hi" }))
+        .json()["chat"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let log: Vec<Value> = (0..2000u64).map(delta).collect();
     let body = json!({ "events": log, "session": { "sessionId": "s", "streamIndex": 2000 } });
     let mut snaps: Vec<Duration> = (0..20)
