@@ -342,7 +342,7 @@ fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
             &h,
             &id,
             0,
-            json!({ "type": "user.message", "message": "the real text" })
+            json!({ "type": "user.message", "text": "the real text" })
         )
         .status,
         200
@@ -370,7 +370,7 @@ fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
         "a sidebar entry carries no content: {entry}"
     );
     assert_eq!(entry["title"], "Renamed");
-    assert_eq!(events(&h, &id)[0]["message"], "the real text");
+    assert_eq!(events(&h, &id)[0]["text"], "the real text");
 }
 
 // ------------------------------------------------------------------------ the sidebar
@@ -478,9 +478,9 @@ fn search_finds_chats_by_title_and_by_message_text() {
     let budget = create(&h, json!({ "pendingUserMessage": "Monthly budget" }));
     let _other = create(&h, json!({ "pendingUserMessage": "100% unrelated" }));
     let log = [
-        json!({ "type": "user.message", "message": "Monthly budget" }),
-        json!({ "type": "text.delta", "delta": "Spend less on kyoto " }),
-        json!({ "type": "text.delta", "delta": "hotels 数据库" }),
+        json!({ "type": "user.message", "text": "Monthly budget" }),
+        json!({ "type": "assistant.text.delta", "delta": "Spend less on kyoto " }),
+        json!({ "type": "assistant.text.delta", "delta": "hotels 数据库" }),
     ];
     assert_eq!(snapshot(&h, &budget, &log, None).status, 200);
     let ids = |q: &str| -> Vec<String> {
@@ -563,8 +563,8 @@ fn rename_delete_and_export() {
     let h = Host::shared();
     let id = create(&h, json!({ "pendingUserMessage": "Export me" }));
     let log = [
-        json!({ "type": "user.message", "message": "Export me" }),
-        json!({ "type": "text.delta", "delta": "Here you go." }),
+        json!({ "type": "user.message", "text": "Export me" }),
+        json!({ "type": "assistant.text.delta", "delta": "Here you go." }),
         json!({ "type": "session.completed" }),
     ];
     assert_eq!(
@@ -1054,7 +1054,7 @@ fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
     .unwrap();
     let page = h.get("/api/chats").json();
     assert_eq!(page["chats"][0]["title"], "From v1");
-    let log = [json!({ "type": "user.message", "message": "searchable after the upgrade" })];
+    let log = [json!({ "type": "user.message", "text": "searchable after the upgrade" })];
     assert_eq!(snapshot(&h, "old-chat", &log, None).status, 200);
     assert_eq!(
         h.get("/api/chats?q=after%20the%20upgrade").json()["chats"][0]["id"],

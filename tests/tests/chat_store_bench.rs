@@ -37,7 +37,7 @@ fn time<T>(f: impl FnOnce() -> T) -> (Duration, T) {
 }
 
 fn delta(i: u64) -> Value {
-    json!({ "type": "text.delta", "index": i, "delta": format!("token {i} of a streamed answer, ") })
+    json!({ "type": "assistant.text.delta", "index": i, "delta": format!("token {i} of a streamed answer, ") })
 }
 
 #[test]

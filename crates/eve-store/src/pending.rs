@@ -72,6 +72,25 @@ mod tests {
     }
 
     #[test]
+    fn settling_types_agree_with_the_eve_protocol_definition() {
+        for t in SETTLING_EVENT_TYPES {
+            assert!(eve_api::eve::is_settling_type(t), "{t}");
+        }
+        for t in [
+            "user.message",
+            "assistant.text.delta",
+            "authorization.completed",
+            "usage",
+        ] {
+            assert_eq!(
+                is_settling_event_type(t),
+                eve_api::eve::is_settling_type(t),
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
     fn pending_without_any_settling_event_is_visible() {
         assert_eq!(visible_pending(pending_at(100), None), pending_at(100));
     }

@@ -1,14 +1,15 @@
 //! A readable transcript of an event log: what search indexes and what the Markdown export
-//! shows. The JSON export is the lossless one; this view keeps only who said what.
+//! shows. The JSON export is the lossless one; this view keeps who said what.
 //!
-//! The rules read the event `type` loosely so that they follow the agent's event names
-//! (`crates/eve-api/src/eve.rs`) without a second copy of them: a `user…` event starts a user
-//! turn with its `message` / `text` / `content`; text and assistant deltas (`delta` / `text`)
-//! extend the current assistant turn; a tool-call start names the tool; reasoning, usage,
-//! session, authorization and tool results are left out.
+//! Events are read as the agent's [`eve_api::eve::Event`] (the one definition of the event
+//! types): `user.message` starts a user turn, `assistant.text.delta`s join into the assistant's
+//! turn, a `tool.call.started` names the tool, authorization and failure events become notes.
+//! Reasoning, tool input and output, usage and events of unknown types are left out.
 
 use crate::limits::MAX_SEARCH_TEXT_BYTES;
 use eve_api::chat::ChatSummary;
+use eve_api::eve::{AuthorizationOutcome, Event};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Who a transcript turn belongs to.
@@ -16,7 +17,10 @@ use serde_json::Value;
 pub enum Role {
     User,
     Assistant,
+    /// A tool the assistant called (the text is its name).
     Tool,
+    /// What happened around the conversation (authorizations, a failed turn).
+    Note,
 }
 
 /// One turn of the transcript.
@@ -29,67 +33,47 @@ pub struct Turn {
 /// The turns of an event log, in order.
 pub fn transcript<'a>(events: impl IntoIterator<Item = &'a Value>) -> Vec<Turn> {
     let mut turns: Vec<Turn> = Vec::new();
-    for event in events {
-        let Some(kind) = event.get("type").and_then(Value::as_str) else {
+    for value in events {
+        let Ok(event) = Event::deserialize(value) else {
             continue;
         };
-        let kind = kind.to_ascii_lowercase();
-        let skipped = [
-            "reasoning",
-            "usage",
-            "result",
-            "session.",
-            "authorization",
-            "input",
-        ];
-        if skipped.iter().any(|s| kind.contains(s)) && !kind.contains("user") {
-            continue;
-        }
-        if kind.contains("user") {
-            if let Some(text) = first_text(event, &["message", "text", "content"]) {
-                turns.push(Turn {
-                    role: Role::User,
-                    text,
-                });
-            }
-        } else if kind.contains("tool") {
-            let starts =
-                kind.contains("start") || kind.ends_with("call") || kind.ends_with("call.created");
-            if starts && !kind.contains("delta") {
-                if let Some(name) = first_text(event, &["toolName", "name", "tool"]) {
-                    turns.push(Turn {
-                        role: Role::Tool,
-                        text: name,
-                    });
-                }
-            }
-        } else if kind.contains("text") || kind.contains("assistant") || kind.contains("message") {
-            if let Some(text) = first_text(event, &["delta", "text", "content"]) {
+        let (role, text) = match event {
+            Event::UserMessage { text } => (Role::User, text),
+            Event::TextDelta { delta } => {
                 match turns.last_mut() {
-                    Some(last) if last.role == Role::Assistant => last.text.push_str(&text),
+                    Some(last) if last.role == Role::Assistant => last.text.push_str(&delta),
                     _ => turns.push(Turn {
                         role: Role::Assistant,
-                        text,
+                        text: delta,
                     }),
                 }
+                continue;
             }
+            Event::ToolCallStarted { tool_name, .. } => (Role::Tool, tool_name),
+            Event::AuthorizationRequired { display_name, .. } => {
+                (Role::Note, format!("Connection needed: {display_name}"))
+            }
+            Event::AuthorizationCompleted {
+                connection,
+                outcome,
+                ..
+            } => {
+                let outcome = match outcome {
+                    AuthorizationOutcome::Granted => "connected",
+                    AuthorizationOutcome::Declined => "skipped",
+                };
+                (Role::Note, format!("{connection}: {outcome}"))
+            }
+            Event::SessionFailed { message, .. } => {
+                (Role::Note, format!("The turn failed: {message}"))
+            }
+            _ => continue,
+        };
+        if !text.is_empty() {
+            turns.push(Turn { role, text });
         }
     }
     turns
-}
-
-fn first_text(event: &Value, keys: &[&str]) -> Option<String> {
-    keys.iter().find_map(|k| match event.get(*k)? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Array(parts) => {
-            let joined: String = parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (!joined.is_empty()).then_some(joined)
-        }
-        _ => None,
-    })
 }
 
 /// The searchable text of a chat: its user and assistant turns, one per line, cut to
@@ -97,7 +81,7 @@ fn first_text(event: &Value, keys: &[&str]) -> Option<String> {
 pub fn search_text<'a>(events: impl IntoIterator<Item = &'a Value>) -> String {
     let mut out = String::new();
     for turn in transcript(events) {
-        if turn.role == Role::Tool {
+        if !matches!(turn.role, Role::User | Role::Assistant) {
             continue;
         }
         if !out.is_empty() {
@@ -141,6 +125,7 @@ pub fn markdown<'a>(chat: &ChatSummary, events: impl IntoIterator<Item = &'a Val
                 "\n> Used tool `{}`\n",
                 turn.text.replace('`', "'")
             )),
+            Role::Note => md.push_str(&format!("\n> _{}_\n", turn.text.replace('\n', " "))),
         }
     }
     md
@@ -201,14 +186,15 @@ mod tests {
 
     fn sample() -> Vec<Value> {
         vec![
-            json!({ "type": "user.message", "index": 0, "message": "What is Spin?" }),
-            json!({ "type": "reasoning.delta", "index": 1, "delta": "thinking hard" }),
-            json!({ "type": "text.delta", "index": 2, "delta": "Spin is " }),
-            json!({ "type": "text.delta", "index": 3, "delta": "a framework." }),
-            json!({ "type": "tool.call.started", "index": 4, "toolName": "get_weather" }),
-            json!({ "type": "tool.result", "index": 5, "output": "sunny" }),
-            json!({ "type": "usage", "index": 6, "inputTokens": 3 }),
+            json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
+            json!({ "type": "assistant.reasoning.delta", "index": 1, "delta": "thinking hard" }),
+            json!({ "type": "assistant.text.delta", "index": 2, "delta": "Spin is " }),
+            json!({ "type": "assistant.text.delta", "index": 3, "delta": "a framework." }),
+            json!({ "type": "tool.call.started", "index": 4, "toolCallId": "c1", "toolName": "get_weather" }),
+            json!({ "type": "tool.call.result", "index": 5, "toolCallId": "c1", "toolName": "get_weather", "output": "sunny", "isError": false }),
+            json!({ "type": "usage", "index": 6, "inputTokens": 3, "outputTokens": 4 }),
             json!({ "type": "session.completed", "index": 7 }),
+            json!({ "type": "something.new", "index": 8, "text": "ignored" }),
         ]
     }
 
@@ -232,6 +218,26 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn authorization_and_failure_become_notes_in_the_export_but_not_in_search() {
+        let events = vec![
+            json!({ "type": "authorization.required", "authorizationId": "a", "connection": "notion",
+                    "displayName": "Notion", "description": "d", "connectUrl": "u", "toolCallId": "c" }),
+            json!({ "type": "authorization.completed", "authorizationId": "a", "connection": "notion", "outcome": "declined" }),
+            json!({ "type": "session.failed", "message": "provider down" }),
+        ];
+        let notes: Vec<String> = transcript(&events).into_iter().map(|t| t.text).collect();
+        assert_eq!(
+            notes,
+            [
+                "Connection needed: Notion",
+                "notion: skipped",
+                "The turn failed: provider down"
+            ]
+        );
+        assert_eq!(search_text(&events), "");
     }
 
     #[test]

@@ -394,6 +394,18 @@ mod tests {
     }
 
     #[test]
+    fn the_eve_client_session_state_is_a_valid_session() {
+        let state = eve_api::eve::ClientSessionState {
+            session_id: "s-1".into(),
+            stream_index: 12,
+        };
+        let value = serde_json::to_value(&state).unwrap();
+        let stored = session(Some(&value)).unwrap().unwrap();
+        let back: eve_api::eve::ClientSessionState = serde_json::from_str(&stored).unwrap();
+        assert_eq!(back, state);
+    }
+
+    #[test]
     fn session_update_distinguishes_keep_clear_and_set() {
         assert_eq!(session_update(&None).unwrap(), SessionUpdate::Keep);
         assert_eq!(

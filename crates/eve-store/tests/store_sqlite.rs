@@ -324,12 +324,12 @@ fn search_matches_titles_and_message_text_with_wildcards_escaped() {
     store.create("b", Some("Budget"), 2).unwrap();
     store.create("c", Some("100% sure_thing"), 3).unwrap();
     let events = vec![
-        stored(&json!({ "type": "user.message", "message": "Budget" })),
-        stored(&json!({ "type": "text.delta", "delta": "Spend less on KYOTO hotels" })),
+        stored(&json!({ "type": "user.message", "text": "Budget" })),
+        stored(&json!({ "type": "assistant.text.delta", "delta": "Spend less on KYOTO hotels" })),
     ];
     let text = eve_store::transcript::search_text(&[
-        json!({ "type": "user.message", "message": "Budget" }),
-        json!({ "type": "text.delta", "delta": "Spend less on KYOTO hotels" }),
+        json!({ "type": "user.message", "text": "Budget" }),
+        json!({ "type": "assistant.text.delta", "delta": "Spend less on KYOTO hotels" }),
     ]);
     store
         .save_snapshot("b", &events, &text, &SessionUpdate::Keep, 4)
@@ -728,7 +728,7 @@ fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
             "c1",
             &[at(
                 0,
-                &json!({ "type": "user.message", "message": "the real text" }),
+                &json!({ "type": "user.message", "text": "the real text" }),
             )],
             2,
         )
@@ -741,10 +741,7 @@ fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
         4,
         "a sidebar entry carries no content: {entry}"
     );
-    assert_eq!(
-        store.get("c1").unwrap().events[0]["message"],
-        "the real text"
-    );
+    assert_eq!(store.get("c1").unwrap().events[0]["text"], "the real text");
 }
 
 #[test]
@@ -771,7 +768,7 @@ fn stored_events_are_byte_for_byte_the_canonical_json() {
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
     let tricky = json!({
-        "type": "text.delta", "delta": "quote \" backslash \\ newline \n tab \t unicode 数据 😀 \u{0001}",
+        "type": "assistant.text.delta", "delta": "quote \" backslash \\ newline \n tab \t unicode 数据 😀 \u{0001}",
         "n": [1, -2, 3.5, 1e300, 18446744073709551615u64], "nested": { "z": null, "a": true }
     });
     store.append("c1", &[at(0, &tricky)], 2).unwrap();
