@@ -36,6 +36,14 @@ export async function sendMessage(
   return { sessionId, streamIndex };
 }
 
+/** Answers an `input.requested`; returns where the continued turn's events start. */
+export async function answerInput(session: ClientSessionState, requestId: string, value: string): Promise<ClientSessionState> {
+  const body = await request<Partial<ClientSessionState>>("POST", `/eve/v1/session/${encodeURIComponent(session.sessionId)}`, {
+    inputResponses: [{ requestId, value }],
+  });
+  return { sessionId: session.sessionId, streamIndex: typeof body?.streamIndex === "number" ? body.streamIndex : session.streamIndex };
+}
+
 /** Tells the agent that the user declined an authorization (ends its wait). */
 export function declineAuthorization(sessionId: string, authorizationId: string): Promise<unknown> {
   return request("POST", `/eve/v1/session/${encodeURIComponent(sessionId)}`, {

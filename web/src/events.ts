@@ -143,7 +143,8 @@ export type RenderItem =
       authorization: PendingAuthorization;
       outcome: "pending" | "granted" | "declined";
     }
-  | { kind: "notice"; key: string; tone: "error" | "info"; text: string };
+  | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
+  | { kind: "input"; key: string; requestId: string; prompt: string; options: string[]; open: boolean };
 
 /**
  * Reduces the event log to render items. Deltas append to the current assistant message;
@@ -239,6 +240,14 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       case EVENT.authorizationCompleted: {
         const item = authItems.get(authorizationId(e));
         if (item) (item as { outcome: string }).outcome = e.outcome === "granted" ? "granted" : "declined";
+        break;
+      }
+      case EVENT.inputRequested: {
+        closeReasoning();
+        const options = Array.isArray(e.options) ? e.options.filter((o): o is string => typeof o === "string") : [];
+        const open = events.slice(i + 1).every((later) => isSettlingEvent(later));
+        items.push({ kind: "input", key: `q${i}`, requestId: str(e, "requestId", "id") ?? "", prompt: str(e, "prompt", "text") ?? "", options, open });
+        assistant = null;
         break;
       }
       case EVENT.sessionFailed: {

@@ -5,7 +5,7 @@
 // chats never mix.
 
 import { api, ApiError } from "./api";
-import { declineAuthorization, delay, interrupt, readStream, sendMessage, STREAM_DISCONNECTED } from "./eve";
+import { answerInput, declineAuthorization, delay, interrupt, readStream, sendMessage, STREAM_DISCONNECTED } from "./eve";
 import {
   buildSnapshot,
   EVENT,
@@ -408,6 +408,23 @@ export class ChatRuntime {
       this.set({ events: before });
       this.host.toast(`Skip failed: ${(err as Error).message}`);
     }
+  }
+
+  /** Answers the agent's structured input request and follows the continued turn. */
+  async answerInput(requestId: string, value: string): Promise<void> {
+    const session = this.state.session;
+    if (!session || this.busy) return;
+    this.set({ phase: "sending", stoppedAt: null });
+    if (this.turn) await Promise.race([this.turn, delay(DRAIN_AFTER_STOP_MS)]);
+    try {
+      const next = await answerInput(session, requestId, value);
+      this.cursor = Math.max(this.cursor, next.streamIndex);
+    } catch (err) {
+      this.set({ phase: "idle" });
+      this.host.toast((err as Error).message);
+      return;
+    }
+    this.startTurn("streaming", false);
   }
 
   /** After the user opened the Connect URL: follow the stream for the agent's continuation. */

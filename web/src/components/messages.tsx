@@ -10,6 +10,7 @@ export interface TranscriptProps {
   thinking: boolean;
   onConnect(auth: PendingAuthorization): void;
   onSkip(auth: PendingAuthorization): void;
+  onAnswer(requestId: string, value: string): void;
   authBusy: boolean;
 }
 
@@ -32,6 +33,21 @@ export function Transcript(props: TranscriptProps) {
                 onConnect={props.onConnect}
                 onSkip={props.onSkip}
               />
+            );
+          case "input":
+            return (
+              <section key={item.key} class="input-card" aria-label="The agent asks">
+                <div class="input-card-prompt">{item.prompt}</div>
+                {item.open && item.options.length > 0 && (
+                  <div class="input-card-options">
+                    {item.options.map((o) => (
+                      <button type="button" class="button small" key={o} onClick={() => props.onAnswer(item.requestId, o)}>
+                        {o}
+                      </button>
+                    ))}
+                  </div>
+                )}
+              </section>
             );
           case "notice":
             return (

@@ -122,6 +122,12 @@ export function SessionPage({ chatId }: { chatId: string }) {
     setDraft("");
     saveDraft("");
     stick.current = true;
+    // An open free-text question from the agent is answered by the next message typed.
+    const question = items.find((i) => i.kind === "input" && i.open && i.options.length === 0);
+    if (question && question.kind === "input") {
+      await runtime.answerInput(question.requestId, message);
+      return;
+    }
     const sent = await runtime.send(message);
     if (!sent) setDraft(message);
   };
@@ -155,6 +161,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
             thinking={thinking}
             onConnect={onConnect}
             onSkip={(auth) => void runtime.skipAuthorization(auth)}
+            onAnswer={(requestId, value) => void runtime.answerInput(requestId, value)}
             authBusy={state.phase === "connecting"}
           />
         )}
