@@ -37,6 +37,10 @@ pub fn open(path: &Path) -> Result<rusqlite::Connection> {
     // WAL lets readers proceed while a writer commits; the setting lives in the file and is
     // understood by any SQLite, Spin's included.
     conn.pragma_update(None, "journal_mode", "WAL")?;
+    // In WAL mode NORMAL never corrupts and loses nothing when the process dies (the fault
+    // model the tests exercise: SIGKILL mid-write); only an OS crash or power cut can drop the
+    // last commits. It is SQLite's recommended setting for WAL and triples write throughput.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
 }
