@@ -41,7 +41,8 @@ pub fn open(path: &Path) -> Result<rusqlite::Connection> {
     // model the tests exercise: SIGKILL mid-write); only an OS crash or power cut can drop the
     // last commits. It is SQLite's recommended setting for WAL and triples write throughput.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Foreign keys stay at SQLite's default (off), as on Spin: the app must not depend on a
+    // cascade that a Spin database would not run.
     Ok(conn)
 }
 
