@@ -162,7 +162,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
             onConnect={onConnect}
             onSkip={(auth) => void runtime.skipAuthorization(auth)}
             onAnswer={(requestId, value) => void runtime.answerInput(requestId, value)}
-            authBusy={state.phase === "connecting"}
+            authBusy={state.phase === "sending"}
           />
         )}
       </div>
