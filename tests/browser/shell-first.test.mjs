@@ -132,3 +132,30 @@ test("dark mode follows prefers-color-scheme", async () => {
   await screenshot(page, "home-dark");
   await page.context().close();
 });
+
+test("keyboard: every control is labelled, the composer is focused, and the connections menu works without a mouse", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await page.goto("/");
+  await page.waitForSelector(".auth-slot .viewer-name");
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll("button, a[href], textarea, input")]
+      .filter((el) => !(el.getAttribute("aria-label") || el.textContent.trim() || el.labels?.length || el.getAttribute("title")))
+      .map((el) => el.outerHTML.slice(0, 80)),
+  );
+  assert.deepEqual(unlabelled, []);
+  await page.waitForFunction(() => document.activeElement?.id === "composer-input");
+  await page.keyboard.press("Shift+Tab");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "composer-input");
+  await page.keyboard.press("Tab");
+  assert.match(await page.evaluate(() => document.activeElement?.textContent), /Connections/);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("[role=menu]");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Space");
+  const saved = await page.evaluate(() => JSON.parse(localStorage.getItem("eve-chat-connections")));
+  assert.equal(saved.notion, false, "the first toggle (Notion) was switched off by keyboard");
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("[role=menu]", { state: "detached" });
+  await page.context().close();
+});
