@@ -1,0 +1,371 @@
+//! The agent's tools: `get_weather` (deterministic offline data), `wait` (a long-running task
+//! that honours interrupts), memory (`remember`, `recall`, `forget`), and one search tool per
+//! connection. Outputs are structured JSON; an output over [`MAX_OUTPUT_BYTES`] is stored aside
+//! and the model gets a preview (seed 003).
+
+use serde_json::{json, Value};
+
+use crate::connections::{self, Connection};
+use crate::memory;
+use crate::model::{ToolCall, ToolSpec};
+
+/// Outputs larger than this are stored aside (seed 003: 100 KB).
+pub const MAX_OUTPUT_BYTES: usize = 100 * 1024;
+/// The preview the model gets of a stored-aside output.
+pub const PREVIEW_BYTES: usize = 2000;
+/// The longest `wait`.
+pub const MAX_WAIT_SECS: u64 = 120;
+
+/// What tools may touch.
+pub trait ToolHost {
+    /// The caller's memory document.
+    fn memory(&mut self) -> Result<String, String>;
+    fn set_memory(&mut self, document: &str) -> Result<(), String>;
+    /// Sleeps up to `ms`, checking for a stop; false when the user interrupted.
+    fn pause(&mut self, ms: u64) -> bool;
+}
+
+/// A tool's result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    Done {
+        output: Value,
+        is_error: bool,
+    },
+    /// The user stopped the turn while the tool ran (checkpoint 5).
+    Interrupted,
+}
+
+fn done(output: Value) -> ToolOutcome {
+    ToolOutcome::Done {
+        output,
+        is_error: false,
+    }
+}
+
+fn error(message: impl Into<String>) -> ToolOutcome {
+    ToolOutcome::Done {
+        output: json!({ "error": message.into() }),
+        is_error: true,
+    }
+}
+
+/// The tools offered this turn: the built-ins, plus the search tool of each enabled connection.
+pub fn specs(enabled: &[&Connection]) -> Vec<ToolSpec> {
+    let mut v = vec![
+        ToolSpec {
+            name: "get_weather".into(),
+            description: "Current weather for a city: temperature (°C), conditions, humidity, wind.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "city": { "type": "string", "description": "City name, e.g. Paris" } },
+                "required": ["city"],
+            }),
+        },
+        ToolSpec {
+            name: "wait".into(),
+            description: "Waits for the given number of seconds (a stand-in for a long-running task).".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "seconds": { "type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECS } },
+                "required": ["seconds"],
+            }),
+        },
+        ToolSpec {
+            name: "remember".into(),
+            description: "Saves a stable fact or preference about the user to long-term memory. Never passwords, tokens, payment data, keys or one-time codes.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "fact": { "type": "string" } },
+                "required": ["fact"],
+            }),
+        },
+        ToolSpec {
+            name: "recall".into(),
+            description: "Reads everything remembered about the user.".into(),
+            input_schema: json!({ "type": "object", "properties": {} }),
+        },
+        ToolSpec {
+            name: "forget".into(),
+            description: "Removes remembered facts that contain the given text.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "text": { "type": "string" } },
+                "required": ["text"],
+            }),
+        },
+    ];
+    for c in enabled {
+        v.push(ToolSpec {
+            name: c.tool.into(),
+            description: format!("Searches {} ({})", c.display_name, c.description),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "query": { "type": "string" } },
+                "required": ["query"],
+            }),
+        });
+    }
+    v
+}
+
+/// Runs a call.
+pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
+    if let Some(raw) = call.input.get("_invalidInput") {
+        return error(format!("the tool input is not a JSON object: {raw}"));
+    }
+    let str_arg = |name: &str| call.input.get(name).and_then(Value::as_str).map(str::trim);
+    match call.name.as_str() {
+        "get_weather" => match str_arg("city").filter(|c| !c.is_empty()) {
+            Some(city) => {
+                if !host.pause(300) {
+                    return ToolOutcome::Interrupted;
+                }
+                done(weather(city))
+            }
+            None => error("get_weather needs a city"),
+        },
+        "wait" => {
+            let secs = call
+                .input
+                .get("seconds")
+                .and_then(Value::as_u64)
+                .unwrap_or(5);
+            let secs = secs.clamp(1, MAX_WAIT_SECS);
+            for _ in 0..secs * 10 {
+                if !host.pause(100) {
+                    return ToolOutcome::Interrupted;
+                }
+            }
+            done(json!({ "waitedSeconds": secs }))
+        }
+        "remember" => {
+            let fact = str_arg("fact").unwrap_or("");
+            let doc = match host.memory() {
+                Ok(d) => d,
+                Err(e) => return error(format!("memory is unavailable: {e}")),
+            };
+            match memory::remember(&doc, fact) {
+                Ok(next) => match host.set_memory(&next) {
+                    Ok(()) => {
+                        done(json!({ "remembered": fact, "facts": memory::facts(&next).len() }))
+                    }
+                    Err(e) => error(format!("memory is unavailable: {e}")),
+                },
+                Err(e) => error(e.to_string()),
+            }
+        }
+        "recall" => match host.memory() {
+            Ok(doc) => done(json!({ "facts": memory::facts(&doc) })),
+            Err(e) => error(format!("memory is unavailable: {e}")),
+        },
+        "forget" => {
+            let text = str_arg("text").unwrap_or("");
+            match host.memory() {
+                Ok(doc) => {
+                    let (next, removed) = memory::forget(&doc, text);
+                    match host.set_memory(&next) {
+                        Ok(()) => done(json!({ "forgotten": removed })),
+                        Err(e) => error(format!("memory is unavailable: {e}")),
+                    }
+                }
+                Err(e) => error(format!("memory is unavailable: {e}")),
+            }
+        }
+        name => match connections::for_tool(name) {
+            Some(c) => {
+                if !host.pause(200) {
+                    return ToolOutcome::Interrupted;
+                }
+                done(connection_search(c, str_arg("query").unwrap_or("")))
+            }
+            None => error(format!("unknown tool {name:?}")),
+        },
+    }
+}
+
+/// A small stable hash (FNV-1a) for deterministic demo data.
+pub fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Deterministic offline weather for a city (same city, same answer).
+pub fn weather(city: &str) -> Value {
+    const CONDITIONS: &[&str] = &[
+        "sunny",
+        "partly cloudy",
+        "cloudy",
+        "light rain",
+        "showers",
+        "windy",
+        "foggy",
+        "clear",
+    ];
+    let h = stable_hash(&city.to_lowercase());
+    let temp = (h % 35) as i64 - 5;
+    json!({
+        "city": city,
+        "temperatureC": temp,
+        "condition": CONDITIONS[(h / 35 % CONDITIONS.len() as u64) as usize],
+        "humidityPct": 30 + (h / 7 % 60),
+        "windKph": 2 + (h / 11 % 40),
+        "source": "offline demo data",
+    })
+}
+
+fn connection_search(c: &Connection, query: &str) -> Value {
+    let h = stable_hash(&format!("{}:{query}", c.id));
+    let results: Vec<Value> = (0..3)
+        .map(|i| {
+            json!({
+                "title": format!("{} result {} for “{query}”", c.display_name, i + 1),
+                "id": format!("{}-{:x}", c.id, (h >> (i * 8)) & 0xffff),
+            })
+        })
+        .collect();
+    json!({ "connection": c.id, "query": query, "results": results, "source": "offline demo data" })
+}
+
+/// An output bounded for the event log and the model: `(shown, stored_aside)`. Over
+/// [`MAX_OUTPUT_BYTES`], `shown` is a preview object and `stored_aside` the whole JSON text.
+pub fn bound_output(output: Value) -> (Value, Option<String>) {
+    let text = output.to_string();
+    if text.len() <= MAX_OUTPUT_BYTES {
+        return (output, None);
+    }
+    let mut cut = PREVIEW_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (
+        json!({
+            "preview": &text[..cut],
+            "truncated": true,
+            "totalBytes": text.len(),
+            "note": "the full output is stored with the session; only this preview is shown",
+        }),
+        Some(text),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Host {
+        memory: String,
+        stop_after: Option<u32>,
+        pauses: u32,
+    }
+
+    impl ToolHost for Host {
+        fn memory(&mut self) -> Result<String, String> {
+            Ok(self.memory.clone())
+        }
+        fn set_memory(&mut self, document: &str) -> Result<(), String> {
+            self.memory = document.to_string();
+            Ok(())
+        }
+        fn pause(&mut self, _ms: u64) -> bool {
+            self.pauses += 1;
+            self.stop_after.is_none_or(|n| self.pauses <= n)
+        }
+    }
+
+    fn host() -> Host {
+        Host {
+            memory: String::new(),
+            stop_after: None,
+            pauses: 0,
+        }
+    }
+
+    fn call(name: &str, input: Value) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            input,
+        }
+    }
+
+    #[test]
+    fn get_weather_is_deterministic_structured_json() {
+        let a = run(&call("get_weather", json!({"city": "Paris"})), &mut host());
+        let b = run(&call("get_weather", json!({"city": "Paris"})), &mut host());
+        assert_eq!(a, b);
+        match a {
+            ToolOutcome::Done { output, is_error } => {
+                assert!(!is_error);
+                assert_eq!(output["city"], "Paris");
+                assert!(output["temperatureC"].is_i64());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tool_stops_when_the_user_interrupts_it() {
+        let mut h = Host {
+            stop_after: Some(3),
+            ..host()
+        };
+        assert_eq!(
+            run(&call("wait", json!({"seconds": 5})), &mut h),
+            ToolOutcome::Interrupted
+        );
+    }
+
+    #[test]
+    fn remember_refuses_secrets_and_keeps_the_document_unchanged() {
+        let mut h = host();
+        let r = run(
+            &call("remember", json!({"fact": "my password is hunter2"})),
+            &mut h,
+        );
+        assert!(matches!(r, ToolOutcome::Done { is_error: true, .. }));
+        assert_eq!(h.memory, "");
+        run(&call("remember", json!({"fact": "prefers tea"})), &mut h);
+        match run(&call("recall", json!({})), &mut h) {
+            ToolOutcome::Done { output, .. } => assert_eq!(output["facts"], json!(["prefers tea"])),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn outputs_over_100_kb_are_stored_aside_and_the_model_gets_a_preview() {
+        let big = json!({ "data": "x".repeat(MAX_OUTPUT_BYTES + 1) });
+        let (shown, stored) = bound_output(big.clone());
+        assert_eq!(stored, Some(big.to_string()));
+        assert_eq!(shown["truncated"], true);
+        assert!(shown["preview"].as_str().unwrap().len() <= PREVIEW_BYTES);
+        let small = json!({"a": 1});
+        assert_eq!(bound_output(small.clone()), (small, None));
+    }
+
+    #[test]
+    fn invalid_or_unknown_calls_answer_a_tool_error() {
+        assert!(matches!(
+            run(&call("nope", json!({})), &mut host()),
+            ToolOutcome::Done { is_error: true, .. }
+        ));
+        assert!(matches!(
+            run(
+                &call("get_weather", json!({"_invalidInput": "{"})),
+                &mut host()
+            ),
+            ToolOutcome::Done { is_error: true, .. }
+        ));
+    }
+
+    #[test]
+    fn connection_tools_are_offered_only_for_enabled_connections() {
+        let names: Vec<String> = specs(&[connections::by_id("linear").unwrap()])
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert!(names.contains(&"linear_search".to_string()));
+        assert!(!names.contains(&"notion_search".to_string()));
+    }
+}

@@ -1,0 +1,667 @@
+//! One turn of the agent: model calls and tool calls until the model is done, with the five
+//! interrupt checkpoints of seed 003 —
+//!
+//! 1. before each model call;
+//! 2. while the model streams (every event);
+//! 3. after a failed model call (an interrupt that broke the call is a stop, not a failure);
+//! 4. before each tool call;
+//! 5. while a tool runs (tools pause in small slices and check).
+//!
+//! A stop closes every open tool call with a synthetic error result ("interrupted by the
+//! user"; half-streamed fragments are marked discarded and never reach the model) and settles
+//! with `session.waiting`. Every event goes through [`TurnHost::emit`], which persists it
+//! before any reader can see it.
+
+use eve_api::eve::{AuthorizationOutcome, Event};
+use serde_json::json;
+
+use crate::connections;
+use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest, ToolCall};
+use crate::tools::{self, ToolHost, ToolOutcome};
+use crate::transcript::{self, INTERRUPTED_BY_USER};
+
+/// Most model calls in one turn.
+pub const MAX_MODEL_CALLS: usize = 8;
+
+/// This runner no longer owns the session (its lease was taken over): stop without writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fenced;
+
+/// What a turn needs from its environment.
+pub trait TurnHost: ToolHost {
+    /// Persists `event` as the session's next event (before any reader sees it).
+    fn emit(&mut self, event: &Event) -> Result<(), Fenced>;
+    /// A checkpoint: whether the user asked this turn to stop. Also keeps the lease alive.
+    fn stop_requested(&mut self) -> bool;
+    /// Whether the caller has authorized `connection`.
+    fn connection_granted(&mut self, connection: &str) -> bool;
+    /// Keeps an oversized tool output aside (the event and the model get a preview).
+    fn store_output_aside(&mut self, tool_call_id: &str, output: &str);
+    /// Where the user authorizes a connection for this session.
+    fn connect_url(&self, authorization_id: &str) -> String;
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Completed,
+    /// Stopped by the user (`session.waiting`).
+    Interrupted,
+    Failed(String),
+    AwaitingAuthorization,
+    /// Lost the session to another runner; nothing more was written.
+    Fenced,
+}
+
+/// The system prompt.
+pub fn system_prompt(memory: &str, client_context: Option<&str>) -> String {
+    let facts = crate::memory::facts(memory);
+    let remembered = if facts.is_empty() {
+        "(nothing yet)".to_string()
+    } else {
+        facts
+            .iter()
+            .map(|f| format!("- {f}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut s = String::from(
+        "You are eve, a helpful assistant in the eve-chat web app. Answer in Markdown. Use the tools when they help: \
+         get_weather for weather questions; remember / recall / forget for long-term memory about the user.\n\
+         Memory rules: remember only stable facts and preferences the user tells you. Never store passwords, tokens, \
+         payment data, keys or one-time codes (the memory tool refuses them).\n\
+         Connections (Notion, Linear, Sentry): use a connection's search tool only when it is offered; the user may \
+         have to authorize it first, which the app handles.\n\n",
+    );
+    s.push_str("What you remember about the user:\n");
+    s.push_str(&remembered);
+    if let Some(ctx) = client_context.filter(|c| !c.trim().is_empty()) {
+        s.push_str("\n\nContext from the app for this turn: ");
+        s.push_str(ctx.trim());
+    }
+    s
+}
+
+/// Events that close an interrupted turn.
+pub fn interrupted_events(log: &[Event]) -> Vec<Event> {
+    let mut v = transcript::closing_results(log, INTERRUPTED_BY_USER);
+    v.push(Event::SessionWaiting {
+        reason: Some("interrupted".into()),
+    });
+    v
+}
+
+/// Events that close a failed turn.
+pub fn failed_events(log: &[Event], message: &str, code: &str) -> Vec<Event> {
+    let mut v = transcript::closing_results(log, &format!("not run: {message}"));
+    v.push(Event::SessionFailed {
+        message: message.into(),
+        code: Some(code.into()),
+    });
+    v
+}
+
+/// The authorization a settled session waits for: `(authorizationId, connection)`.
+pub fn pending_authorization(log: &[Event]) -> Option<(String, String)> {
+    match log.last()? {
+        Event::AuthorizationRequired {
+            authorization_id,
+            connection,
+            ..
+        } => Some((authorization_id.clone(), connection.clone())),
+        _ => None,
+    }
+}
+
+/// Events that end a pending authorization declined: the completion, synthetic results for
+/// the calls that waited, `session.waiting`.
+pub fn declined_events(log: &[Event]) -> Vec<Event> {
+    let Some((authorization_id, connection)) = pending_authorization(log) else {
+        return Vec::new();
+    };
+    let name = connections::by_id(&connection).map_or(connection.as_str(), |c| c.display_name);
+    let mut v = vec![Event::AuthorizationCompleted {
+        authorization_id,
+        connection: connection.clone(),
+        outcome: AuthorizationOutcome::Declined,
+    }];
+    v.extend(transcript::closing_results(
+        log,
+        &format!("the user declined to connect {name}"),
+    ));
+    v.push(Event::SessionWaiting {
+        reason: Some("declined".into()),
+    });
+    v
+}
+
+/// The event that grants a pending authorization (the turn then continues).
+pub fn granted_event(log: &[Event]) -> Option<Event> {
+    let (authorization_id, connection) = pending_authorization(log)?;
+    Some(Event::AuthorizationCompleted {
+        authorization_id,
+        connection,
+        outcome: AuthorizationOutcome::Granted,
+    })
+}
+
+/// Runs a turn over `log` (the session's events so far, ending with what started this turn:
+/// a user message, or a granted authorization).
+pub fn run_turn(
+    host: &mut dyn TurnHost,
+    model: &mut dyn Model,
+    log: Vec<Event>,
+    client_context: Option<&str>,
+) -> TurnOutcome {
+    let mut turn = Turn { host, log };
+    match turn.run(model, client_context) {
+        Ok(outcome) => outcome,
+        Err(Fenced) => TurnOutcome::Fenced,
+    }
+}
+
+struct Turn<'h> {
+    host: &'h mut dyn TurnHost,
+    log: Vec<Event>,
+}
+
+impl Turn<'_> {
+    fn emit(&mut self, event: Event) -> Result<(), Fenced> {
+        self.host.emit(&event)?;
+        self.log.push(event);
+        Ok(())
+    }
+
+    fn emit_all(&mut self, events: Vec<Event>) -> Result<(), Fenced> {
+        events.into_iter().try_for_each(|e| self.emit(e))
+    }
+
+    fn interrupted(&mut self) -> Result<TurnOutcome, Fenced> {
+        let events = interrupted_events(&self.log);
+        self.emit_all(events)?;
+        Ok(TurnOutcome::Interrupted)
+    }
+
+    fn failed(&mut self, message: &str, code: &str) -> Result<TurnOutcome, Fenced> {
+        let events = failed_events(&self.log, message, code);
+        self.emit_all(events)?;
+        Ok(TurnOutcome::Failed(message.to_string()))
+    }
+
+    fn run(
+        &mut self,
+        model: &mut dyn Model,
+        client_context: Option<&str>,
+    ) -> Result<TurnOutcome, Fenced> {
+        let enabled = connections::enabled(client_context);
+        let specs = tools::specs(&enabled);
+        for _ in 0..MAX_MODEL_CALLS {
+            // Complete tool calls without results run first (after a model call, or when a
+            // granted authorization resumes the turn).
+            for call in transcript::unanswered_ready_calls(&self.log) {
+                // Checkpoint 4: before a tool call.
+                if self.host.stop_requested() {
+                    return self.interrupted();
+                }
+                if let Some(c) = connections::for_tool(&call.name) {
+                    if !enabled.iter().any(|e| e.id == c.id) {
+                        self.tool_result(&call, json!({ "error": format!("{} is disabled for this turn", c.display_name) }), true)?;
+                        continue;
+                    }
+                    if !self.host.connection_granted(c.id) {
+                        let authorization_id = format!("auth_{}", call.id);
+                        let connect_url = self.host.connect_url(&authorization_id);
+                        self.emit(Event::AuthorizationRequired {
+                            authorization_id,
+                            connection: c.id.into(),
+                            display_name: c.display_name.into(),
+                            description: c.description.into(),
+                            connect_url,
+                            tool_call_id: call.id.clone(),
+                        })?;
+                        return Ok(TurnOutcome::AwaitingAuthorization);
+                    }
+                }
+                // Checkpoint 5: tools pause in slices and check for a stop.
+                match tools::run(&call, &mut *self.host) {
+                    ToolOutcome::Done { output, is_error } => {
+                        self.tool_result(&call, output, is_error)?
+                    }
+                    ToolOutcome::Interrupted => return self.interrupted(),
+                }
+            }
+            // Checkpoint 1: before a model call.
+            if self.host.stop_requested() {
+                return self.interrupted();
+            }
+            let memory = self.host.memory().unwrap_or_default();
+            let request = ModelRequest {
+                system: system_prompt(&memory, client_context),
+                messages: transcript::messages(&self.log),
+                tools: specs.clone(),
+            };
+            let mut made_calls = false;
+            let mut fenced = false;
+            let result = {
+                let host = &mut *self.host;
+                let log = &mut self.log;
+                model.stream(&request, &mut |ev| {
+                    // Checkpoint 2: while streaming.
+                    if host.stop_requested() {
+                        return Flow::Stop;
+                    }
+                    let event = match ev {
+                        ModelEvent::TextDelta(delta) => Event::TextDelta { delta },
+                        ModelEvent::ReasoningDelta(delta) => Event::ReasoningDelta { delta },
+                        ModelEvent::ToolCallStarted { id, name } => Event::ToolCallStarted {
+                            tool_call_id: id,
+                            tool_name: name,
+                        },
+                        ModelEvent::ToolInputDelta { id, delta } => Event::ToolInputDelta {
+                            tool_call_id: id,
+                            delta,
+                        },
+                        ModelEvent::ToolCallReady(ToolCall { id, name, input }) => {
+                            made_calls = true;
+                            Event::ToolCallReady {
+                                tool_call_id: id,
+                                tool_name: name,
+                                input,
+                            }
+                        }
+                        ModelEvent::Usage {
+                            input_tokens,
+                            output_tokens,
+                        } => Event::Usage {
+                            input_tokens,
+                            output_tokens,
+                        },
+                        ModelEvent::Finished { .. } | ModelEvent::Waiting => return Flow::Continue,
+                    };
+                    if host.emit(&event).is_err() {
+                        fenced = true;
+                        return Flow::Stop;
+                    }
+                    log.push(event);
+                    Flow::Continue
+                })
+            };
+            if fenced {
+                return Err(Fenced);
+            }
+            match result {
+                Ok(()) => {}
+                Err(ModelError::Interrupted) => return self.interrupted(),
+                Err(ModelError::Provider { message, code }) => {
+                    // Checkpoint 3: a call that failed because of a stop is a stop.
+                    if self.host.stop_requested() {
+                        return self.interrupted();
+                    }
+                    return self.failed(&message, &code);
+                }
+            }
+            if !made_calls {
+                // Fragments of calls that never completed (a provider quirk) are closed too.
+                let closing = transcript::closing_results(
+                    &self.log,
+                    "the model did not finish this tool call",
+                );
+                self.emit_all(closing)?;
+                self.emit(Event::SessionCompleted {
+                    finish_reason: Some("stop".into()),
+                })?;
+                return Ok(TurnOutcome::Completed);
+            }
+        }
+        let closing = transcript::closing_results(&self.log, "the turn reached its step limit");
+        self.emit_all(closing)?;
+        self.emit(Event::SessionCompleted {
+            finish_reason: Some("max_steps".into()),
+        })?;
+        Ok(TurnOutcome::Completed)
+    }
+
+    fn tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: serde_json::Value,
+        is_error: bool,
+    ) -> Result<(), Fenced> {
+        let (shown, aside) = tools::bound_output(output);
+        if let Some(full) = &aside {
+            self.host.store_output_aside(&call.id, full);
+        }
+        self.emit(Event::ToolResult {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            output: shown,
+            is_error,
+            synthetic: false,
+            discarded: false,
+            truncated: aside.is_some(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::DemoModel;
+    use crate::model::ModelRequest;
+
+    /// A host that records events and stops after a given number of checkpoints.
+    #[derive(Default)]
+    struct Host {
+        events: Vec<Event>,
+        checks: usize,
+        stop_at_check: Option<usize>,
+        stop_when: Option<fn(&[Event]) -> bool>,
+        granted: Vec<String>,
+        memory: String,
+        fence_after: Option<usize>,
+    }
+
+    impl ToolHost for Host {
+        fn memory(&mut self) -> Result<String, String> {
+            Ok(self.memory.clone())
+        }
+        fn set_memory(&mut self, d: &str) -> Result<(), String> {
+            self.memory = d.into();
+            Ok(())
+        }
+        fn pause(&mut self, _ms: u64) -> bool {
+            !self.stop_requested()
+        }
+    }
+
+    impl TurnHost for Host {
+        fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
+            if self.fence_after.is_some_and(|n| self.events.len() >= n) {
+                return Err(Fenced);
+            }
+            self.events.push(event.clone());
+            Ok(())
+        }
+        fn stop_requested(&mut self) -> bool {
+            self.checks += 1;
+            self.stop_at_check.is_some_and(|n| self.checks >= n)
+                || self.stop_when.is_some_and(|f| f(&self.events))
+        }
+        fn connection_granted(&mut self, c: &str) -> bool {
+            self.granted.iter().any(|g| g == c)
+        }
+        fn store_output_aside(&mut self, _: &str, _: &str) {}
+        fn connect_url(&self, id: &str) -> String {
+            format!("/eve/v1/session/s/authorizations/{id}")
+        }
+    }
+
+    fn demo() -> DemoModel<fn(u64)> {
+        DemoModel {
+            pacing_ms: 0,
+            sleep: |_| {},
+        }
+    }
+
+    fn user(text: &str) -> Vec<Event> {
+        vec![Event::UserMessage { text: text.into() }]
+    }
+
+    fn types(events: &[Event]) -> Vec<&'static str> {
+        events.iter().map(Event::type_name).collect()
+    }
+
+    #[test]
+    fn a_weather_turn_calls_the_tool_then_answers_and_completes() {
+        let mut h = Host::default();
+        let out = run_turn(&mut h, &mut demo(), user("weather in Paris"), None);
+        assert_eq!(out, TurnOutcome::Completed);
+        let t = types(&h.events);
+        assert!(
+            t.contains(&"tool.call.started")
+                && t.contains(&"tool.call.ready")
+                && t.contains(&"tool.call.result")
+        );
+        assert_eq!(t.last(), Some(&"session.completed"));
+        assert!(
+            t.iter().rposition(|x| *x == "assistant.text.delta")
+                > t.iter().position(|x| *x == "tool.call.result")
+        );
+    }
+
+    #[test]
+    fn a_stop_before_the_model_call_settles_waiting_without_model_output() {
+        let mut h = Host {
+            stop_at_check: Some(1),
+            ..Default::default()
+        };
+        let out = run_turn(&mut h, &mut demo(), user("hello"), None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        assert_eq!(types(&h.events), vec!["session.waiting"]);
+    }
+
+    #[test]
+    fn a_stop_while_streaming_ends_the_stream_and_settles_waiting() {
+        let mut h = Host {
+            stop_at_check: Some(6),
+            ..Default::default()
+        };
+        let out = run_turn(&mut h, &mut demo(), user("count to 100"), None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        let t = types(&h.events);
+        assert_eq!(t.last(), Some(&"session.waiting"));
+        assert!(t.len() < 20);
+    }
+
+    #[test]
+    fn a_stop_while_a_tool_call_streams_discards_the_fragment_and_keeps_the_transcript_consistent()
+    {
+        // Stop as soon as the first input fragment is persisted.
+        let mut h = Host {
+            stop_when: Some(|ev: &[Event]| {
+                ev.iter().any(|e| matches!(e, Event::ToolInputDelta { .. }))
+            }),
+            ..Default::default()
+        };
+        let mut log = user("weather in Paris");
+        let out = run_turn(&mut h, &mut demo(), log.clone(), None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        let last_two: Vec<_> = h.events.iter().rev().take(2).collect();
+        assert!(matches!(last_two[0], Event::SessionWaiting { .. }));
+        assert!(matches!(
+            last_two[1],
+            Event::ToolResult {
+                discarded: true,
+                synthetic: true,
+                is_error: true,
+                ..
+            }
+        ));
+        log.extend(h.events.clone());
+        assert!(transcript::open_calls(&log).is_empty());
+        // The fragment never reaches the model.
+        assert!(transcript::messages(&log)
+            .iter()
+            .all(|m| !matches!(m, crate::model::ModelMessage::ToolResult { .. })));
+    }
+
+    #[test]
+    fn a_stop_during_a_tool_call_gives_every_complete_call_a_synthetic_interrupted_result() {
+        let mut h = Host {
+            stop_when: Some(|ev: &[Event]| {
+                ev.iter()
+                    .filter(|e| matches!(e, Event::ToolCallReady { .. }))
+                    .count()
+                    >= 2
+            }),
+            ..Default::default()
+        };
+        let mut log = user("weather in Paris and Rome");
+        let out = run_turn(&mut h, &mut demo(), log.clone(), None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        let synthetic: Vec<_> = h
+            .events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    Event::ToolResult {
+                        synthetic: true,
+                        discarded: false,
+                        ..
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(synthetic.len(), 2);
+        for e in synthetic {
+            if let Event::ToolResult {
+                output, is_error, ..
+            } = e
+            {
+                assert!(*is_error);
+                assert_eq!(output["error"], INTERRUPTED_BY_USER);
+            }
+        }
+        // The next turn starts consistently: every call has its result in the transcript.
+        log.extend(h.events.clone());
+        log.push(Event::UserMessage {
+            text: "hello".into(),
+        });
+        let mut h2 = Host::default();
+        assert_eq!(
+            run_turn(&mut h2, &mut demo(), log, None),
+            TurnOutcome::Completed
+        );
+    }
+
+    #[test]
+    fn a_stop_while_the_wait_tool_runs_interrupts_it() {
+        let mut h = Host {
+            stop_when: Some(|ev: &[Event]| {
+                ev.iter().any(|e| matches!(e, Event::ToolCallReady { .. }))
+            }),
+            ..Default::default()
+        };
+        // The first checkpoint after the call is ready is "before the tool" (4); make it pass
+        // once so the stop lands inside the tool (5).
+        let out = run_turn(&mut h, &mut demo(), user("wait 5"), None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        assert!(h.events.iter().any(|e| matches!(
+            e,
+            Event::ToolResult {
+                synthetic: true,
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn a_provider_failure_settles_failed_with_synthetic_results() {
+        let mut h = Host::default();
+        let out = run_turn(&mut h, &mut demo(), user("fail please"), None);
+        assert!(matches!(out, TurnOutcome::Failed(_)));
+        assert!(matches!(h.events.last(), Some(Event::SessionFailed { .. })));
+    }
+
+    #[test]
+    fn a_failure_caused_by_a_stop_settles_waiting_not_failed() {
+        struct Breaks;
+        impl Model for Breaks {
+            fn stream(
+                &mut self,
+                _: &ModelRequest,
+                _: &mut dyn FnMut(ModelEvent) -> Flow,
+            ) -> Result<(), ModelError> {
+                Err(ModelError::provider("stream_cut", "connection reset"))
+            }
+        }
+        let mut h = Host {
+            stop_at_check: Some(2),
+            ..Default::default()
+        };
+        let out = run_turn(&mut h, &mut Breaks, user("hi"), None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        assert!(matches!(
+            h.events.last(),
+            Some(Event::SessionWaiting { .. })
+        ));
+    }
+
+    #[test]
+    fn an_unauthorized_connection_emits_authorization_required_and_settles() {
+        let mut h = Host::default();
+        let mut log = user("search Notion for the roadmap");
+        let out = run_turn(&mut h, &mut demo(), log.clone(), None);
+        assert_eq!(out, TurnOutcome::AwaitingAuthorization);
+        let last = h.events.last().unwrap();
+        assert!(
+            matches!(last, Event::AuthorizationRequired { connection, connect_url, .. }
+            if connection == "notion" && connect_url.contains("/authorizations/"))
+        );
+        log.extend(h.events.clone());
+
+        // Granted: the waiting call runs and the turn continues.
+        let mut granted = log.clone();
+        granted.push(granted_event(&log).unwrap());
+        let mut h2 = Host {
+            granted: vec!["notion".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            run_turn(&mut h2, &mut demo(), granted, None),
+            TurnOutcome::Completed
+        );
+        assert!(h2.events.iter().any(|e| matches!(e, Event::ToolResult { tool_name, is_error: false, .. } if tool_name == "notion_search")));
+
+        // Declined: completion, synthetic result, waiting; the transcript stays consistent.
+        let declined = declined_events(&log);
+        assert_eq!(
+            types(&declined),
+            vec![
+                "authorization.completed",
+                "tool.call.result",
+                "session.waiting"
+            ]
+        );
+        let mut after = log.clone();
+        after.extend(declined);
+        assert!(transcript::open_calls(&after).is_empty());
+    }
+
+    #[test]
+    fn a_disabled_connection_is_never_used() {
+        let mut h = Host::default();
+        let ctx = "Connections the user disabled (do not use them): Notion, Linear, Sentry.";
+        let out = run_turn(&mut h, &mut demo(), user("search Notion for x"), Some(ctx));
+        assert_eq!(out, TurnOutcome::Completed);
+        assert!(!h
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::AuthorizationRequired { .. })));
+    }
+
+    #[test]
+    fn a_fenced_runner_stops_without_writing_more() {
+        let mut h = Host {
+            fence_after: Some(3),
+            ..Default::default()
+        };
+        let out = run_turn(&mut h, &mut demo(), user("count to 50"), None);
+        assert_eq!(out, TurnOutcome::Fenced);
+        assert_eq!(h.events.len(), 3);
+    }
+
+    #[test]
+    fn memory_tools_use_the_hosts_memory() {
+        let mut h = Host::default();
+        run_turn(
+            &mut h,
+            &mut demo(),
+            user("remember that I like green tea"),
+            None,
+        );
+        assert_eq!(h.memory, "- I like green tea");
+        assert!(system_prompt(&h.memory, Some("ctx")).contains("- I like green tea"));
+    }
+}
