@@ -1,28 +1,227 @@
-//! `eve-proxy`: the public face of the eve session API. Forwards `/eve/v1/*` to the private
-//! `agent` component through Spin service chaining.
+//! `eve-proxy`: the public face of the eve session API (`/eve/v1/*`).
+//!
+//! 1. Routes and validates (`eve_agent::request`): unknown route 404, wrong method 405, bad
+//!    body 400/413/415, message ≤ 8000 characters — before anything is forwarded.
+//! 2. Authenticates the session cookie (`eve_spin::auth`; 401), and requires a same-origin
+//!    request for every POST (403).
+//! 3. Counts `chat:send` (25 per hour per principal, variable `chat_send_per_hour`) for each
+//!    message, in an atomic fixed window (`eve_spin::ratelimit`; 429 with `Retry-After`).
+//! 4. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`) with the
+//!    principal in a signed assertion header (`eve_agent::assertion`) — the cookie is not
+//!    forwarded, and the agent trusts nothing else.
+//! 5. Streams the agent's response through as it arrives: status and headers
+//!    (`x-eve-session-id`, content type) first, then each chunk the moment it is read. Nothing
+//!    is buffered; a browser that goes away drops the upstream stream (the turn runs on in the
+//!    agent regardless).
 
-use spin_sdk::http::{IntoResponse, Method, Request, Response};
+use std::time::Duration;
+
+use eve_agent::assertion::AssertionCodec;
+use eve_agent::request::{self, Route, Validated};
+use eve_api::eve::PRINCIPAL_ASSERTION_HEADER;
+use eve_api::{ApiError, ErrorCode};
+use eve_spin::streaming::{self, BodyWriter, Read};
+use eve_store::limits::{RatePolicy, CHAT_SEND};
+use spin_sdk::http::{Request, ResponseOutparam};
 use spin_sdk::http_component;
 
-const AGENT: &str = "http://agent.spin.internal";
+/// The agent's base URL when `eve_upstream_url` is unset.
+pub const DEFAULT_UPSTREAM: &str = "http://agent.spin.internal";
+/// How long the agent may take to answer with its response head.
+const UPSTREAM_CONNECT_WAIT: Duration = Duration::from_secs(30);
+/// The longest wait for the next chunk (the agent sends keep-alives every 15 s).
+const UPSTREAM_READ_WAIT: Duration = Duration::from_secs(600);
+
+/// Request headers forwarded to the agent.
+const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-event-id"];
+/// Response headers passed back to the browser.
+const FORWARDED_RESPONSE_HEADERS: &[&str] = &[
+    "content-type",
+    "cache-control",
+    "retry-after",
+    "content-security-policy",
+    "x-accel-buffering",
+    "x-eve-session-id",
+    "x-eve-session-state",
+];
+
+fn variable(name: &str) -> Option<String> {
+    spin_sdk::variables::get(name)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The `chat:send` policy: `chat_send_per_hour` (a positive integer) or the seed's 25.
+fn send_policy() -> RatePolicy {
+    let limit = variable("chat_send_per_hour")
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    RatePolicy {
+        limit: limit.unwrap_or(CHAT_SEND.limit),
+        ..CHAT_SEND
+    }
+}
+
+fn send_error(out: ResponseOutparam, err: &ApiError, set_cookie: Option<&str>) {
+    let mut headers = vec![
+        ("content-type".to_string(), b"application/json".to_vec()),
+        ("cache-control".to_string(), b"no-store".to_vec()),
+    ];
+    if let Some(s) = err.retry_after_secs {
+        headers.push(("retry-after".into(), s.to_string().into_bytes()));
+    }
+    if let Some(c) = set_cookie {
+        headers.push(("set-cookie".into(), c.as_bytes().to_vec()));
+    }
+    streaming::respond(out, err.status(), &headers, err.to_json().as_bytes());
+}
+
+fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
+    req.header(name).and_then(|v| v.as_str())
+}
+
+/// Everything before the upstream call: the route, the principal's assertion, the body.
+fn admit(req: &Request) -> Result<(String, Option<String>), (ApiError, Option<String>)> {
+    let method = req.method().to_string();
+    let route = request::route(&method, req.path()).map_err(|e| (e, None))?;
+    let session = eve_spin::auth::authenticate_session(req).map_err(|e| (e, None))?;
+    let cookie = session.refreshed_cookie.clone();
+    let fail = |e: ApiError| (e, cookie.clone());
+    if method.eq_ignore_ascii_case("POST") {
+        eve_spin::auth::require_same_origin(req).map_err(fail)?;
+    }
+    if matches!(route, Route::Create | Route::Send(_)) {
+        let media = header(req, "content-type")
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if media != "application/json" {
+            return Err(fail(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "expected a JSON body (content-type: application/json)",
+            )));
+        }
+    }
+    if matches!(route, Route::Create | Route::Send(_)) {
+        let validated = request::validate(req.body(), route == Route::Create).map_err(fail)?;
+        if matches!(validated, Validated::Message { .. }) {
+            eve_spin::ratelimit::check_policy(send_policy(), &session.principal.id)
+                .map_err(fail)?;
+        }
+    }
+    let codec = AssertionCodec::from_config(&eve_spin::auth::config())
+        .ok_or_else(|| fail(ApiError::unauthorized()))?;
+    let assertion = codec.seal(&session.principal, eve_spin::auth::now_secs());
+    Ok((assertion, cookie))
+}
 
 #[http_component]
-async fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
-    let path = eve_spin::spin_header(&req, "spin-path-info").unwrap_or("").to_string();
+async fn handle(req: Request, out: ResponseOutparam) {
+    let (assertion, cookie) = match admit(&req) {
+        Ok(a) => a,
+        Err((e, cookie)) => return send_error(out, &e, cookie.as_deref()),
+    };
+    let upstream = variable("eve_upstream_url").unwrap_or_else(|| DEFAULT_UPSTREAM.to_string());
     let query = req.query();
     let url = if query.is_empty() {
-        format!("{AGENT}/eve/v1{path}")
+        format!("{}{}", upstream.trim_end_matches('/'), req.path())
     } else {
-        format!("{AGENT}/eve/v1{path}?{query}")
+        format!("{}{}?{query}", upstream.trim_end_matches('/'), req.path())
     };
-    let method: Method = req.method().clone();
-    let out = Request::builder().method(method).uri(url).body(req.body().to_vec()).build();
-    let resp: Result<Response, _> = spin_sdk::http::send(out).await;
-    Ok(match resp {
-        Ok(r) => r,
-        Err(e) => eve_spin::error(&eve_api::ApiError::new(
-            eve_api::ErrorCode::Upstream,
-            format!("agent unreachable: {e}"),
-        )),
-    })
+    let mut headers: Vec<(String, Vec<u8>)> = FORWARDED_REQUEST_HEADERS
+        .iter()
+        .filter_map(|name| header(&req, name).map(|v| (name.to_string(), v.as_bytes().to_vec())))
+        .collect();
+    headers.push((
+        PRINCIPAL_ASSERTION_HEADER.to_string(),
+        assertion.into_bytes(),
+    ));
+
+    let mut incoming = match streaming::send(
+        req.method().clone(),
+        &url,
+        &headers,
+        req.body(),
+        UPSTREAM_CONNECT_WAIT,
+    ) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("eve-proxy: agent unreachable at {upstream}: {e}");
+            return send_error(
+                out,
+                &ApiError::new(ErrorCode::Upstream, "the agent is unreachable; try again"),
+                cookie.as_deref(),
+            );
+        }
+    };
+    let is_json = incoming
+        .header("content-type")
+        .is_some_and(|v| v.starts_with(b"application/json"));
+    if incoming.status >= 500 && !is_json {
+        eprintln!(
+            "eve-proxy: agent answered {} without an error body",
+            incoming.status
+        );
+        let code = if incoming.status == 503 {
+            ErrorCode::NotConfigured
+        } else {
+            ErrorCode::Upstream
+        };
+        return send_error(
+            out,
+            &ApiError::new(code, "the agent failed; try again"),
+            cookie.as_deref(),
+        );
+    }
+    let mut response_headers: Vec<(String, Vec<u8>)> = incoming
+        .headers
+        .iter()
+        .filter(|(k, _)| {
+            FORWARDED_RESPONSE_HEADERS
+                .iter()
+                .any(|f| k.eq_ignore_ascii_case(f))
+        })
+        .cloned()
+        .collect();
+    if let Some(c) = &cookie {
+        response_headers.push(("set-cookie".into(), c.as_bytes().to_vec()));
+    }
+    let mut w = BodyWriter::start(out, incoming.status, &response_headers);
+    loop {
+        match incoming.read(UPSTREAM_READ_WAIT) {
+            Ok(Read::Data(bytes)) => {
+                if !w.write(&bytes) {
+                    // The browser went away: dropping the upstream ends the agent's stream too.
+                    return;
+                }
+            }
+            Ok(Read::Idle) => {
+                eprintln!("eve-proxy: the agent sent nothing for {UPSTREAM_READ_WAIT:?}; ending the stream");
+                break;
+            }
+            Ok(Read::End) => break,
+            Err(e) => {
+                // The upstream broke mid-body; the reader resumes from its last index.
+                eprintln!("eve-proxy: upstream stream broke: {e}");
+                break;
+            }
+        }
+    }
+    w.finish();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_send_policy_is_chat_send_25_per_hour_by_default() {
+        assert_eq!(CHAT_SEND.prefix, "chat:send");
+        assert_eq!(CHAT_SEND.limit, 25);
+        assert_eq!(CHAT_SEND.window_secs, 3600);
+    }
 }

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod chat_request;
 pub mod db;
 pub mod ratelimit;
+pub mod streaming;
 
 use eve_api::ApiError;
 use serde::{de::DeserializeOwned, Serialize};
@@ -42,7 +43,10 @@ pub fn respond(result: Result<Response, ApiError>) -> Response {
 /// Parses the request body as JSON of type `T`, answering 415 for a non-JSON content type and
 /// 400 for a body that is not valid JSON of the expected shape.
 pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
-    let content_type = req.header("content-type").and_then(|v| v.as_str()).unwrap_or("");
+    let content_type = req
+        .header("content-type")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
     if !media.eq_ignore_ascii_case("application/json") {
         return Err(ApiError::new(
@@ -51,7 +55,10 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
         ));
     }
     serde_json::from_slice(req.body()).map_err(|e| {
-        ApiError::new(eve_api::ErrorCode::InvalidJson, format!("invalid JSON body: {e}"))
+        ApiError::new(
+            eve_api::ErrorCode::InvalidJson,
+            format!("invalid JSON body: {e}"),
+        )
     })
 }
 
