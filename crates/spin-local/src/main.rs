@@ -10,6 +10,8 @@ mod builder;
 mod kv;
 mod manifest;
 mod outbound;
+#[cfg(test)]
+mod proptests;
 mod redis_kv;
 mod routes;
 mod runtime;
