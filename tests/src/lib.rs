@@ -259,6 +259,11 @@ impl Host {
         }
     }
 
+    /// The host's process id (own hosts only), e.g. to read its memory use.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// The state directory (own hosts only).
     pub fn state_dir(&self) -> Option<&Path> {
         self.state_dir.as_deref()

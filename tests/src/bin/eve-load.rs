@@ -1,0 +1,406 @@
+//! `eve-load`: a load run of the whole app (a benchmark, not a test).
+//!
+//! Phase 1 drives a realistic mix at rising concurrency, each worker looping over one user's
+//! visit: list the sidebar, create a chat, open it, append a batch of events, save a snapshot,
+//! and run a full turn with the demo model (send, then read the NDJSON stream to the settling
+//! event). Phase 2 holds many eve streams open at once. Bounded in count and time; prints
+//! requests/s, p50/p99/max per route and every error.
+//!
+//! ```text
+//! cargo run --release -p eve-chat-tests --bin eve-load -- [--levels 1,4,16,64] [--seconds 10]
+//!     [--streams 200] [--pacing-ms 30] [--base http://127.0.0.1:3000]
+//! ```
+//! Without `--base` it starts the local host with a fresh state directory, local-dev sign-in
+//! and the per-hour limits raised (a load run is not a rate-limit test).
+
+use eve_chat_tests::{Host, HostOptions};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct Stats {
+    latencies: BTreeMap<&'static str, Vec<Duration>>,
+    errors: BTreeMap<String, usize>,
+}
+
+struct Target {
+    base: String,
+    origin: String,
+    agent: ureq::Agent,
+}
+
+impl Target {
+    fn call(
+        &self,
+        stats: &Mutex<Stats>,
+        route: &'static str,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Option<Value> {
+        let started = Instant::now();
+        let mut req = self
+            .agent
+            .request(method, &format!("{}{}", self.base, path));
+        req = req
+            .set("origin", &self.origin)
+            .set("sec-fetch-site", "same-origin");
+        let result = match body {
+            Some(b) => req
+                .set("content-type", "application/json")
+                .send_string(&b.to_string()),
+            None => req.call(),
+        };
+        let elapsed = started.elapsed();
+        let mut s = stats.lock().unwrap();
+        match result {
+            Ok(resp) => {
+                s.latencies.entry(route).or_default().push(elapsed);
+                drop(s);
+                let text = resp.into_string().unwrap_or_default();
+                Some(serde_json::from_str(&text).unwrap_or(Value::Null))
+            }
+            Err(ureq::Error::Status(code, resp)) => {
+                let body = resp.into_string().unwrap_or_default();
+                *s.errors
+                    .entry(format!(
+                        "{route}: {code} {}",
+                        body.chars().take(120).collect::<String>()
+                    ))
+                    .or_default() += 1;
+                None
+            }
+            Err(e) => {
+                *s.errors.entry(format!("{route}: {e}")).or_default() += 1;
+                None
+            }
+        }
+    }
+
+    /// Sends a message to a new session and reads its stream to the settling event; records
+    /// the send and the whole turn.
+    fn turn(&self, stats: &Mutex<Stats>, message: &str) -> bool {
+        let started = Instant::now();
+        let Some(created) = self.call(
+            stats,
+            "POST /eve/v1/session",
+            "POST",
+            "/eve/v1/session",
+            Some(&json!({ "message": message })),
+        ) else {
+            return false;
+        };
+        let Some(id) = created["sessionId"].as_str() else {
+            return false;
+        };
+        let ok = self.read_stream(stats, id, 0);
+        if ok {
+            stats
+                .lock()
+                .unwrap()
+                .latencies
+                .entry("turn (send → settled)")
+                .or_default()
+                .push(started.elapsed());
+        }
+        ok
+    }
+
+    fn read_stream(&self, stats: &Mutex<Stats>, session: &str, from: u64) -> bool {
+        let url = format!(
+            "{}/eve/v1/session/{session}/stream?startIndex={from}",
+            self.base
+        );
+        let resp = match self.agent.get(&url).set("origin", &self.origin).call() {
+            Ok(r) => r,
+            Err(e) => {
+                *stats
+                    .lock()
+                    .unwrap()
+                    .errors
+                    .entry(format!("stream open: {e}"))
+                    .or_default() += 1;
+                return false;
+            }
+        };
+        for line in BufReader::new(resp.into_reader()).lines() {
+            let Ok(line) = line else {
+                *stats
+                    .lock()
+                    .unwrap()
+                    .errors
+                    .entry("stream: read error before settling".into())
+                    .or_default() += 1;
+                return false;
+            };
+            let Ok(ev) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            let t = ev["type"].as_str().unwrap_or("");
+            if matches!(
+                t,
+                "session.completed"
+                    | "session.failed"
+                    | "session.waiting"
+                    | "authorization.required"
+            ) {
+                if t == "session.failed" {
+                    *stats
+                        .lock()
+                        .unwrap()
+                        .errors
+                        .entry(format!("turn failed: {ev}"))
+                        .or_default() += 1;
+                    return false;
+                }
+                return true;
+            }
+        }
+        *stats
+            .lock()
+            .unwrap()
+            .errors
+            .entry("stream ended before settling".into())
+            .or_default() += 1;
+        false
+    }
+}
+
+fn visit(t: &Target, stats: &Mutex<Stats>, n: usize) {
+    t.call(stats, "GET /api/chats", "GET", "/api/chats", None);
+    let Some(created) = t.call(
+        stats,
+        "POST /api/chats",
+        "POST",
+        "/api/chats",
+        Some(&json!({ "pendingUserMessage": format!("load visit {n}") })),
+    ) else {
+        return;
+    };
+    let Some(id) = created["chat"]["id"].as_str().map(str::to_string) else {
+        return;
+    };
+    t.call(
+        stats,
+        "GET /api/chats/:id",
+        "GET",
+        &format!("/api/chats/{id}"),
+        None,
+    );
+    let events: Vec<Value> = (0..10)
+        .map(|i| json!({ "eventIndex": i, "event": { "type": "assistant.text.delta", "index": i, "delta": format!("token {i} ") } }))
+        .collect();
+    t.call(
+        stats,
+        "POST /api/chats/:id/events",
+        "POST",
+        &format!("/api/chats/{id}/events"),
+        Some(&json!({ "events": events })),
+    );
+    let snapshot: Vec<Value> = (0..12)
+        .map(|i| json!({ "type": "assistant.text.delta", "index": i, "delta": "x " }))
+        .collect();
+    t.call(
+        stats,
+        "PUT /api/chats/:id/snapshot",
+        "PUT",
+        &format!("/api/chats/{id}/snapshot"),
+        Some(&json!({ "events": snapshot, "session": null })),
+    );
+    t.turn(stats, "hello");
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+fn report(title: &str, stats: &Stats, elapsed: Duration) {
+    println!("\n{title} ({:.1} s)", elapsed.as_secs_f64());
+    println!("| route | count | req/s | p50 ms | p99 ms | max ms |");
+    println!("|---|---|---|---|---|---|");
+    for (route, lat) in &stats.latencies {
+        let mut v = lat.clone();
+        v.sort();
+        println!(
+            "| {route} | {} | {:.1} | {} | {} | {} |",
+            v.len(),
+            v.len() as f64 / elapsed.as_secs_f64(),
+            ms(percentile(&v, 0.5)),
+            ms(percentile(&v, 0.99)),
+            ms(*v.last().unwrap_or(&Duration::ZERO))
+        );
+    }
+    let total: usize = stats.errors.values().sum();
+    println!("errors: {total}");
+    for (e, n) in &stats.errors {
+        println!("  {n} × {e}");
+    }
+}
+
+fn memory(pid: Option<u32>) -> String {
+    let Some(pid) = pid else {
+        return "n/a (outside instance)".into();
+    };
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| format!("{:.0} MiB", kb / 1024.0))
+            .unwrap_or_else(|| "?".into())
+    };
+    format!("rss {}, peak {}", field("VmRSS:"), field("VmHWM:"))
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let levels: Vec<usize> = arg(&args, "--levels")
+        .unwrap_or_else(|| "1,4,16,64".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("--levels: numbers"))
+        .collect();
+    let seconds: u64 = arg(&args, "--seconds")
+        .map(|s| s.parse().expect("--seconds"))
+        .unwrap_or(10);
+    let streams: usize = arg(&args, "--streams")
+        .map(|s| s.parse().expect("--streams"))
+        .unwrap_or(200);
+    let pacing = arg(&args, "--pacing-ms").unwrap_or_else(|| "30".into());
+
+    let host = match arg(&args, "--base") {
+        Some(_) => None,
+        None => Some(
+            Host::start(
+                HostOptions::default()
+                    .var("chat_create_per_hour", "100000000")
+                    .var("chat_send_per_hour", "100000000")
+                    .var("demo_pacing_ms", &pacing),
+            )
+            .expect("a local host (unset EVE_CHAT_BASE_URL or pass --base)"),
+        ),
+    };
+    let base = arg(&args, "--base").unwrap_or_else(|| host.as_ref().unwrap().base.clone());
+    let pid = host.as_ref().and_then(|h| h.pid());
+    let target = Arc::new(Target {
+        base: base.clone(),
+        origin: base.clone(),
+        agent: ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(120))
+            .max_idle_connections_per_host(512)
+            .build(),
+    });
+    println!("eve-load against {base}: levels {levels:?}, {seconds} s each, demo pacing {pacing} ms; {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0));
+    println!("host memory at start: {}", memory(pid));
+
+    for &level in &levels {
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let counter = Arc::new(AtomicUsize::new(0));
+        let started = Instant::now();
+        let workers: Vec<_> = (0..level)
+            .map(|_| {
+                let (t, s, stop, c) =
+                    (target.clone(), stats.clone(), stop.clone(), counter.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        visit(&t, &s, c.fetch_add(1, Ordering::Relaxed));
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(seconds));
+        stop.store(true, Ordering::Relaxed);
+        // Finish the visits in flight (bounded: a visit is a few requests and one turn).
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        let elapsed = started.elapsed();
+        report(
+            &format!(
+                "mix at concurrency {level}: {} visits",
+                counter.load(Ordering::Relaxed)
+            ),
+            &stats.lock().unwrap(),
+            elapsed,
+        );
+        println!("host memory: {}", memory(pid));
+    }
+
+    if streams > 0 {
+        // Start the turns, then hold one reader per turn open at once.
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let started = Instant::now();
+        let sessions: Vec<String> = (0..streams)
+            .filter_map(|i| {
+                let v = target.call(
+                    &stats,
+                    "POST /eve/v1/session",
+                    "POST",
+                    "/eve/v1/session",
+                    Some(&json!({ "message": format!("tell me a story {i}") })),
+                )?;
+                v["sessionId"].as_str().map(str::to_string)
+            })
+            .collect();
+        let open = Arc::new(AtomicUsize::new(0));
+        let peak_open = Arc::new(AtomicUsize::new(0));
+        let readers: Vec<_> = sessions
+            .into_iter()
+            .map(|id| {
+                let (t, s, open, peak) = (
+                    target.clone(),
+                    stats.clone(),
+                    open.clone(),
+                    peak_open.clone(),
+                );
+                std::thread::spawn(move || {
+                    let n = open.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(n, Ordering::SeqCst);
+                    let t0 = Instant::now();
+                    let ok = t.read_stream(&s, &id, 0);
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    if ok {
+                        s.lock()
+                            .unwrap()
+                            .latencies
+                            .entry("stream held to settling")
+                            .or_default()
+                            .push(t0.elapsed());
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let mem_during = memory(pid);
+        readers.into_iter().for_each(|r| r.join().unwrap());
+        report(
+            &format!(
+                "{streams} concurrent eve streams (peak open readers {})",
+                peak_open.load(Ordering::SeqCst)
+            ),
+            &stats.lock().unwrap(),
+            started.elapsed(),
+        );
+        println!("host memory while streams were open: {mem_during}");
+    }
+    println!("host memory at end: {}", memory(pid));
+}
