@@ -204,19 +204,29 @@ fn private_agent_is_unreachable_from_outside_but_reachable_through_eve_proxy() {
     let Some(host) = Host::start(HostOptions::default()) else {
         return;
     };
-    // No public route leads to the agent, whatever the Host header says.
-    let r = host.send(
-        "GET",
-        "/eve/v1/session/x/stream",
-        &[("host", "agent.spin.internal")],
-        None,
+    // No public route leads to the agent, whatever the path or Host header says.
+    for path in ["/agent", "/agent/eve/v1/session"] {
+        host.send("GET", path, &[("host", "agent.spin.internal")], None);
+    }
+    // Through eve-proxy it answers: a new session is created by the agent.
+    let r = host.json(
+        "POST",
+        "/eve/v1/session",
+        &serde_json::json!({ "message": "hello" }),
     );
-    assert_ne!(r.status, 500);
-    host.get("/agent");
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(r.header("x-eve-session-id").is_some());
     let log = host.log();
-    assert!(!log.contains("GET /agent -> agent"), "{log}");
     assert!(
-        log.contains("-> agent (chained)"),
+        !log.contains(" -> agent ")
+            || log
+                .lines()
+                .filter(|l| l.contains(" -> agent "))
+                .all(|l| l.contains("(chained)")),
+        "{log}"
+    );
+    assert!(
+        log.contains("POST /eve/v1/session -> agent (chained)"),
         "eve-proxy did not reach the agent through service chaining:\n{log}"
     );
 }
