@@ -174,7 +174,12 @@ pub fn send(
     connect_wait: Duration,
 ) -> Result<Incoming, String> {
     let (scheme, authority, path) = split_url(url).ok_or_else(|| format!("bad URL {url:?}"))?;
-    let fields = Fields::from_list(headers).map_err(|e| format!("bad header: {e:?}"))?;
+    let mut headers = headers.to_vec();
+    // A declared length: some servers (llama.cpp, proxies) refuse chunked request bodies.
+    if !body.is_empty() && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
+        headers.push(("content-length".into(), body.len().to_string().into_bytes()));
+    }
+    let fields = Fields::from_list(&headers).map_err(|e| format!("bad header: {e:?}"))?;
     let request = OutgoingRequest::new(fields);
     request
         .set_method(&method)
