@@ -32,8 +32,14 @@ function agentTest(name, fn) {
 const countText = (n) => Array.from({ length: n }, (_, i) => i + 1).join(" ");
 const squash = (s) => s.replace(/\s+/g, " ").trim();
 
-async function startChat(page, message) {
-  await page.goto("/");
+/** Starts a chat from the root page; `inApp` navigates with the sidebar link (no reload). */
+async function startChat(page, message, { inApp = false } = {}) {
+  if (inApp) {
+    await page.click("a.new-chat");
+    await page.waitForURL(/\/$/);
+  } else {
+    await page.goto("/");
+  }
   await page.waitForSelector(".auth-slot .viewer-name");
   await page.fill("#composer-input", message);
   await page.keyboard.press("Enter");
@@ -186,11 +192,37 @@ agentTest("checklist 9 and 10: an authorization disables only its chat; Skip ret
   await page.context().close();
 });
 
+agentTest("checklist 10: Connect opens the connector, and the granted turn continues in the chat", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  const chatId = await startChat(page, "search linear for open bugs");
+  // Linear is off by default: the agent is told so in clientContext and says so. Turn it on.
+  await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 30000 });
+  await page.click("button.chip:has-text('Connections')");
+  await page.check("[role=menu] label:has-text('Linear') input");
+  await page.keyboard.press("Escape");
+  await page.fill("#composer-input", "search linear for open bugs");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".auth-card.pending", { timeout: 30000 });
+  assert.match(await page.textContent(".tool-group"), /Waiting for authorization/);
+  const [popup] = await Promise.all([page.context().waitForEvent("page"), page.click(".auth-card button:has-text('Connect')")]);
+  await popup.waitForLoadState();
+  await screenshot(popup, "connector-flow");
+  await popup.click("button:has-text('Allow')");
+  await page.waitForSelector(".auth-card.granted", { timeout: 30000 });
+  await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 30000 });
+  assert.equal(await page.isDisabled("#composer-input"), false);
+  assert.notEqual(await page.locator(".tool-group").last().getAttribute("data-status"), "waiting");
+  const chat = await waitSettledOnServer(chatId);
+  assert.ok(chat.events.some((e) => e.type === "authorization.completed" && e.outcome === "granted"));
+  await screenshot(page, "connected");
+  await page.context().close();
+});
+
 agentTest("two chats streaming at once stay separate, and the one left in the background is saved", async () => {
   const page = await newPage(browser, app.baseUrl);
   const first = await startChat(page, "count to 150");
   await page.waitForFunction(() => (document.querySelector(".message.assistant .markdown")?.textContent ?? "").includes(" 10 "), null, { timeout: 30000 });
-  const second = await startChat(page, "count to 60");
+  const second = await startChat(page, "count to 60", { inApp: true });
   await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 60000 });
   assert.match(await lastAssistantText(page), new RegExp(`^${countText(60).replace(/ /g, "\\s*")}\\.?$`));
   assert.equal(await page.locator(".message.user").count(), 1);

@@ -176,3 +176,28 @@ test("the sidebar cookie is read and written as open or closed", () => {
   assert.equal(sidebarClosedFromCookie(""), false);
   assert.match(sidebarCookie(false, true), /^eve-chat-sidebar=closed; Path=\/; Max-Age=\d+; SameSite=Lax; Secure$/);
 });
+
+test("a tool call behind an authorization waits, then is declined or runs on", () => {
+  const base: EveEvent[] = [
+    user(0, "search notion"),
+    { type: EVENT.toolCallStarted, index: 1, toolCallId: "c1", toolName: "notion_search" },
+    { ...authRequired(2), toolCallId: "c1" },
+  ];
+  const statusOf = (events: EveEvent[]) => {
+    const a = renderItems(events)[1];
+    assert.ok(a && a.kind === "assistant");
+    const part = a.parts[0];
+    assert.ok(part && part.kind === "tools");
+    return part.calls[0]!.status;
+  };
+  assert.equal(statusOf(base), "waiting");
+  assert.equal(statusOf([...base, { type: EVENT.authorizationCompleted, authorizationId: "notion", outcome: "declined", local: true }]), "declined");
+  assert.equal(statusOf([...base, { type: EVENT.authorizationCompleted, index: 3, authorizationId: "notion", outcome: "granted" }]), "running");
+});
+
+test("a settled turn shows a tool call without a result as interrupted", () => {
+  const events: EveEvent[] = [user(0, "go"), { type: EVENT.toolCallStarted, index: 1, toolCallId: "t1", toolName: "wait" }, { type: EVENT.sessionWaiting, index: 2 }];
+  const a = renderItems(events)[1];
+  assert.ok(a && a.kind === "assistant" && a.parts[0]!.kind === "tools");
+  assert.equal(a.parts[0].calls[0]!.status, "interrupted");
+});

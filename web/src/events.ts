@@ -119,7 +119,7 @@ export function getPendingAuthorizations(events: readonly EveEvent[]): PendingAu
 // ---------------------------------------------------------------------------------------------
 // Rendering model
 
-export type ToolStatus = "running" | "done" | "error" | "interrupted";
+export type ToolStatus = "running" | "waiting" | "declined" | "done" | "error" | "interrupted";
 
 export interface ToolCall {
   id: string;
@@ -230,6 +230,8 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       }
       case EVENT.authorizationRequired: {
         closeReasoning();
+        const waitingCall = tools.get(toolCallId(e));
+        if (waitingCall && waitingCall.status === "running") waitingCall.status = "waiting";
         const auth = toAuthorization(e, i);
         const item = { kind: "authorization" as const, key: `z${i}`, authorization: auth, outcome: "pending" as const };
         authItems.set(auth.id, item);
@@ -240,6 +242,9 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       case EVENT.authorizationCompleted: {
         const item = authItems.get(authorizationId(e));
         if (item) (item as { outcome: string }).outcome = e.outcome === "granted" ? "granted" : "declined";
+        for (const call of tools.values()) {
+          if (call.status === "waiting") call.status = e.outcome === "granted" ? "running" : "declined";
+        }
         break;
       }
       case EVENT.inputRequested: {
@@ -252,6 +257,7 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       }
       case EVENT.sessionFailed: {
         closeReasoning();
+        for (const call of tools.values()) if (call.status === "running") call.status = "interrupted";
         items.push({ kind: "notice", key: `f${i}`, tone: "error", text: str(e, "message", "error", "reason") ?? "The response failed." });
         assistant = null;
         break;
@@ -259,6 +265,8 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       case EVENT.sessionWaiting:
       case EVENT.sessionCompleted: {
         closeReasoning();
+        // A settled turn has no running tool call left: one without a result was cut short.
+        for (const call of tools.values()) if (call.status === "running") call.status = "interrupted";
         break;
       }
       default:

@@ -106,15 +106,23 @@ function toolLabel(call: ToolCall): string {
 function ToolGroup({ calls }: { calls: ToolCall[] }) {
   const [open, setOpen] = useState(false);
   const running = calls.some((c) => c.status === "running");
+  const waiting = calls.some((c) => c.status === "waiting");
+  const declined = calls.some((c) => c.status === "declined");
   const interrupted = calls.some((c) => c.status === "interrupted");
   const failed = calls.some((c) => c.status === "error");
   const hasDetail = calls.some((c) => c.input || c.output !== undefined);
   const names = [...new Set(calls.map(toolLabel))].join(", ");
-  const summary = running
-    ? `Running ${names}…`
-    : `${interrupted ? "Interrupted" : "Used"} ${calls.length === 1 ? names : `${calls.length} tools: ${names}`}`;
+  const what = calls.length === 1 ? names : `${calls.length} tools: ${names}`;
+  const status = running ? "running" : waiting ? "waiting" : interrupted ? "interrupted" : declined ? "declined" : "done";
+  const summary = {
+    running: `Running ${names}…`,
+    waiting: `Waiting for authorization: ${names}`,
+    interrupted: `Interrupted ${what}`,
+    declined: `Not connected: ${names}`,
+    done: `Used ${what}`,
+  }[status];
   return (
-    <div class={`tool-group${running ? " running" : ""}${interrupted ? " interrupted" : ""}${failed ? " failed" : ""}`} data-status={running ? "running" : interrupted ? "interrupted" : "done"}>
+    <div class={`tool-group ${status}${failed ? " failed" : ""}`} data-status={status}>
       <button
         type="button"
         class="tool-summary"
