@@ -28,6 +28,8 @@ export async function sendMessage(
   } catch {
     throw new ApiError(0, "network", "The server could not be reached. Check your connection.");
   }
+  // The chat's session is gone on the agent (a reset store): start a new one for this message.
+  if (res.status === 404 && session) return sendMessage(null, message, clientContext);
   if (!res.ok) throw await errorFrom(res);
   const body = (await res.json().catch(() => ({}))) as Partial<ClientSessionState>;
   const sessionId = res.headers.get("x-eve-session-id") ?? body.sessionId ?? session?.sessionId;
