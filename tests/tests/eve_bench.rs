@@ -129,8 +129,10 @@ fn eve_stream_figures() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = HostOptions::default();
-    opts.manifest = direct_manifest(dir.path());
+    let opts = HostOptions {
+        manifest: direct_manifest(dir.path()),
+        ..HostOptions::default()
+    };
     let Some(direct_host) = Host::start(opts) else {
         return;
     };
@@ -243,8 +245,7 @@ fn eve_stream_figures() {
                     .map_err(|e| e.to_string())?;
                 let last = body
                     .lines()
-                    .filter(|l| l.contains("\"index\""))
-                    .last()
+                    .rfind(|l| l.contains("\"index\""))
                     .unwrap_or("")
                     .to_string();
                 Ok((
