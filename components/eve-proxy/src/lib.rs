@@ -213,15 +213,3 @@ async fn handle(req: Request, out: ResponseOutparam) {
     }
     w.finish();
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_send_policy_is_chat_send_25_per_hour_by_default() {
-        assert_eq!(CHAT_SEND.prefix, "chat:send");
-        assert_eq!(CHAT_SEND.limit, 25);
-        assert_eq!(CHAT_SEND.window_secs, 3600);
-    }
-}
