@@ -1202,3 +1202,101 @@ fn an_unreachable_model_provider_fails_the_turn_with_a_clear_message() {
     let ids: HashSet<u64> = indices(&events).into_iter().collect();
     assert_eq!(ids.len(), events.len());
 }
+
+// ------------------------------------------------------------------------ the private agent
+
+/// A manifest that exposes `agent.wasm` publicly (as on a platform without service chaining,
+/// where the agent must be reachable by URL), in password mode.
+fn public_agent_manifest(dir: &std::path::Path) -> std::path::PathBuf {
+    let wasm = eve_chat_tests::repo_root().join("target/wasm32-wasip2/release/agent.wasm");
+    let manifest = format!(
+        r#"spin_manifest_version = 2
+[application]
+name = "public-agent"
+[variables]
+auth_mode = {{ default = "password" }}
+chat_password = {{ default = "a-long-enough-shared-password", secret = true }}
+session_secret = {{ default = "{SECRET}", secret = true }}
+[[trigger.http]]
+route = "/eve/v1/..."
+component = "agent"
+[component.agent]
+source = "{}"
+sqlite_databases = ["default"]
+[component.agent.variables]
+auth_mode = "{{{{ auth_mode }}}}"
+chat_password = "{{{{ chat_password }}}}"
+session_secret = "{{{{ session_secret }}}}"
+"#,
+        wasm.display()
+    );
+    let path = dir.join("spin.toml");
+    std::fs::write(&path, manifest).unwrap();
+    path
+}
+
+#[test]
+fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assertion() {
+    let Some(h) = host_with(&[]) else { return };
+    let (sid, _) = start(&h, "hello");
+    read_all(&h, &sid, 0);
+    let log = h.log();
+    assert!(
+        log.contains("-> agent (chained)"),
+        "the proxy reaches the agent by service chaining"
+    );
+    assert!(!log
+        .lines()
+        .any(|l| l.starts_with("GET") && l.contains("-> agent ") && !l.contains("chained")));
+    // No public route leads to the agent: a client-sent assertion header changes nothing.
+    let r = h.send(
+        "POST",
+        "/eve/v1/session",
+        &[("x-eve-principal-assertion", "forged")],
+        Some(b"{}"),
+    );
+    assert_ne!(r.status, 201);
+
+    // Where the agent must be public, it refuses anything without a valid assertion.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = HostOptions {
+        manifest: public_agent_manifest(dir.path()),
+        ..HostOptions::default()
+    };
+    let Some(agent) = Host::start(opts.var("auth_mode", "password")) else {
+        return;
+    };
+    let body = json!({ "message": "hi" }).to_string();
+    let post = |assertion: Option<&str>| {
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(a) = assertion {
+            headers.push(("x-eve-principal-assertion", a));
+        }
+        agent.send("POST", "/eve/v1/session", &headers, Some(body.as_bytes()))
+    };
+    assert_eq!(post(None).status, 401);
+    assert_eq!(post(Some("v1.e30.AAAA")).status, 401);
+    let principal = json!({ "id": "eve-chat-user", "mode": "password" });
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let seal = |key: &str, exp: u64| {
+        eve_auth::cookie::SignedValueCodec::new(key, None, "agent-principal", "password")
+            .seal(json!({ "p": principal, "exp": exp }).to_string().as_bytes())
+    };
+    assert_eq!(
+        post(Some(&seal(
+            "some-other-secret-of-enough-length-000",
+            now + 60
+        )))
+        .status,
+        401
+    );
+    assert_eq!(post(Some(&seal(SECRET, now - 1))).status, 401, "expired");
+    assert_eq!(
+        post(Some(&seal(SECRET, now + 60))).status,
+        201,
+        "the proxy's assertion is accepted"
+    );
+}
