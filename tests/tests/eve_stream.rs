@@ -1300,3 +1300,49 @@ fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assert
         "the proxy's assertion is accepted"
     );
 }
+
+// ------------------------------------------------------------------------ input requests
+
+#[test]
+fn a_question_from_the_agent_is_answered_with_input_responses_and_the_turn_continues() {
+    let Some(h) = host_with(&[]) else { return };
+    let (sid, _) = start(&h, "ask me to choose a city");
+    let events = read_all(&h, &sid, 0);
+    let t = types(&events);
+    assert_eq!(&t[t.len() - 2..], &["input.requested", "session.waiting"]);
+    let question = &events[events.len() - 2];
+    assert_eq!(question["options"], json!(["Paris", "Tokyo", "Lima"]));
+    let request_id = question["requestId"].as_str().unwrap();
+    let wrong = send(
+        &h,
+        &sid,
+        json!({ "inputResponses": [{ "requestId": "input_other", "value": "x" }] }),
+    );
+    assert_eq!(wrong.status, 409);
+    let r = send(
+        &h,
+        &sid,
+        json!({ "inputResponses": [{ "requestId": request_id, "value": "Tokyo" }] }),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let from = r.json()["streamIndex"].as_u64().unwrap();
+    let rest = read_all(&h, &sid, from);
+    assert_eq!(rest[0]["type"], "tool.call.result");
+    assert_eq!(rest[0]["output"]["answer"], "Tokyo");
+    assert!(text_of(&rest).contains("Tokyo"));
+    assert_eq!(rest.last().unwrap()["type"], "session.completed");
+
+    // Unanswered, a new message closes the question and starts a consistent turn.
+    let (sid, _) = start(&h, "quiz me");
+    read_all(&h, &sid, 0);
+    let r = send(&h, &sid, json!({ "message": "hello instead" }));
+    assert_eq!(r.status, 200);
+    let all = read_all(&h, &sid, 0);
+    let t = types(&all);
+    let asked = t.iter().position(|x| *x == "input.requested").unwrap();
+    assert_eq!(
+        &t[asked + 1..asked + 4],
+        &["session.waiting", "tool.call.result", "user.message"]
+    );
+    assert_eq!(*t.last().unwrap(), "session.completed");
+}

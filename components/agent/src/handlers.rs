@@ -108,7 +108,8 @@ fn settle_leftovers(store: &AgentStore<'_, Db>, id: &str, runner_id: &str) -> Re
             "runner_lost",
         )
     } else {
-        Vec::new()
+        // An unanswered question (or anything else left open) is closed.
+        turn::unanswered_events(&log)
     };
     for e in &events {
         append(store, id, runner_id, e)?;
@@ -150,6 +151,28 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
             }
             Validated::InputResponses(responses) => {
                 let log = store.all_events(id).map_err(db_error)?;
+                if let Some((request_id, question)) = turn::pending_input(&log) {
+                    let value = responses
+                        .iter()
+                        .find(|r| r.request_id == request_id)
+                        .and_then(|r| r.value.as_deref())
+                        .map(str::trim)
+                        .filter(|v| !v.is_empty())
+                        .ok_or_else(|| {
+                            conflict("this session is waiting for an answer to another request")
+                        })?;
+                    store
+                        .claim(id, &call.principal.id, &runner_id, now_ms(), None)
+                        .map_err(db_error)?
+                        .ok_or_else(|| conflict("a turn is still running in this session"))?;
+                    let index = append(
+                        &store,
+                        id,
+                        &runner_id,
+                        &turn::answer_event(&question, value),
+                    )?;
+                    return Ok((db, runner_id, index, Some(row.client_context.clone())));
+                }
                 let (pending, _) = turn::pending_authorization(&log)
                     .ok_or_else(|| conflict("this session is not waiting for a response"))?;
                 let response = responses

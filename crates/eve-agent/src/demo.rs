@@ -8,6 +8,7 @@
 //! | `weather` (`… in Paris and Tokyo`) | reasons, calls `get_weather` once per city, then summarises |
 //! | `notion` / `linear` / `sentry` | calls that connection's search tool (→ `authorization.required` until connected); says so if the connection is disabled |
 //! | `remember …` / `what do you remember` / `forget …` | calls `remember` / `recall` / `forget` |
+//! | `ask me` / `choose` / `quiz` | asks a question with options (`input.requested`); the answer continues the turn |
 //! | `wait N` / `long task` | calls `wait` for N (default 8) seconds — a tool call to interrupt |
 //! | `count to N` | streams `1 2 … N` (N ≤ 10000), one token per number |
 //! | `think` | reasons at length before answering |
@@ -248,6 +249,15 @@ pub fn plan(request: &ModelRequest) -> Vec<Step> {
             ];
         }
     }
+    if text.contains("ask me") || contains_word(&text, "choose") || contains_word(&text, "quiz") {
+        return vec![
+            Step::Text("Let me ask you first. ".into()),
+            Step::Tool {
+                name: "ask_user".into(),
+                input: json!({ "prompt": "Which city should I check the weather for?", "options": ["Paris", "Tokyo", "Lima"] }),
+            },
+        ];
+    }
     if text.contains("what do you remember")
         || text.contains("what do you know about me")
         || contains_word(&text, "recall")
@@ -363,6 +373,12 @@ fn summarize(m: &ModelMessage) -> String {
             }
         }
         "forget" => format!("Done — I forgot {} fact(s).", v["forgotten"]),
+        "ask_user" => {
+            let answer = v["answer"].as_str().unwrap_or("");
+            format!(
+                "You chose **{answer}**. Ask me about the weather in {answer} to see a tool call."
+            )
+        }
         "wait" => format!(
             "Done — the task finished after {} seconds.",
             v["waitedSeconds"]

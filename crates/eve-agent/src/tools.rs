@@ -72,6 +72,18 @@ pub fn specs(enabled: &[&Connection]) -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
+            name: "ask_user".into(),
+            description: "Asks the user a question and waits for the answer; give options for a choice.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "prompt": { "type": "string" },
+                    "options": { "type": "array", "items": { "type": "string" }, "maxItems": 10 },
+                },
+                "required": ["prompt"],
+            }),
+        },
+        ToolSpec {
             name: "remember".into(),
             description: "Saves a stable fact or preference about the user to long-term memory. Never passwords, tokens, payment data, keys or one-time codes.".into(),
             input_schema: json!({
@@ -155,6 +167,8 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
                 Err(e) => error(e.to_string()),
             }
         }
+        // Questions are asked by the turn itself (input.requested), never run as a tool.
+        "ask_user" => error("ask_user is answered by the user, not run"),
         "recall" => match host.memory() {
             Ok(doc) => done(json!({ "facts": memory::facts(&doc) })),
             Err(e) => error(format!("memory is unavailable: {e}")),

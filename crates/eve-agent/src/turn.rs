@@ -49,6 +49,8 @@ pub enum TurnOutcome {
     Interrupted,
     Failed(String),
     AwaitingAuthorization,
+    /// Asked the user a question (`input.requested`, then `session.waiting`).
+    AwaitingInput,
     /// Lost the session to another runner; nothing more was written.
     Fenced,
 }
@@ -135,6 +137,45 @@ pub fn declined_events(log: &[Event]) -> Vec<Event> {
     v
 }
 
+/// The tool that asks the user a question.
+pub const ASK_USER_TOOL: &str = "ask_user";
+
+/// The `requestId` of the question a call asks.
+pub fn input_request_id(tool_call_id: &str) -> String {
+    format!("input_{tool_call_id}")
+}
+
+/// The question the session waits for: `(requestId, the ask_user call)`.
+pub fn pending_input(log: &[Event]) -> Option<(String, ToolCall)> {
+    let call = transcript::unanswered_ready_calls(log)
+        .into_iter()
+        .find(|c| c.name == ASK_USER_TOOL)?;
+    let request_id = input_request_id(&call.id);
+    let asked = log
+        .iter()
+        .any(|e| matches!(e, Event::InputRequested { request_id: r, .. } if *r == request_id));
+    asked.then_some((request_id, call))
+}
+
+/// The result that answers a question (the turn then continues).
+pub fn answer_event(call: &ToolCall, value: &str) -> Event {
+    Event::ToolResult {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        output: json!({ "answer": value }),
+        is_error: false,
+        synthetic: false,
+        discarded: false,
+        truncated: false,
+    }
+}
+
+/// Before a new message starts a turn: synthetic results for any call left open (a question
+/// the user did not answer, a call of a dead runner), so the new turn starts consistently.
+pub fn unanswered_events(log: &[Event]) -> Vec<Event> {
+    transcript::closing_results(log, "not answered: the user sent a new message instead")
+}
+
 /// The event that grants a pending authorization (the turn then continues).
 pub fn granted_event(log: &[Event]) -> Option<Event> {
     let (authorization_id, connection) = pending_authorization(log)?;
@@ -202,6 +243,43 @@ impl Turn<'_> {
                 // Checkpoint 4: before a tool call.
                 if self.host.stop_requested() {
                     return self.interrupted();
+                }
+                if call.name == ASK_USER_TOOL {
+                    let prompt = call
+                        .input
+                        .get("prompt")
+                        .and_then(|p| p.as_str())
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    let options: Vec<String> = call
+                        .input
+                        .get("options")
+                        .and_then(|o| o.as_array())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|o| o.as_str().map(str::to_string))
+                                .take(10)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if prompt.is_empty() {
+                        self.tool_result(
+                            &call,
+                            json!({ "error": "ask_user needs a prompt" }),
+                            true,
+                        )?;
+                        continue;
+                    }
+                    self.emit(Event::InputRequested {
+                        request_id: input_request_id(&call.id),
+                        prompt,
+                        options,
+                    })?;
+                    self.emit(Event::SessionWaiting {
+                        reason: Some("input".into()),
+                    })?;
+                    return Ok(TurnOutcome::AwaitingInput);
                 }
                 if let Some(c) = connections::for_tool(&call.name) {
                     if !enabled.iter().any(|e| e.id == c.id) {
@@ -663,5 +741,52 @@ mod tests {
         );
         assert_eq!(h.memory, "- I like green tea");
         assert!(system_prompt(&h.memory, Some("ctx")).contains("- I like green tea"));
+    }
+
+    #[test]
+    fn a_question_settles_waiting_and_its_answer_continues_the_turn() {
+        let mut h = Host::default();
+        let mut log = user("ask me to choose a city");
+        assert_eq!(
+            run_turn(&mut h, &mut demo(), log.clone(), None),
+            TurnOutcome::AwaitingInput
+        );
+        assert_eq!(
+            types(&h.events)[h.events.len() - 2..],
+            ["input.requested", "session.waiting"]
+        );
+        log.extend(h.events.clone());
+        let (request_id, call) = pending_input(&log).expect("a pending question");
+        assert!(h.events.iter().any(|e| matches!(e, Event::InputRequested { request_id: r, options, .. } if *r == request_id && options.len() == 3)));
+        log.push(answer_event(&call, "Lima"));
+        let mut h2 = Host::default();
+        assert_eq!(
+            run_turn(&mut h2, &mut demo(), log.clone(), None),
+            TurnOutcome::Completed
+        );
+        let text: String = h2
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta { delta } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.contains("Lima"), "{text}");
+        log.extend(h2.events);
+        assert!(pending_input(&log).is_none());
+    }
+
+    #[test]
+    fn a_new_message_instead_of_an_answer_closes_the_question() {
+        let mut h = Host::default();
+        let mut log = user("ask me something");
+        run_turn(&mut h, &mut demo(), log.clone(), None);
+        log.extend(h.events.clone());
+        let closing = unanswered_events(&log);
+        assert_eq!(types(&closing), vec!["tool.call.result"]);
+        log.extend(closing);
+        assert!(pending_input(&log).is_none());
+        assert!(transcript::open_calls(&log).is_empty());
     }
 }
