@@ -218,6 +218,22 @@ agentTest("checklist 10: Connect opens the connector, and the granted turn conti
   await page.context().close();
 });
 
+agentTest("a question from the agent is answered with one click and the turn continues", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  const chatId = await startChat(page, "ask me something");
+  await page.waitForSelector(".input-card .input-card-options button", { timeout: 30000 });
+  const choice = (await page.locator(".input-card-options button").first().textContent()).trim();
+  assert.equal(await page.locator(".tool-group").first().getAttribute("data-status"), "asking");
+  await screenshot(page, "input-request");
+  await page.click(".input-card-options button >> nth=0");
+  await page.waitForSelector(`.markdown >> text=${choice}`, { timeout: 30000 });
+  await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 30000 });
+  assert.equal(await page.locator(".input-card-options button").count(), 0, "an answered question has no buttons");
+  const chat = await waitSettledOnServer(chatId);
+  assert.equal(chat.events.at(-1).type, "session.completed");
+  await page.context().close();
+});
+
 agentTest("two chats streaming at once stay separate, and the one left in the background is saved", async () => {
   const page = await newPage(browser, app.baseUrl);
   const first = await startChat(page, "count to 150");

@@ -201,3 +201,23 @@ test("a settled turn shows a tool call without a result as interrupted", () => {
   assert.ok(a && a.kind === "assistant" && a.parts[0]!.kind === "tools");
   assert.equal(a.parts[0].calls[0]!.status, "interrupted");
 });
+
+test("a tool call that asked the user is waiting for the answer, not interrupted", () => {
+  const events: EveEvent[] = [
+    user(0, "ask me"),
+    { type: EVENT.toolCallStarted, index: 1, toolCallId: "t1", toolName: "ask_user" },
+    { type: EVENT.inputRequested, index: 2, requestId: "q1", prompt: "Which city?", options: ["Paris", "Lima"] },
+    { type: EVENT.sessionWaiting, index: 3, reason: "input" },
+  ];
+  const items = renderItems(events);
+  const a = items[1];
+  assert.ok(a && a.kind === "assistant" && a.parts[0]!.kind === "tools");
+  assert.equal(a.parts[0].calls[0]!.status, "asking");
+  const q = items[2];
+  assert.ok(q && q.kind === "input");
+  assert.equal(q.open, true);
+  assert.deepEqual(q.options, ["Paris", "Lima"]);
+  const answered = renderItems([...events, user(4, "Paris")])[2];
+  assert.ok(answered && answered.kind === "input");
+  assert.equal(answered.open, false);
+});

@@ -119,7 +119,7 @@ export function getPendingAuthorizations(events: readonly EveEvent[]): PendingAu
 // ---------------------------------------------------------------------------------------------
 // Rendering model
 
-export type ToolStatus = "running" | "waiting" | "declined" | "done" | "error" | "interrupted";
+export type ToolStatus = "running" | "waiting" | "asking" | "declined" | "done" | "error" | "interrupted";
 
 export interface ToolCall {
   id: string;
@@ -249,6 +249,8 @@ export function renderItems(events: readonly EveEvent[], stoppedAt: number | nul
       }
       case EVENT.inputRequested: {
         closeReasoning();
+        // The tool call that asked waits for the user's answer, it was not cut short.
+        for (const call of tools.values()) if (call.status === "running") call.status = "asking";
         const options = Array.isArray(e.options) ? e.options.filter((o): o is string => typeof o === "string") : [];
         const open = events.slice(i + 1).every((later) => isSettlingEvent(later));
         items.push({ kind: "input", key: `q${i}`, requestId: str(e, "requestId", "id") ?? "", prompt: str(e, "prompt", "text") ?? "", options, open });

@@ -113,10 +113,12 @@ function ToolGroup({ calls }: { calls: ToolCall[] }) {
   const hasDetail = calls.some((c) => c.input || c.output !== undefined);
   const names = [...new Set(calls.map(toolLabel))].join(", ");
   const what = calls.length === 1 ? names : `${calls.length} tools: ${names}`;
-  const status = running ? "running" : waiting ? "waiting" : interrupted ? "interrupted" : declined ? "declined" : "done";
+  const asking = calls.some((c) => c.status === "asking");
+  const status = running ? "running" : waiting ? "waiting" : asking ? "asking" : interrupted ? "interrupted" : declined ? "declined" : "done";
   const summary = {
     running: `Running ${names}…`,
     waiting: `Waiting for authorization: ${names}`,
+    asking: `Waiting for your answer: ${names}`,
     interrupted: `Interrupted ${what}`,
     declined: `Not connected: ${names}`,
     done: `Used ${what}`,
