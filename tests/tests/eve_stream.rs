@@ -1346,3 +1346,38 @@ fn a_question_from_the_agent_is_answered_with_input_responses_and_the_turn_conti
     );
     assert_eq!(*t.last().unwrap(), "session.completed");
 }
+
+#[test]
+fn a_model_slow_to_answer_keeps_its_turn_alive_and_can_still_be_interrupted() {
+    // Longer than the 10 s lease: the runner renews it while it waits for the response head.
+    let slow = Script {
+        head_delay: Duration::from_secs(12),
+        ..openai_text_script(&["Worth the wait."])
+    };
+    let stuck = Script {
+        head_delay: Duration::from_secs(60),
+        ..openai_text_script(&["never"])
+    };
+    let server = LlmServer::start(vec![slow, stuck]);
+    let Some(h) = provider_host("openai", &server, &[]) else {
+        return;
+    };
+    let (sid, _) = start(&h, "hello");
+    let events = read_all(&h, &sid, 0);
+    assert_eq!(text_of(&events), "Worth the wait.");
+    assert_eq!(events.last().unwrap()["type"], "session.completed");
+
+    let r = send(&h, &sid, json!({ "message": "again" }));
+    let from = r.json()["streamIndex"].as_u64().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let stopped = Instant::now();
+    let r = h.json(
+        "POST",
+        &format!("/eve/v1/session/{sid}/interrupt"),
+        &json!({}),
+    );
+    assert_eq!(r.status, 202);
+    let rest = read_all(&h, &sid, from);
+    assert!(stopped.elapsed() < Duration::from_secs(3));
+    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
+}

@@ -27,18 +27,23 @@ impl ByteStream for Body {
 }
 
 impl Transport for WasiTransport {
-    fn post(&mut self, request: HttpRequest) -> Result<(u16, Box<dyn ByteStream>), String> {
+    fn post(
+        &mut self,
+        request: HttpRequest,
+        waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<(u16, Box<dyn ByteStream>), String> {
         let headers: Vec<(String, Vec<u8>)> = request
             .headers
             .into_iter()
             .map(|(k, v)| (k, v.into_bytes()))
             .collect();
-        let incoming = streaming::send(
+        let incoming = streaming::send_with(
             Method::Post,
             &request.url,
             &headers,
             &request.body,
             CONNECT_WAIT,
+            waiting,
         )?;
         Ok((incoming.status, Box::new(Body(incoming))))
     }

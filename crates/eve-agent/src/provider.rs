@@ -30,7 +30,13 @@ pub trait ByteStream {
 /// Sends requests.
 pub trait Transport {
     /// POSTs `request`; answers the status and the body stream as soon as headers arrive.
-    fn post(&mut self, request: HttpRequest) -> Result<(u16, Box<dyn ByteStream>), String>;
+    /// While it waits for them it calls `waiting` every poll interval; `false` abandons the
+    /// request (answered as [`INTERRUPTED`]).
+    fn post(
+        &mut self,
+        request: HttpRequest,
+        waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<(u16, Box<dyn ByteStream>), String>;
 }
 
 /// A provider's wire format.
@@ -51,6 +57,9 @@ pub trait StreamParser {
     fn end(&mut self) -> Result<Vec<ModelEvent>, ModelError>;
 }
 
+/// The transport's error when `waiting` abandoned a request.
+pub const INTERRUPTED: &str = "interrupted";
+
 /// How long a model may stay silent before the call fails (in transport polls: the component's
 /// transport polls every 250 ms, so 1200 polls = 5 minutes).
 pub const MAX_IDLE_POLLS: u32 = 1200;
@@ -70,12 +79,20 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
         on: &mut dyn FnMut(ModelEvent) -> Flow,
     ) -> Result<(), ModelError> {
         let name = self.protocol.name();
-        let (status, mut body) = self
+        let mut waiting = || on(ModelEvent::Waiting) == Flow::Continue;
+        let (status, mut body) = match self
             .transport
-            .post(self.protocol.request(request))
-            .map_err(|e| {
-                ModelError::provider("unreachable", format!("{name} provider unreachable: {e}"))
-            })?;
+            .post(self.protocol.request(request), &mut waiting)
+        {
+            Ok(r) => r,
+            Err(e) if e == INTERRUPTED => return Err(ModelError::Interrupted),
+            Err(e) => {
+                return Err(ModelError::provider(
+                    "unreachable",
+                    format!("{name} provider unreachable: {e}"),
+                ))
+            }
+        };
         if !(200..300).contains(&status) {
             let text = read_error_body(body.as_mut(), on)?;
             return Err(ModelError::provider(
@@ -216,7 +233,11 @@ pub mod testing {
     }
 
     impl Transport for &mut Scripted {
-        fn post(&mut self, request: HttpRequest) -> Result<(u16, Box<dyn ByteStream>), String> {
+        fn post(
+            &mut self,
+            request: HttpRequest,
+            _waiting: &mut dyn FnMut() -> bool,
+        ) -> Result<(u16, Box<dyn ByteStream>), String> {
             self.sent.push(request);
             if let Some(e) = &self.fail {
                 return Err(e.clone());

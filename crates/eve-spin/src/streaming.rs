@@ -173,10 +173,31 @@ pub fn send(
     body: &[u8],
     connect_wait: Duration,
 ) -> Result<Incoming, String> {
+    send_with(method, url, headers, body, connect_wait, &mut || true)
+}
+
+/// How often [`send_with`] calls its `waiting` callback while the response head is pending.
+pub const HEAD_POLL: Duration = Duration::from_millis(250);
+
+/// [`send`] that calls `waiting` every [`HEAD_POLL`] while the response head is pending (to
+/// renew a lease, to notice a stop); `false` abandons the request with the error
+/// `"interrupted"`.
+pub fn send_with(
+    method: Method,
+    url: &str,
+    headers: &[(String, Vec<u8>)],
+    body: &[u8],
+    connect_wait: Duration,
+    waiting: &mut dyn FnMut() -> bool,
+) -> Result<Incoming, String> {
     let (scheme, authority, path) = split_url(url).ok_or_else(|| format!("bad URL {url:?}"))?;
     let mut headers = headers.to_vec();
     // A declared length: some servers (llama.cpp, proxies) refuse chunked request bodies.
-    if !body.is_empty() && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
+    if !body.is_empty()
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+    {
         headers.push(("content-length".into(), body.len().to_string().into_bytes()));
     }
     let fields = Fields::from_list(&headers).map_err(|e| format!("bad header: {e:?}"))?;
@@ -220,8 +241,12 @@ pub fn send(
             return Err("timed out waiting for the response".into());
         }
         let ready = future.subscribe();
-        let timer = wasi::clocks::monotonic_clock::subscribe_duration(duration_ns(deadline - now));
-        poll::poll(&[&ready, &timer]);
+        let timer = wasi::clocks::monotonic_clock::subscribe_duration(duration_ns(
+            (deadline - now).min(HEAD_POLL),
+        ));
+        if !poll::poll(&[&ready, &timer]).contains(&0) && !waiting() {
+            return Err("interrupted".into());
+        }
     };
     let status = response.status();
     let headers = response.headers().entries();

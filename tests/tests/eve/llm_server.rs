@@ -11,6 +11,8 @@ use std::time::Duration;
 /// One scripted response.
 #[derive(Clone, Debug)]
 pub struct Script {
+    /// Wait before the response head (a model server that is slow to answer at all).
+    pub head_delay: Duration,
     /// Wait before the first body byte (a slow model).
     pub delay: Duration,
     pub chunks: Vec<String>,
@@ -21,6 +23,7 @@ pub struct Script {
 impl Script {
     pub fn new(chunks: Vec<String>) -> Self {
         Script {
+            head_delay: Duration::ZERO,
             delay: Duration::ZERO,
             chunks,
             cut: false,
@@ -115,6 +118,7 @@ fn serve(
         let _ = conn.write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: 40\r\nconnection: close\r\n\r\n{\"error\":{\"message\":\"no more scripts\"}}");
         return;
     };
+    std::thread::sleep(script.head_delay);
     let _ = conn.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
     );
