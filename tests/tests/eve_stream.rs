@@ -1381,3 +1381,120 @@ fn a_model_slow_to_answer_keeps_its_turn_alive_and_can_still_be_interrupted() {
     assert!(stopped.elapsed() < Duration::from_secs(3));
     assert_eq!(rest.last().unwrap()["type"], "session.waiting");
 }
+
+// ------------------------------------------------------------------ OAuth for connections
+
+fn oauth_host(token_server: &LlmServer) -> Option<Host> {
+    host_with(&[
+        (
+            "notion_oauth_authorize_url",
+            "https://provider.example/oauth/authorize",
+        ),
+        (
+            "notion_oauth_token_url",
+            &format!("{}/oauth/token", token_server.base),
+        ),
+        ("notion_oauth_client_id", "notion-client"),
+        ("notion_oauth_client_secret", "notion-client-secret"),
+    ])
+}
+
+/// Follows the connect URL to the provider's authorize URL; returns (location, state).
+fn authorize(h: &Host, required: &Value) -> (String, String) {
+    let r = h.get(required["connectUrl"].as_str().unwrap());
+    assert_eq!(r.status, 302, "{}", r.text());
+    let location = r.header("location").unwrap().to_string();
+    let state = location
+        .split(['?', '&'])
+        .find_map(|kv| kv.strip_prefix("state="))
+        .unwrap()
+        .to_string();
+    (location, state)
+}
+
+#[test]
+fn with_oauth_variables_connect_goes_through_the_providers_code_flow() {
+    let token = LlmServer::start(vec![Script::new(vec![
+        r#"{"access_token":"notion-token-123","token_type":"bearer"}"#.into(),
+    ])]);
+    let Some(h) = oauth_host(&token) else { return };
+    let (sid, required) = authorization_turn(&h, "search Notion for plans");
+    let (location, state) = authorize(&h, &required);
+    assert!(location.starts_with(
+        "https://provider.example/oauth/authorize?response_type=code&client_id=notion-client&"
+    ));
+    let callback = format!("{}/eve/v1/connections/callback", h.origin())
+        .replace(':', "%3A")
+        .replace('/', "%2F");
+    assert!(
+        location.contains(&format!("redirect_uri={callback}")),
+        "{location}"
+    );
+
+    // The local Allow button cannot stand in for the provider.
+    let origin = h.origin();
+    let form = [
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("origin", origin.as_str()),
+        ("sec-fetch-site", "same-origin"),
+    ];
+    let local = h.send(
+        "POST",
+        required["connectUrl"].as_str().unwrap(),
+        &form,
+        Some(b"decision=allow"),
+    );
+    assert_eq!(local.status, 403);
+    // A forged state is refused.
+    let forged = h.get("/eve/v1/connections/callback?code=abc&state=v1.eyJ4IjoxfQ.AAAA");
+    assert_eq!(forged.status, 400);
+
+    let done = h.get(&format!(
+        "/eve/v1/connections/callback?code=the-code&state={state}"
+    ));
+    assert_eq!(done.status, 200, "{}", done.text());
+    let sent = token.raw.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    for part in [
+        "grant_type=authorization_code",
+        "code=the-code",
+        "client_id=notion-client",
+        "client_secret=notion-client-secret",
+    ] {
+        assert!(sent[0].contains(part), "{}", sent[0]);
+    }
+    let after = read_all(&h, &sid, required["index"].as_u64().unwrap() + 1);
+    assert_eq!(after[0]["outcome"], "granted");
+    assert_eq!(after[1]["type"], "tool.call.result");
+    assert_eq!(after.last().unwrap()["type"], "session.completed");
+    let again = h.get(&format!(
+        "/eve/v1/connections/callback?code=the-code&state={state}"
+    ));
+    assert_eq!(
+        again.status, 409,
+        "a state is good for one pending authorization only"
+    );
+}
+
+#[test]
+fn a_provider_refusal_declines_the_authorization_cleanly() {
+    let token = LlmServer::start(vec![]);
+    let Some(h) = oauth_host(&token) else { return };
+    let (sid, required) = authorization_turn(&h, "search Notion for plans");
+    let (_, state) = authorize(&h, &required);
+    let r = h.get(&format!(
+        "/eve/v1/connections/callback?error=access_denied&state={state}"
+    ));
+    assert_eq!(r.status, 200);
+    let after = read_all(&h, &sid, required["index"].as_u64().unwrap() + 1);
+    assert_eq!(
+        types(&after),
+        vec![
+            "authorization.completed",
+            "tool.call.result",
+            "session.waiting"
+        ]
+    );
+    assert_eq!(after[0]["outcome"], "declined");
+    assert!(token.raw.lock().unwrap().is_empty(), "no token request");
+}

@@ -144,5 +144,6 @@ pub async fn serve(req: IncomingRequest, out: ResponseOutparam) {
         Route::Interrupt(id) => crate::handlers::interrupt(call, &id, out),
         Route::Authorization(id, aid) => crate::handlers::authorization(call, &id, &aid, out),
         Route::Stream(id) => crate::reader::stream(call, &id, out),
+        Route::ConnectionCallback => crate::handlers::connection_callback(call, out),
     }
 }

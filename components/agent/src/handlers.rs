@@ -2,11 +2,15 @@
 //! response is complete), and then runs the turn in the same invocation: a reader that goes
 //! away never stops it.
 
+use std::time::Duration;
+
+use eve_agent::assertion::AssertionCodec;
+use eve_agent::oauth::{self, FlowState, OAuthClient};
 use eve_agent::request::{self, Validated};
 use eve_agent::store::{AgentStore, SessionRow, SessionState};
 use eve_agent::transcript;
 use eve_agent::turn;
-use eve_api::eve::{AuthorizationOutcome, Event, SESSION_ID_HEADER};
+use eve_api::eve::{AuthorizationOutcome, Event, APP_ORIGIN_HEADER, SESSION_ID_HEADER};
 use eve_api::{ApiError, ErrorCode};
 use eve_auth::crypto::random_token;
 use eve_spin::db::{now_ms, Db};
@@ -301,35 +305,132 @@ fn send_html(out: ResponseOutparam, status: u16, title: &str, body: &str) {
     streaming::respond(out, status, &headers, page.as_bytes());
 }
 
-/// The local connector flow: `GET` shows what is asked with Allow / Deny; `POST` (a form,
-/// `decision=allow|deny`) grants the connection for this principal and continues the turn, or
-/// declines and settles it.
+fn variable(name: &str) -> Option<String> {
+    spin_sdk::variables::get(name).ok()
+}
+
+/// The OAuth client of a connection, when its variables are set.
+fn oauth_client(connection: &str) -> Option<OAuthClient> {
+    OAuthClient::from_lookup(connection, variable)
+}
+
+/// The pending authorization `authorization_id` of the session, with the session's log.
+fn pending(
+    store: &AgentStore<'_, Db>,
+    id: &str,
+    principal: &str,
+    authorization_id: &str,
+) -> Result<Option<(Vec<Event>, String)>, ApiError> {
+    load(store, id, principal)?;
+    let log = store.all_events(id).map_err(db_error)?;
+    let connection = turn::pending_authorization(&log)
+        .filter(|(aid, _)| aid == authorization_id)
+        .map(|(_, c)| c);
+    Ok(connection.map(|c| (log, c)))
+}
+
+fn no_longer_pending(out: ResponseOutparam) {
+    send_html(
+        out,
+        409,
+        "Nothing to authorize",
+        "<p>This authorization is no longer pending. You can close this window.</p>",
+    );
+}
+
+fn display_name(connection: &str) -> &str {
+    eve_agent::connections::by_id(connection).map_or(connection, |c| c.display_name)
+}
+
+/// Grants `connection`, records `authorization.completed` (granted), answers with a page, and
+/// continues the turn.
+fn grant_and_continue(
+    db: &Db,
+    principal: &str,
+    id: &str,
+    log: &[Event],
+    connection: &str,
+    out: ResponseOutparam,
+) {
+    let store = AgentStore::new(db);
+    let runner_id = random_token();
+    match store.claim(id, principal, &runner_id, now_ms(), None) {
+        Ok(Some(_)) => {}
+        Ok(None) => return send_error(out, &conflict("a turn is running in this session")),
+        Err(e) => return send_error(out, &db_error(e)),
+    }
+    let granted = turn::granted_event(log).expect("the caller checked that it is pending");
+    let written = store
+        .grant(principal, connection, now_ms())
+        .and_then(|_| store.append(id, &runner_id, &granted, now_ms()));
+    if let Err(e) = written {
+        // Best effort: an unreleased lease expires on its own.
+        let _ = store.release(id, &runner_id, now_ms());
+        return send_error(out, &db_error(e));
+    }
+    let context = store
+        .session(id, principal)
+        .ok()
+        .flatten()
+        .and_then(|r| r.client_context);
+    send_html(
+        out,
+        200,
+        &format!("{} connected", display_name(connection)),
+        "<p>You can close this window; the chat continues.</p>",
+    );
+    runner::run(db, id, principal, &runner_id, context.as_deref());
+}
+
+/// Declines the pending authorization and settles the turn.
+fn decline(
+    store: &AgentStore<'_, Db>,
+    principal: &str,
+    id: &str,
+    log: &[Event],
+) -> Result<(), ApiError> {
+    let runner_id = random_token();
+    store
+        .claim(id, principal, &runner_id, now_ms(), None)
+        .map_err(db_error)?
+        .ok_or_else(|| conflict("a turn is running in this session"))?;
+    for e in turn::declined_events(log) {
+        if store
+            .append(id, &runner_id, &e, now_ms())
+            .map_err(db_error)?
+            .is_none()
+        {
+            break;
+        }
+    }
+    // Best effort: an unreleased lease expires on its own.
+    let _ = store.release(id, &runner_id, now_ms());
+    Ok(())
+}
+
+/// The connect page. With OAuth variables for the connection, `GET` redirects to the
+/// provider (the callback completes it); otherwise it is the local connector flow: `GET` shows
+/// what is asked with Allow / Deny, and `POST` (a form, `decision=allow|deny`) grants the
+/// connection for this principal and continues the turn, or declines and settles it.
 pub fn authorization(call: Call, id: &str, authorization_id: &str, out: ResponseOutparam) {
     let db = match open_db() {
         Ok(db) => db,
         Err(e) => return send_error(out, &e),
     };
     let store = AgentStore::new(&db);
-    if let Err(e) = load(&store, id, &call.principal.id) {
-        return send_error(out, &e);
-    }
-    let log = match store.all_events(id) {
-        Ok(l) => l,
-        Err(e) => return send_error(out, &db_error(e)),
+    let principal = call.principal.id.as_str();
+    let (log, connection) = match pending(&store, id, principal, authorization_id) {
+        Ok(Some(p)) => p,
+        Ok(None) => return no_longer_pending(out),
+        Err(e) => return send_error(out, &e),
     };
-    let pending = turn::pending_authorization(&log).filter(|(aid, _)| aid == authorization_id);
-    let Some((_, connection_id)) = pending else {
-        return send_html(
-            out,
-            409,
-            "Nothing to authorize",
-            "<p>This authorization is no longer pending. You can close this window.</p>",
-        );
-    };
-    let connection = eve_agent::connections::by_id(&connection_id);
-    let name = connection.map_or(connection_id.as_str(), |c| c.display_name);
-    let description = connection.map_or("", |c| c.description);
+    let name = display_name(&connection).to_string();
+    let description = eve_agent::connections::by_id(&connection).map_or("", |c| c.description);
+    let client = oauth_client(&connection);
     if call.body.is_empty() {
+        if let Some(client) = client {
+            return redirect_to_provider(&call, &client, id, authorization_id, out);
+        }
         return send_html(
             out,
             200,
@@ -339,71 +440,176 @@ pub fn authorization(call: Call, id: &str, authorization_id: &str, out: Response
                  the connection to your account on this deployment.</p>\
                  <form method=\"post\"><button class=\"primary\" name=\"decision\" value=\"allow\">Allow</button>\
                  <button name=\"decision\" value=\"deny\">Deny</button></form>",
-                n = html_escape(name),
+                n = html_escape(&name),
                 d = html_escape(description)
             ),
         );
     }
     let form = String::from_utf8_lossy(&call.body).to_string();
-    let decision = form
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("decision="))
-        .unwrap_or("");
-    let allow = match decision {
-        "allow" => true,
-        "deny" => false,
-        _ => {
-            return send_error(
+    match oauth::query_value(&form, "decision").as_deref() {
+        Some("allow") if client.is_some() => send_error(
+            out,
+            &ApiError::forbidden(format!(
+                "{name} is connected through its provider; open the connect link"
+            )),
+        ),
+        Some("allow") => grant_and_continue(&db, principal, id, &log, &connection, out),
+        Some("deny") => match decline(&store, principal, id, &log) {
+            Ok(()) => send_html(
                 out,
-                &ApiError::bad_request("decision must be allow or deny"),
-            )
+                200,
+                &format!("{name} not connected"),
+                "<p>You can close this window.</p>",
+            ),
+            Err(e) => send_error(out, &e),
+        },
+        _ => send_error(
+            out,
+            &ApiError::bad_request("decision must be allow or deny"),
+        ),
+    }
+}
+
+fn callback_uri(call: &Call) -> Result<String, ApiError> {
+    let origin = call
+        .header(APP_ORIGIN_HEADER)
+        .ok_or_else(|| ApiError::bad_request("the app's origin is unknown; set app_base_url"))?;
+    Ok(format!(
+        "{}{}",
+        origin.trim_end_matches('/'),
+        oauth::CALLBACK_PATH
+    ))
+}
+
+fn redirect_to_provider(
+    call: &Call,
+    client: &OAuthClient,
+    id: &str,
+    authorization_id: &str,
+    out: ResponseOutparam,
+) {
+    let result = (|| {
+        let codec = AssertionCodec::state_codec(&eve_spin::auth::config())
+            .ok_or_else(ApiError::unauthorized)?;
+        let state = codec.seal(&FlowState {
+            session_id: id.to_string(),
+            authorization_id: authorization_id.to_string(),
+            principal: call.principal.id.clone(),
+            exp: eve_spin::auth::now_secs() + oauth::STATE_TTL_SECS,
+        });
+        Ok(client.authorize_redirect(&callback_uri(call)?, &state))
+    })();
+    match result {
+        Ok(location) => {
+            let headers = vec![
+                ("location".to_string(), location.into_bytes()),
+                ("cache-control".to_string(), b"no-store".to_vec()),
+            ];
+            streaming::respond(out, 302, &headers, b"");
         }
+        Err(e) => send_error(out, &e),
+    }
+}
+
+/// `GET /eve/v1/connections/callback?code=&state=` (or `?error=&state=`): the provider sent the
+/// browser back. The code is exchanged for a token; the connection is granted and the turn
+/// continues. A provider error (the user refused) declines the authorization.
+pub fn connection_callback(call: Call, out: ResponseOutparam) {
+    let state = oauth::query_value(&call.query, "state").unwrap_or_default();
+    let flow = AssertionCodec::state_codec(&eve_spin::auth::config())
+        .and_then(|codec| codec.open(&state, eve_spin::auth::now_secs()))
+        .filter(|f| f.principal == call.principal.id);
+    let Some(flow) = flow else {
+        return send_error(
+            out,
+            &ApiError::bad_request("invalid or expired authorization state"),
+        );
     };
-    let runner_id = random_token();
-    match store.claim(id, &call.principal.id, &runner_id, now_ms(), None) {
-        Ok(Some(_)) => {}
-        Ok(None) => return send_error(out, &conflict("a turn is running in this session")),
-        Err(e) => return send_error(out, &db_error(e)),
+    let db = match open_db() {
+        Ok(db) => db,
+        Err(e) => return send_error(out, &e),
+    };
+    let store = AgentStore::new(&db);
+    let principal = call.principal.id.as_str();
+    let id = flow.session_id.as_str();
+    let (log, connection) = match pending(&store, id, principal, &flow.authorization_id) {
+        Ok(Some(p)) => p,
+        Ok(None) => return no_longer_pending(out),
+        Err(e) => return send_error(out, &e),
+    };
+    let name = display_name(&connection).to_string();
+    if oauth::query_value(&call.query, "error").is_some() {
+        return match decline(&store, principal, id, &log) {
+            Ok(()) => send_html(
+                out,
+                200,
+                &format!("{name} not connected"),
+                "<p>You can close this window.</p>",
+            ),
+            Err(e) => send_error(out, &e),
+        };
     }
-    if allow {
-        let granted = turn::granted_event(&log).expect("pending was checked");
-        let written = store
-            .grant(&call.principal.id, &connection_id, now_ms())
-            .and_then(|_| store.append(id, &runner_id, &granted, now_ms()));
-        if let Err(e) = written {
-            let _ = store.release(id, &runner_id, now_ms());
-            return send_error(out, &db_error(e));
-        }
-        let context = store
-            .session(id, &call.principal.id)
-            .ok()
-            .flatten()
-            .and_then(|r| r.client_context);
-        send_html(
+    let (Some(client), Some(code)) = (
+        oauth_client(&connection),
+        oauth::query_value(&call.query, "code"),
+    ) else {
+        return send_error(
             out,
-            200,
-            &format!("{name} connected"),
-            "<p>You can close this window; the chat continues.</p><script>setTimeout(()=>window.close(),800)</script>",
+            &ApiError::bad_request("missing code, or the connection has no OAuth client"),
         );
-        runner::run(&db, id, &call.principal.id, &runner_id, context.as_deref());
-    } else {
-        for e in turn::declined_events(&log) {
-            if store
-                .append(id, &runner_id, &e, now_ms())
-                .ok()
-                .flatten()
-                .is_none()
-            {
-                break;
-            }
-        }
-        // Best effort: an unreleased lease expires on its own.
-        let _ = store.release(id, &runner_id, now_ms());
-        send_html(
+    };
+    let token = callback_uri(&call).and_then(|redirect_uri| {
+        exchange_code(&client, &code, &redirect_uri).map_err(|e| {
+            eprintln!("agent: {name} token exchange failed: {e}");
+            ApiError::new(
+                ErrorCode::Upstream,
+                format!("{name} did not accept the authorization: {e}"),
+            )
+        })
+    });
+    match token.and_then(|t| {
+        store
+            .save_token(principal, &connection, &t, now_ms())
+            .map_err(db_error)
+    }) {
+        Ok(()) => grant_and_continue(&db, principal, id, &log, &connection, out),
+        Err(e) => send_html(
             out,
-            200,
-            &format!("{name} not connected"),
-            "<p>You can close this window.</p>",
-        );
+            e.status(),
+            &format!("{name} could not be connected"),
+            &format!(
+                "<p>{}</p><p>Close this window and try Connect again, or Skip.</p>",
+                html_escape(&e.message)
+            ),
+        ),
     }
+}
+
+/// POSTs the authorization-code grant to the token URL; the access token.
+fn exchange_code(client: &OAuthClient, code: &str, redirect_uri: &str) -> Result<String, String> {
+    let headers = vec![
+        (
+            "content-type".to_string(),
+            b"application/x-www-form-urlencoded".to_vec(),
+        ),
+        ("accept".to_string(), b"application/json".to_vec()),
+    ];
+    let body = client.token_request_body(code, redirect_uri);
+    let mut incoming = streaming::send(
+        spin_sdk::http::Method::Post,
+        &client.token_url,
+        &headers,
+        body.as_bytes(),
+        Duration::from_secs(20),
+    )?;
+    let mut response = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while response.len() < 64 * 1024 && std::time::Instant::now() < deadline {
+        match incoming.read(Duration::from_millis(500))? {
+            streaming::Read::Data(b) => response.extend(b),
+            streaming::Read::Idle => {}
+            streaming::Read::End => break,
+        }
+    }
+    oauth::parse_token_response(incoming.status, &response)
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use eve_agent::assertion::AssertionCodec;
 use eve_agent::request::{self, Route, Validated};
-use eve_api::eve::PRINCIPAL_ASSERTION_HEADER;
+use eve_api::eve::{APP_ORIGIN_HEADER, PRINCIPAL_ASSERTION_HEADER};
 use eve_api::{ApiError, ErrorCode};
 use eve_spin::streaming::{self, BodyWriter, Read};
 use eve_store::limits::{RatePolicy, CHAT_SEND};
@@ -37,6 +37,7 @@ const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-eve
 /// Response headers passed back to the browser.
 const FORWARDED_RESPONSE_HEADERS: &[&str] = &[
     "content-type",
+    "location",
     "cache-control",
     "retry-after",
     "content-security-policy",
@@ -140,6 +141,13 @@ async fn handle(req: Request, out: ResponseOutparam) {
         PRINCIPAL_ASSERTION_HEADER.to_string(),
         assertion.into_bytes(),
     ));
+    // The app's public origin, for the redirect URI of a connection's OAuth flow.
+    if let Some(origin) = eve_spin::auth::base_origin(&eve_spin::auth::config(), &req) {
+        headers.push((
+            APP_ORIGIN_HEADER.to_string(),
+            origin.serialize().into_bytes(),
+        ));
+    }
 
     let mut incoming = match streaming::send(
         req.method().clone(),

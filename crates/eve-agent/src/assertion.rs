@@ -29,27 +29,45 @@ struct Payload {
 #[derive(Debug, Clone)]
 pub struct AssertionCodec(SignedValueCodec);
 
+/// The key material of this configuration: `(secret, previous secret, binding)`.
+fn key_material(config: &AuthConfig) -> Option<(String, Option<String>, &'static str)> {
+    let mode = config.mode();
+    match config.usable_session_secret() {
+        Some(secret) => Some((
+            secret.expose().to_string(),
+            config
+                .usable_previous_secret()
+                .map(|s| s.expose().to_string()),
+            mode.as_str(),
+        )),
+        None if mode == AuthMode::LocalDev => {
+            Some((LOCAL_DEV_KEY.to_string(), None, mode.as_str()))
+        }
+        None => None,
+    }
+}
+
 impl AssertionCodec {
     /// The codec for this configuration; `None` when no key is available (sign-in is not
     /// configured: the proxy answers 401 anyway).
     pub fn from_config(config: &AuthConfig) -> Option<Self> {
-        let mode = config.mode();
-        let binding = mode.as_str();
-        match config.usable_session_secret() {
-            Some(secret) => Some(AssertionCodec(SignedValueCodec::new(
-                secret.expose(),
-                config.usable_previous_secret().map(|s| s.expose()),
-                PURPOSE,
-                binding,
-            ))),
-            None if mode == AuthMode::LocalDev => Some(AssertionCodec(SignedValueCodec::new(
-                LOCAL_DEV_KEY,
-                None,
-                PURPOSE,
-                binding,
-            ))),
-            None => None,
-        }
+        let (secret, previous, binding) = key_material(config)?;
+        Some(AssertionCodec(SignedValueCodec::new(
+            &secret,
+            previous.as_deref(),
+            PURPOSE,
+            binding,
+        )))
+    }
+
+    /// The codec of connection OAuth `state` values, from the same key material.
+    pub fn state_codec(config: &AuthConfig) -> Option<crate::oauth::StateCodec> {
+        let (secret, previous, binding) = key_material(config)?;
+        Some(crate::oauth::StateCodec::new(
+            &secret,
+            previous.as_deref(),
+            binding,
+        ))
     }
 
     pub fn seal(&self, principal: &Principal, now_secs: u64) -> String {

@@ -22,6 +22,7 @@ pub mod demo;
 pub mod framing;
 pub mod memory;
 pub mod model;
+pub mod oauth;
 pub mod openai;
 pub mod provider;
 pub mod request;

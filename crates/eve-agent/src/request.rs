@@ -27,13 +27,15 @@ pub enum Route {
     Interrupt(String),
     /// `GET|POST /session/:id/authorizations/:authorizationId` — the connect page.
     Authorization(String, String),
+    /// `GET /connections/callback` — where an OAuth provider sends the browser back.
+    ConnectionCallback,
 }
 
 impl Route {
     /// Whether this route changes state (same-origin checks apply).
     pub fn session_id(&self) -> Option<&str> {
         match self {
-            Route::Create => None,
+            Route::Create | Route::ConnectionCallback => None,
             Route::Send(id)
             | Route::Stream(id)
             | Route::Interrupt(id)
@@ -50,9 +52,19 @@ impl Route {
 /// Matches `method` and `path` (with or without the `/eve/v1` prefix; no query).
 pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     let path = path.strip_prefix(PREFIX).unwrap_or(path);
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let m = method.to_ascii_uppercase();
     let not_found = || ApiError::not_found("no such eve route");
+    // One canonical spelling per route, as the chat API has: a trailing slash is tolerated
+    // (as on Spin's exact routes), an empty segment (`//session`) is not.
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let segments: Vec<&str> = path
+        .strip_prefix('/')
+        .ok_or_else(not_found)?
+        .split('/')
+        .collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return Err(not_found());
+    }
     let id = |s: &str| -> Result<String, ApiError> {
         if is_session_id(s) {
             Ok(s.to_string())
@@ -62,6 +74,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     };
     let (route, allowed): (Route, &[&str]) = match segments.as_slice() {
         ["session"] => (Route::Create, &["POST"]),
+        ["connections", "callback"] => (Route::ConnectionCallback, &["GET"]),
         ["session", sid] => (Route::Send(id(sid)?), &["POST"]),
         ["session", sid, "stream"] => (Route::Stream(id(sid)?), &["GET"]),
         ["session", sid, "interrupt"] => (Route::Interrupt(id(sid)?), &["POST"]),
@@ -117,6 +130,14 @@ pub fn validate(body: &[u8], new_session: bool) -> Result<Validated, ApiError> {
         return Err(ApiError::new(
             ErrorCode::PayloadTooLarge,
             "request body too large",
+        ));
+    }
+    // serde reads a JSON array as a struct's fields in order (`["hi"]` as a message):
+    // only an object is a request.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::new(
+            ErrorCode::InvalidJson,
+            "invalid JSON body: expected a JSON object",
         ));
     }
     let req: SessionRequest = serde_json::from_slice(body)
@@ -213,6 +234,10 @@ mod tests {
             ),
             Ok(Route::Authorization(SID.into(), "auth_x".into()))
         );
+        assert_eq!(
+            route("GET", "/eve/v1/connections/callback"),
+            Ok(Route::ConnectionCallback)
+        );
         assert_eq!(route("GET", "/eve/v1/session").unwrap_err().status(), 405);
         assert_eq!(route("POST", "/eve/v1/nope").unwrap_err().status(), 404);
         assert_eq!(
@@ -293,6 +318,39 @@ mod tests {
                 .status(),
             413
         );
+    }
+
+    #[test]
+    fn a_route_has_one_spelling_empty_segments_are_not_found() {
+        assert_eq!(route("POST", "/eve/v1/session/"), Ok(Route::Create));
+        for path in [
+            "/eve/v1//session",
+            "/eve/v1/session//",
+            "//eve/v1/session",
+            &format!("/eve/v1/session//{SID}/stream"),
+            &format!("/eve/v1/session/{SID}//stream"),
+            "/eve/v1",
+            "/eve/v1/",
+        ] {
+            assert_eq!(route("POST", path).unwrap_err().status(), 404, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_json_array_is_not_a_session_request() {
+        for body in [
+            &b"[\"hi\"]"[..],
+            b"[]",
+            b"[\"hi\", \"ctx\"]",
+            b"null",
+            b"\"hi\"",
+        ] {
+            assert_eq!(
+                validate(body, true).unwrap_err().code,
+                ErrorCode::InvalidJson,
+                "{body:?}"
+            );
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use eve_api::eve::Event;
 use eve_store::{Sql, SqlValue};
 
 /// The schema version this code writes; bumped with every change to [`SCHEMA`].
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Idempotent DDL, one statement each.
 pub const SCHEMA: &[&str] = &[
@@ -41,6 +41,9 @@ pub const SCHEMA: &[&str] = &[
         principal TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL, updated_at INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS agent_connection_grant (\
         principal TEXT NOT NULL, connection TEXT NOT NULL, granted_at INTEGER NOT NULL, \
+        PRIMARY KEY (principal, connection))",
+    "CREATE TABLE IF NOT EXISTS agent_connection_token (\
+        principal TEXT NOT NULL, connection TEXT NOT NULL, access_token TEXT NOT NULL, obtained_at INTEGER NOT NULL, \
         PRIMARY KEY (principal, connection))",
     "CREATE TABLE IF NOT EXISTS agent_tool_output (\
         session_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, output TEXT NOT NULL, created_at INTEGER NOT NULL, \
@@ -103,6 +106,13 @@ pub const INSERT_GRANT: &str =
     "INSERT OR IGNORE INTO agent_connection_grant (principal, connection, granted_at) VALUES (?1, ?2, ?3)";
 pub const SELECT_GRANT: &str =
     "SELECT 1 FROM agent_connection_grant WHERE principal = ?1 AND connection = ?2";
+
+pub const UPSERT_TOKEN: &str =
+    "INSERT INTO agent_connection_token (principal, connection, access_token, obtained_at) \
+    VALUES (?1, ?2, ?3, ?4) ON CONFLICT (principal, connection) DO UPDATE SET \
+    access_token = excluded.access_token, obtained_at = excluded.obtained_at";
+pub const SELECT_TOKEN: &str =
+    "SELECT access_token FROM agent_connection_token WHERE principal = ?1 AND connection = ?2";
 
 pub const UPSERT_TOOL_OUTPUT: &str = "INSERT OR REPLACE INTO agent_tool_output \
     (session_id, tool_call_id, output, created_at) VALUES (?1, ?2, ?3, ?4)";
@@ -426,6 +436,34 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .is_empty())
     }
 
+    /// Keeps a connection's OAuth access token (never logged, never sent to a client).
+    pub fn save_token(
+        &self,
+        principal: &str,
+        connection: &str,
+        token: &str,
+        now_ms: i64,
+    ) -> Result<(), String> {
+        self.db
+            .execute(
+                UPSERT_TOKEN,
+                vec![
+                    principal.into(),
+                    connection.into(),
+                    token.into(),
+                    now_ms.into(),
+                ],
+            )
+            .map(|_| ())
+    }
+
+    pub fn token(&self, principal: &str, connection: &str) -> Result<Option<String>, String> {
+        let rows = self
+            .db
+            .execute(SELECT_TOKEN, vec![principal.into(), connection.into()])?;
+        Ok(rows.first().and_then(|r| text(r.first())))
+    }
+
     pub fn store_tool_output(
         &self,
         id: &str,
@@ -673,6 +711,10 @@ mod tests {
         assert!(!s.granted("q", "notion").unwrap());
         s.create_session("s", "p", "r", 0, None).unwrap();
         s.store_tool_output("s", "c", "{}", 0).unwrap();
+        s.save_token("p", "notion", "t1", 0).unwrap();
+        s.save_token("p", "notion", "t2", 1).unwrap();
+        assert_eq!(s.token("p", "notion").unwrap().as_deref(), Some("t2"));
+        assert_eq!(s.token("q", "notion").unwrap(), None);
     }
 
     #[test]

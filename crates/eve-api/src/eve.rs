@@ -16,6 +16,10 @@ pub const SESSION_ID_HEADER: &str = "x-eve-session-id";
 /// refuses any request without a valid one, so it stays safe when reached by URL.
 pub const PRINCIPAL_ASSERTION_HEADER: &str = "x-eve-principal-assertion";
 
+/// Request header by which `eve-proxy` tells the agent the app's public origin (for OAuth
+/// redirect URIs of connections).
+pub const APP_ORIGIN_HEADER: &str = "x-eve-app-origin";
+
 /// Response header on a stream: the session's state when the stream opened
 /// (`idle`, `running`, `awaiting_authorization`).
 pub const SESSION_STATE_HEADER: &str = "x-eve-session-state";

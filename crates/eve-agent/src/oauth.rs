@@ -1,0 +1,285 @@
+//! Connecting a connection through its provider's OAuth 2.0 authorization-code flow, when the
+//! connection's variables are set (`<id>_oauth_authorize_url`, `<id>_oauth_token_url`,
+//! `<id>_oauth_client_id`, `<id>_oauth_client_secret`, e.g. `notion_oauth_client_id`).
+//! Without them the connect page is the local connector flow (Allow / Deny).
+//!
+//! The connect URL redirects to the provider with a signed, expiring `state` naming the
+//! session, the authorization and the principal; the provider sends the browser back to
+//! `/eve/v1/connections/callback`, where the code is exchanged for a token at the token URL.
+
+use serde::{Deserialize, Serialize};
+
+use eve_auth::cookie::SignedValueCodec;
+
+/// The callback route (relative to the app's origin).
+pub const CALLBACK_PATH: &str = "/eve/v1/connections/callback";
+/// How long a flow may take.
+pub const STATE_TTL_SECS: u64 = 600;
+
+/// A connection's OAuth client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthClient {
+    pub authorize_url: String,
+    pub token_url: String,
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+impl OAuthClient {
+    /// The client of `connection` from its variables; `None` unless all four are set.
+    pub fn from_lookup(connection: &str, lookup: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let get = |suffix: &str| {
+            lookup(&format!("{connection}_oauth_{suffix}"))
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        Some(OAuthClient {
+            authorize_url: get("authorize_url")?,
+            token_url: get("token_url")?,
+            client_id: get("client_id")?,
+            client_secret: get("client_secret")?,
+        })
+    }
+
+    /// Where the browser goes to authorize.
+    pub fn authorize_redirect(&self, redirect_uri: &str, state: &str) -> String {
+        let sep = if self.authorize_url.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let query: String = form_urlencoded_pairs(&[
+            ("response_type", "code"),
+            ("client_id", &self.client_id),
+            ("redirect_uri", redirect_uri),
+            ("state", state),
+            ("owner", "user"),
+        ]);
+        format!("{}{sep}{query}", self.authorize_url)
+    }
+
+    /// The token request's form body.
+    pub fn token_request_body(&self, code: &str, redirect_uri: &str) -> String {
+        form_urlencoded_pairs(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect_uri),
+            ("client_id", &self.client_id),
+            ("client_secret", &self.client_secret),
+        ])
+    }
+}
+
+fn form_urlencoded_pairs(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Percent-encodes everything but unreserved characters.
+pub fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Decodes a query-string value (`+` is a space; a malformed escape stays as it is).
+pub fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| s.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match (bytes[i], escaped) {
+            (_, Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (b'+', None) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, None) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A query parameter, decoded.
+pub fn query_value(query: &str, name: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| decode(v))
+}
+
+/// What the signed `state` carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowState {
+    pub session_id: String,
+    pub authorization_id: String,
+    pub principal: String,
+    pub exp: u64,
+}
+
+/// Seals and opens flow states (HMAC-SHA256, purpose `connection-oauth`).
+pub struct StateCodec(SignedValueCodec);
+
+impl StateCodec {
+    /// `key` is the same secret the principal assertions use (see
+    /// [`crate::assertion::AssertionCodec::state_codec`]).
+    pub fn new(key: &str, previous: Option<&str>, binding: &str) -> Self {
+        StateCodec(SignedValueCodec::new(
+            key,
+            previous,
+            "connection-oauth",
+            binding,
+        ))
+    }
+
+    pub fn seal(&self, state: &FlowState) -> String {
+        self.0
+            .seal(&serde_json::to_vec(state).expect("a flow state serializes"))
+    }
+
+    /// The state if it is authentic and unexpired.
+    pub fn open(&self, value: &str, now_secs: u64) -> Option<FlowState> {
+        let (bytes, _) = self.0.open(value).ok()?;
+        let state: FlowState = serde_json::from_slice(&bytes).ok()?;
+        (state.exp >= now_secs && state.exp <= now_secs + STATE_TTL_SECS + 60).then_some(state)
+    }
+}
+
+/// The access token of a token response (`{"access_token": ...}`), or the provider's error.
+pub fn parse_token_response(status: u16, body: &[u8]) -> Result<String, String> {
+    let v: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|_| format!("token endpoint answered {status} without JSON"))?;
+    if let Some(token) = v
+        .get("access_token")
+        .and_then(|t| t.as_str())
+        .filter(|t| !t.is_empty())
+    {
+        if (200..300).contains(&status) {
+            return Ok(token.to_string());
+        }
+    }
+    let why = v
+        .get("error_description")
+        .or_else(|| v.get("error"))
+        .and_then(|e| e.as_str())
+        .unwrap_or("no access_token");
+    Err(format!(
+        "token endpoint answered {status}: {}",
+        why.chars().take(200).collect::<String>()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client() -> OAuthClient {
+        OAuthClient::from_lookup("notion", |n| match n {
+            "notion_oauth_authorize_url" => Some("https://auth.example/authorize".into()),
+            "notion_oauth_token_url" => Some("https://auth.example/token".into()),
+            "notion_oauth_client_id" => Some("cid".into()),
+            "notion_oauth_client_secret" => Some("s3cret".into()),
+            _ => None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_connection_uses_oauth_only_when_all_four_variables_are_set() {
+        assert!(OAuthClient::from_lookup("linear", |_| None).is_none());
+        assert!(
+            OAuthClient::from_lookup("notion", |n| (n == "notion_oauth_client_id")
+                .then(|| "x".into()))
+            .is_none()
+        );
+        assert_eq!(client().client_id, "cid");
+    }
+
+    #[test]
+    fn the_authorize_redirect_carries_client_redirect_uri_and_state_encoded() {
+        let url = client().authorize_redirect(
+            "http://127.0.0.1:3000/eve/v1/connections/callback",
+            "v1.a.b",
+        );
+        assert!(url.starts_with("https://auth.example/authorize?response_type=code&client_id=cid&"));
+        assert!(url.contains(
+            "redirect_uri=http%3A%2F%2F127.0.0.1%3A3000%2Feve%2Fv1%2Fconnections%2Fcallback"
+        ));
+        let query = url.split_once('?').unwrap().1;
+        assert_eq!(query_value(query, "state").as_deref(), Some("v1.a.b"));
+        assert_eq!(
+            query_value(query, "redirect_uri").as_deref(),
+            Some("http://127.0.0.1:3000/eve/v1/connections/callback")
+        );
+    }
+
+    #[test]
+    fn the_token_request_is_an_authorization_code_grant() {
+        let body = client().token_request_body("c o/de", "http://x/cb");
+        assert_eq!(
+            query_value(&body, "grant_type").as_deref(),
+            Some("authorization_code")
+        );
+        assert_eq!(query_value(&body, "code").as_deref(), Some("c o/de"));
+        assert_eq!(
+            query_value(&body, "client_secret").as_deref(),
+            Some("s3cret")
+        );
+    }
+
+    #[test]
+    fn states_are_signed_bound_and_expire() {
+        let codec = StateCodec::new("k".repeat(40).as_str(), None, "oidc");
+        let s = FlowState {
+            session_id: "ses_a".into(),
+            authorization_id: "auth_b".into(),
+            principal: "p".into(),
+            exp: 1000,
+        };
+        let sealed = codec.seal(&s);
+        assert_eq!(codec.open(&sealed, 900), Some(s.clone()));
+        assert_eq!(codec.open(&sealed, 1001), None);
+        assert_eq!(
+            StateCodec::new("k".repeat(40).as_str(), None, "password").open(&sealed, 900),
+            None
+        );
+        assert_eq!(codec.open("v1.garbage.x", 900), None);
+    }
+
+    #[test]
+    fn token_responses_yield_the_access_token_or_the_providers_error() {
+        assert_eq!(
+            parse_token_response(200, br#"{"access_token":"tok","token_type":"bearer"}"#),
+            Ok("tok".into())
+        );
+        assert!(parse_token_response(400, br#"{"error":"invalid_grant"}"#)
+            .unwrap_err()
+            .contains("invalid_grant"));
+        assert!(parse_token_response(200, b"<html>").is_err());
+    }
+
+    #[test]
+    fn decoding_handles_plus_percent_and_stray_percent_signs() {
+        assert_eq!(decode("a+b%20c%2Fd%"), "a b c/d%");
+        assert_eq!(decode("%zz"), "%zz");
+    }
+}
