@@ -1507,3 +1507,16 @@ fn a_provider_refusal_declines_the_authorization_cleanly() {
     assert_eq!(after[0]["outcome"], "declined");
     assert!(token.raw.lock().unwrap().is_empty(), "no token request");
 }
+
+#[test]
+fn an_unreachable_agent_is_a_clear_502_json_error() {
+    let Some(h) = host_with(&[("eve_upstream_url", "http://127.0.0.1:9")]) else {
+        return;
+    };
+    let r = h.json("POST", "/eve/v1/session", &json!({ "message": "hello" }));
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert_eq!(r.error_code().as_deref(), Some("upstream"));
+    let r = h.get("/eve/v1/session/ses_abc/stream");
+    assert_eq!(r.status, 502);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+}
