@@ -79,7 +79,8 @@ impl<S: FnMut(u64)> Model for DemoModel<S> {
                 Step::Text(text) => {
                     for t in tokens(&text) {
                         output_tokens += 1;
-                        emit(ModelEvent::TextDelta(t), pacing, &mut self.sleep)?;
+                        let delay = jittered(pacing, &t);
+                        emit(ModelEvent::TextDelta(t), delay, &mut self.sleep)?;
                     }
                 }
                 Step::Tool { name, input } => {
@@ -148,6 +149,12 @@ impl<S: FnMut(u64)> Model for DemoModel<S> {
         )?;
         Ok(())
     }
+}
+
+/// A token's delay: `pacing` scaled by 0.5–1.5 depending on the token (deterministic), so the
+/// stream has the uneven rhythm of a real model.
+pub fn jittered(pacing: u64, token: &str) -> u64 {
+    pacing * (50 + stable_hash(token) % 101) / 100
 }
 
 /// Splits text into word tokens, each keeping its trailing whitespace (so they concatenate
@@ -482,6 +489,23 @@ mod tests {
             Flow::Continue
         });
         (v, res)
+    }
+
+    #[test]
+    fn pacing_varies_per_token_within_half_to_one_and_a_half_times() {
+        let delays: Vec<u64> = tokens("the quick brown fox jumps over the lazy dog")
+            .iter()
+            .map(|t| jittered(100, t))
+            .collect();
+        assert!(delays.iter().all(|d| (50..=150).contains(d)));
+        assert!(
+            delays
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+                > 3
+        );
+        assert_eq!(jittered(0, "x"), 0);
     }
 
     #[test]
