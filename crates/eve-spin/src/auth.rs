@@ -70,6 +70,11 @@ pub fn authenticate_session(req: &Request) -> Result<Session, ApiError> {
 /// The authentication decision for a given configuration and time; `None` means 401.
 pub fn authenticate_with(config: &AuthConfig, req: &Request, now: u64) -> Option<Session> {
     if config.mode() == AuthMode::LocalDev {
+        let requested =
+            origin::base_origin(None, header(req, HEADER_FULL_URL), header(req, "host"));
+        if !local_dev_serves(requested.as_ref(), config.app_base_origin().as_ref()) {
+            return None;
+        }
         return Some(Session {
             principal: local_dev_principal(),
             refreshed_cookie: None,
@@ -87,6 +92,16 @@ pub fn authenticate_with(config: &AuthConfig, req: &Request, now: u64) -> Option
     Some(Session {
         principal: verified.claims.principal(),
         refreshed_cookie,
+    })
+}
+
+/// Local-dev has no sign-in, so it serves only requests addressed to a loopback name
+/// (`localhost`, `127.0.0.1`, `[::1]`) or to `app_base_url`. A page on another site whose DNS
+/// name is rebound to 127.0.0.1 (DNS rebinding) reaches the port, and the browser even calls
+/// its requests same-origin, but they carry the attacker's name in `Host`.
+pub fn local_dev_serves(requested: Option<&Origin>, app_base: Option<&Origin>) -> bool {
+    requested.is_some_and(|r| {
+        origin::is_loopback_host(&r.host) || app_base.is_some_and(|b| b.same_authority(r))
     })
 }
 
@@ -183,4 +198,34 @@ pub async fn send_with_cookies(out: ResponseOutparam, response: Response, set_co
     let _ = outgoing.set_status_code(*response.status());
     // The client may have gone away; there is nobody to report a write error to.
     let _ = out.set_with_body(outgoing, response.into_body()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(url: &str) -> Origin {
+        Origin::parse(url).unwrap()
+    }
+
+    #[test]
+    fn local_dev_serves_loopback_names_and_app_base_url_only() {
+        for ok in [
+            "http://127.0.0.1:3000",
+            "http://localhost:3000",
+            "http://[::1]:3000",
+            "http://app.localhost",
+        ] {
+            assert!(local_dev_serves(Some(&o(ok)), None), "{ok}");
+        }
+        let rebound = o("http://rebound.evil.example:3000");
+        assert!(!local_dev_serves(Some(&rebound), None));
+        assert!(!local_dev_serves(None, None));
+        let base = o("http://devbox.lan:3000");
+        assert!(local_dev_serves(
+            Some(&o("http://devbox.lan:3000/x")),
+            Some(&base)
+        ));
+        assert!(!local_dev_serves(Some(&rebound), Some(&base)));
+    }
 }

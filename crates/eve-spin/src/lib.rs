@@ -54,6 +54,13 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
             "expected a JSON body (content-type: application/json)",
         ));
     }
+    // serde_json skips the strings of unknown fields without checking their UTF-8.
+    if !is_json_object(req.body()) || std::str::from_utf8(req.body()).is_err() {
+        return Err(ApiError::new(
+            eve_api::ErrorCode::InvalidJson,
+            "invalid JSON body: expected a JSON object",
+        ));
+    }
     serde_json::from_slice(req.body()).map_err(|e| {
         ApiError::new(
             eve_api::ErrorCode::InvalidJson,
@@ -62,7 +69,37 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
     })
 }
 
+/// Whether `body` is (at most) a JSON object: every request body of the API is one. Checked
+/// before deserializing because serde reads a JSON array as a struct's fields in order, so
+/// `["hi"]` would otherwise pass for `{ "message": "hi" }` and `[]` for `{}`.
+pub fn is_json_object(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
 /// A `spin-*` header set by the host on every request (see Spin's HTTP trigger docs).
 pub fn spin_header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
     req.header(name).and_then(|v| v.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_json_object_is_a_request_body() {
+        assert!(is_json_object(b"{}"));
+        assert!(is_json_object(b" \n\t{\"message\":\"hi\"}"));
+        for not_an_object in [
+            &b"[]"[..],
+            b"[\"hi\"]",
+            b"null",
+            b"42",
+            b"\"text\"",
+            b"",
+            b"   ",
+            b"\xef\xbb\xbf{}",
+        ] {
+            assert!(!is_json_object(not_an_object), "{not_an_object:?}");
+        }
+    }
 }
