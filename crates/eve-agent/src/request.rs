@@ -52,7 +52,8 @@ impl Route {
 /// Matches `method` and `path` (with or without the `/eve/v1` prefix; no query).
 pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     let path = path.strip_prefix(PREFIX).unwrap_or(path);
-    let m = method.to_ascii_uppercase();
+    // Methods are case-sensitive (RFC 9110): `post` is not POST, as on every other route.
+    let m = method;
     let not_found = || ApiError::not_found("no such eve route");
     // One canonical spelling per route, as the chat API has: a trailing slash is tolerated
     // (as on Spin's exact routes), an empty segment (`//session`) is not.
@@ -84,7 +85,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ),
         _ => return Err(not_found()),
     };
-    if allowed.contains(&m.as_str()) {
+    if allowed.contains(&m) {
         Ok(route)
     } else {
         Err(ApiError::method_not_allowed())
@@ -134,7 +135,10 @@ pub fn validate(body: &[u8], new_session: bool) -> Result<Validated, ApiError> {
     }
     // serde reads a JSON array as a struct's fields in order (`["hi"]` as a message):
     // only an object is a request.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+    // (And serde_json skips the strings of unknown fields without checking their UTF-8.)
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{')
+        || std::str::from_utf8(body).is_err()
+    {
         return Err(ApiError::new(
             ErrorCode::InvalidJson,
             "invalid JSON body: expected a JSON object",
@@ -334,6 +338,27 @@ mod tests {
         ] {
             assert_eq!(route("POST", path).unwrap_err().status(), 404, "{path}");
         }
+    }
+
+    #[test]
+    fn methods_are_case_sensitive() {
+        assert_eq!(route("post", "/eve/v1/session").unwrap_err().status(), 405);
+        assert_eq!(
+            route("Get", &format!("/eve/v1/session/{SID}/stream"))
+                .unwrap_err()
+                .status(),
+            405
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf_8_is_invalid_json() {
+        assert_eq!(
+            validate(b"{\"message\":\"hi\",\"x\":\"\xff\"}", true)
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidJson
+        );
     }
 
     #[test]
