@@ -915,6 +915,40 @@ fn header_tricks(own: &str) -> Vec<(&'static str, Vec<(String, String)>)> {
             "the app's origin in a referer",
             kv(&[("referer", &format!("{own}/chat/x"))]),
         ),
+        ("an empty Host", kv(&[("host", "")])),
+        ("a Host with a space", kv(&[("host", "a b")])),
+        (
+            "a Host with an impossible port",
+            kv(&[("host", "127.0.0.1:99999")]),
+        ),
+        (
+            "a Host with credentials",
+            kv(&[("host", "user@evil.example")]),
+        ),
+        ("a half IPv6 Host", kv(&[("host", "[::1")])),
+        (
+            "the agent's internal Host",
+            kv(&[("host", "agent.spin.internal")]),
+        ),
+        (
+            "a 10 000-character Host",
+            kv(&[("host", &"h".repeat(10_000))]),
+        ),
+        (
+            "two Host headers",
+            kv(&[("host", "evil.example"), ("host", "127.0.0.1")]),
+        ),
+        (
+            "odd stream headers",
+            kv(&[
+                ("last-event-id", &"9".repeat(200)),
+                ("accept", "text/event-stream;q=abc, */*;;;"),
+                ("accept-encoding", "br;q=2, gzip;q=-1, identity;q=0"),
+                ("range", "bytes=999999999-0"),
+                ("if-none-match", &"\"x\", ".repeat(1000)),
+            ]),
+        ),
+        ("a negative Last-Event-ID", kv(&[("last-event-id", "-1")])),
         (
             "an Origin header with the app's origin as a prefix",
             kv(&[("x-origin", own)]),
