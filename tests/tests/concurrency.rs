@@ -29,7 +29,7 @@ fn burst_of_creates(host: Arc<Host>, n: usize) -> (usize, usize) {
                         .expect("429 without Retry-After")
                         .parse()
                         .unwrap();
-                    assert!(retry >= 1 && retry <= 3600, "Retry-After {retry}");
+                    assert!((1..=3600).contains(&retry), "Retry-After {retry}");
                 }
                 r.status
             })

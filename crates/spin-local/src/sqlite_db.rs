@@ -151,7 +151,10 @@ mod tests {
     fn errors_are_reported_not_panicked() {
         let c = mem();
         assert!(execute(&c, "SELEC 1", &[]).is_err());
-        assert!(execute(&c, "SELECT ?1", &[]).is_err(), "a missing parameter is an error");
+        assert!(
+            execute(&c, "SELECT ?1", &[]).is_err(),
+            "a missing parameter is an error"
+        );
         assert_eq!(
             execute(&c, "-- only a comment", &[]).unwrap(),
             QueryResult::default()
