@@ -62,7 +62,11 @@ struct Body {
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), retry_after_secs: None }
+        Self {
+            code,
+            message: message.into(),
+            retry_after_secs: None,
+        }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::BadRequest, message)
@@ -71,7 +75,10 @@ impl ApiError {
         Self::new(ErrorCode::NotFound, message)
     }
     pub fn method_not_allowed() -> Self {
-        Self::new(ErrorCode::MethodNotAllowed, "method not allowed on this route")
+        Self::new(
+            ErrorCode::MethodNotAllowed,
+            "method not allowed on this route",
+        )
     }
     pub fn unauthorized() -> Self {
         Self::new(ErrorCode::Unauthorized, "sign in first")
@@ -97,7 +104,10 @@ impl ApiError {
     /// The JSON body of the error response.
     pub fn to_json(&self) -> String {
         serde_json::to_string(&Envelope {
-            error: Body { code: self.code, message: self.message.clone() },
+            error: Body {
+                code: self.code,
+                message: self.message.clone(),
+            },
         })
         .expect("an error envelope always serializes")
     }
@@ -124,8 +134,14 @@ mod tests {
     #[test]
     fn error_envelope_round_trips_with_snake_case_code() {
         let e = ApiError::not_found("chat not found");
-        assert_eq!(e.to_json(), r#"{"error":{"code":"not_found","message":"chat not found"}}"#);
-        assert_eq!(ApiError::from_json(&e.to_json()), Some((ErrorCode::NotFound, "chat not found".into())));
+        assert_eq!(
+            e.to_json(),
+            r#"{"error":{"code":"not_found","message":"chat not found"}}"#
+        );
+        assert_eq!(
+            ApiError::from_json(&e.to_json()),
+            Some((ErrorCode::NotFound, "chat not found".into()))
+        );
     }
 
     #[test]
