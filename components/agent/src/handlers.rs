@@ -7,6 +7,7 @@ use std::time::Duration;
 use eve_agent::assertion::AssertionCodec;
 use eve_agent::oauth::{self, FlowState, OAuthClient};
 use eve_agent::request::{self, Validated};
+use eve_agent::resume::{RUNNER_LOST, RUNNER_LOST_MESSAGE};
 use eve_agent::store::{AgentStore, SessionRow, SessionState};
 use eve_agent::transcript;
 use eve_agent::turn;
@@ -19,7 +20,7 @@ use serde_json::json;
 use spin_sdk::http::ResponseOutparam;
 
 use crate::api::{db_error, open_db, send_error, send_json, Call};
-use crate::runner;
+use crate::runner::{self, Resumable, TakenOver};
 
 fn conflict(message: &str) -> ApiError {
     ApiError::new(ErrorCode::Conflict, message)
@@ -106,11 +107,7 @@ fn settle_leftovers(store: &AgentStore<'_, Db>, id: &str, runner_id: &str) -> Re
     let events = if turn::pending_authorization(&log).is_some() {
         turn::declined_events(&log)
     } else if !transcript::is_settled(&log) {
-        turn::failed_events(
-            &log,
-            "the agent stopped before finishing this turn",
-            "runner_lost",
-        )
+        turn::failed_events(&log, RUNNER_LOST_MESSAGE, RUNNER_LOST)
     } else {
         // An unanswered question (or anything else left open) is closed.
         turn::unanswered_events(&log)
@@ -121,6 +118,20 @@ fn settle_leftovers(store: &AgentStore<'_, Db>, id: &str, runner_id: &str) -> Re
     Ok(())
 }
 
+/// What a `POST /eve/v1/session/:id` leads to.
+enum Sent {
+    /// A turn to run after answering: `(db, runner id, streamIndex, client context)`.
+    Turn(Db, String, u64, Option<String>),
+    /// Nothing to run (a declined authorization): the `streamIndex`.
+    Settled(u64),
+    /// The session's turn had lost its runner and this request took it over: answer 409 (a
+    /// turn is running) and resume it.
+    Resume(Db, Resumable),
+}
+
+const STILL_RUNNING: &str =
+    "a turn is still running in this session; interrupt it or wait for it to settle";
+
 /// `POST /eve/v1/session/:id`: the next message, or responses to what the session waits for.
 pub fn send(call: Call, id: &str, out: ResponseOutparam) {
     let prepared = (|| {
@@ -128,10 +139,18 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
         let db = open_db()?;
         let store = AgentStore::new(&db);
         let row = load(&store, id, &call.principal.id)?;
-        if row.state(now_ms()) == SessionState::Running {
-            return Err(conflict(
-                "a turn is still running in this session; interrupt it or wait for it to settle",
-            ));
+        match row.state(now_ms()) {
+            SessionState::Running => return Err(conflict(STILL_RUNNING)),
+            // The runner died mid-turn: resume the turn (as if it had never stopped, this
+            // message finds it running), or settle it and go on.
+            SessionState::Orphaned => {
+                match runner::take_over(&store, id, &call.principal.id, false).map_err(db_error)? {
+                    TakenOver::Resume(turn) => return Ok(Sent::Resume(db, turn)),
+                    TakenOver::NotOurs => return Err(conflict(STILL_RUNNING)),
+                    TakenOver::Settled(_) => {}
+                }
+            }
+            SessionState::Idle | SessionState::AwaitingAuthorization => {}
         }
         let runner_id = random_token();
         match validated {
@@ -151,7 +170,7 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
                     .ok_or_else(|| conflict("a turn is still running in this session"))?;
                 settle_leftovers(&store, id, &runner_id)?;
                 let index = append(&store, id, &runner_id, &Event::UserMessage { text })?;
-                Ok((db, runner_id, index, Some(client_context)))
+                Ok(Sent::Turn(db, runner_id, index, client_context))
             }
             Validated::InputResponses(responses) => {
                 let log = store.all_events(id).map_err(db_error)?;
@@ -175,7 +194,7 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
                         &runner_id,
                         &turn::answer_event(&question, value),
                     )?;
-                    return Ok((db, runner_id, index, Some(row.client_context.clone())));
+                    return Ok(Sent::Turn(db, runner_id, index, row.client_context.clone()));
                 }
                 let (pending, _) = turn::pending_authorization(&log)
                     .ok_or_else(|| conflict("this session is not waiting for a response"))?;
@@ -199,12 +218,12 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
                 }
                 // Best effort: an unreleased lease expires on its own.
                 let _ = store.release(id, &runner_id, now_ms());
-                Ok((db, runner_id, first.unwrap_or(row.next_index()), None))
+                Ok(Sent::Settled(first.unwrap_or(row.next_index())))
             }
         }
     })();
     match prepared {
-        Ok((db, runner_id, index, Some(client_context))) => {
+        Ok(Sent::Turn(db, runner_id, index, client_context)) => {
             send_json(out, 200, &[(SESSION_ID_HEADER, id)], &state_body(id, index));
             runner::run(
                 &db,
@@ -214,40 +233,15 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
                 client_context.as_deref(),
             );
         }
-        Ok((_, _, index, None)) => {
+        Ok(Sent::Settled(index)) => {
             send_json(out, 200, &[(SESSION_ID_HEADER, id)], &state_body(id, index))
+        }
+        Ok(Sent::Resume(db, turn)) => {
+            send_error(out, &conflict(STILL_RUNNING));
+            runner::resume(&db, id, &call.principal.id, turn, None);
         }
         Err(e) => send_error(out, &e),
     }
-}
-
-/// Settles a turn whose runner died with `events(log)`; false when someone else did (or it
-/// was not orphaned).
-pub fn settle_orphan(
-    store: &AgentStore<'_, Db>,
-    id: &str,
-    principal: &str,
-    events: impl Fn(&[Event]) -> Vec<Event>,
-) -> Result<bool, String> {
-    let runner_id = random_token();
-    if store
-        .claim(id, principal, &runner_id, now_ms(), None)?
-        .is_none()
-    {
-        return Ok(false);
-    }
-    let log = store.all_events(id)?;
-    let mut wrote = false;
-    if !transcript::is_settled(&log) {
-        for e in events(&log) {
-            if store.append(id, &runner_id, &e, now_ms())?.is_none() {
-                break;
-            }
-            wrote = true;
-        }
-    }
-    store.release(id, &runner_id, now_ms())?;
-    Ok(wrote)
 }
 
 /// `POST /eve/v1/session/:id/interrupt`: asks the running turn to stop at its next checkpoint.
@@ -260,9 +254,17 @@ pub fn interrupt(call: Call, id: &str, out: ResponseOutparam) {
             SessionState::Running => store
                 .request_interrupt(id, &call.principal.id, now_ms())
                 .map_err(db_error)?,
+            // The runner died mid-turn: a stopped turn is never resumed, it settles as stopped.
             SessionState::Orphaned => {
-                settle_orphan(&store, id, &call.principal.id, turn::interrupted_events)
-                    .map_err(db_error)?
+                match runner::take_over(&store, id, &call.principal.id, true).map_err(db_error)? {
+                    TakenOver::Settled(wrote) => wrote,
+                    // Another request took it over a moment ago (to resume it): ask it to stop.
+                    TakenOver::NotOurs => store
+                        .request_interrupt(id, &call.principal.id, now_ms())
+                        .map_err(db_error)?,
+                    // Not with a stop (it settles); the lease expires on its own.
+                    TakenOver::Resume(_) => false,
+                }
             }
             _ => false,
         };

@@ -2,22 +2,23 @@
 //! once each, in order — NDJSON by default, SSE (`id:` = index, `Last-Event-ID` resumes) when
 //! asked for `text/event-stream`. Only persisted events are read, so whatever a reader sees is
 //! durable. A running turn is tailed (short polls) until it settles; a quiet stream gets a
-//! keep-alive well inside Spin's 600 s outbound idle limit; a turn whose runner died (lease
-//! expired, log not settled) is settled here with `session.failed`.
+//! keep-alive well inside Spin's 600 s outbound idle limit. A turn whose runner died (lease
+//! expired, log not settled) is taken over here: resumed in this request (its new events are
+//! written to this reader as they are persisted, and it runs to its end even if this reader
+//! goes away), or settled (see [`crate::runner::take_over`]).
 
 use std::time::{Duration, Instant};
 
 use eve_agent::framing::{start_index, StreamFormat};
 use eve_agent::store::{AgentStore, SessionState};
-use eve_agent::turn;
-use eve_api::eve::{SESSION_ID_HEADER, SESSION_STATE_HEADER};
+use eve_api::eve::{Event, SESSION_ID_HEADER, SESSION_STATE_HEADER};
 use eve_api::ApiError;
-use eve_spin::db::now_ms;
+use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming::{sleep_ms, BodyWriter};
 use spin_sdk::http::ResponseOutparam;
 
 use crate::api::{db_error, open_db, send_error, Call};
-use crate::handlers::settle_orphan;
+use crate::runner::{self, Sink, TakenOver};
 
 /// Events read per query.
 const PAGE: u32 = 256;
@@ -36,6 +37,63 @@ fn keepalive_interval() -> Duration {
         .filter(|s| (1..=300).contains(s))
         .unwrap_or(DEFAULT_KEEPALIVE_SECS);
     Duration::from_secs(secs)
+}
+
+/// The reader of a request that resumed a turn: each event is written as soon as it is
+/// persisted (from the table when it is not the next one this reader expects).
+struct ReaderSink<'a> {
+    w: &'a mut BodyWriter,
+    store: &'a AgentStore<'a, Db>,
+    id: &'a str,
+    format: StreamFormat,
+    pos: u64,
+    last_write: Instant,
+    keepalive: Duration,
+}
+
+impl ReaderSink<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        // A reader that went away is not written to again; the turn runs on.
+        if self.w.write(bytes) {
+            self.last_write = Instant::now();
+        }
+    }
+}
+
+impl Sink for ReaderSink<'_> {
+    fn appended(&mut self, index: u64, event: &Event) {
+        if self.w.closed || index < self.pos {
+            return;
+        }
+        if index == self.pos {
+            let frame = self.format.frame(index, &event.to_json());
+            self.pos = index + 1;
+            return self.write(frame.as_bytes());
+        }
+        // Catch up from the table (never a gap).
+        while self.pos <= index {
+            let events = match self.store.events_from(self.id, self.pos, PAGE) {
+                Ok(e) if !e.is_empty() => e,
+                _ => return,
+            };
+            let mut chunk = String::new();
+            for e in events.iter().take_while(|e| e.index <= index) {
+                chunk.push_str(&self.format.frame(e.index, &e.body));
+                self.pos = e.index + 1;
+            }
+            self.write(chunk.as_bytes());
+            if self.w.closed {
+                return;
+            }
+        }
+    }
+
+    fn idle(&mut self) {
+        if !self.w.closed && self.last_write.elapsed() >= self.keepalive {
+            let k = self.format.keepalive();
+            self.write(k.as_bytes());
+        }
+    }
 }
 
 pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
@@ -124,14 +182,27 @@ pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
         match state {
             SessionState::Running => {}
             SessionState::Orphaned => {
-                if let Err(e) = settle_orphan(&store, id, principal, |log| {
-                    turn::failed_events(
-                        log,
-                        "the agent stopped before finishing this turn",
-                        "runner_lost",
-                    )
-                }) {
-                    eprintln!("agent: settling an orphaned turn: {e}");
+                match runner::take_over(&store, id, principal, false) {
+                    Ok(TakenOver::Resume(turn)) => {
+                        // This reader has every persisted event (it reads until none is
+                        // left before it looks at the state); the sink writes the new ones.
+                        let mut sink = ReaderSink {
+                            w: &mut w,
+                            store: &store,
+                            id,
+                            format,
+                            pos,
+                            last_write,
+                            keepalive,
+                        };
+                        runner::resume(&db, id, principal, turn, Some(&mut sink));
+                        (pos, last_write) = (sink.pos, sink.last_write);
+                        if w.closed {
+                            return;
+                        }
+                    }
+                    Ok(TakenOver::NotOurs | TakenOver::Settled(_)) => {}
+                    Err(e) => eprintln!("agent: taking over an orphaned turn: {e}"),
                 }
                 continue;
             }

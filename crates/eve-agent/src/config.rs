@@ -13,6 +13,15 @@ pub enum ProviderConfig {
     Anthropic(Anthropic),
 }
 
+impl ProviderConfig {
+    /// Whether a turn re-run from its start reproduces the same events, so a turn whose runner
+    /// died can be resumed by replay (`eve_agent::resume`). Only the demo model is; a hosted
+    /// model samples, so its turns are settled with `session.failed` (`runner_lost`).
+    pub fn replays_deterministically(&self) -> bool {
+        matches!(self, ProviderConfig::Demo { .. })
+    }
+}
+
 /// Reads the provider configuration through `lookup` (unset or empty → default). An unknown
 /// `llm_provider` is an error naming the variable.
 pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<ProviderConfig, String> {
@@ -62,6 +71,17 @@ mod tests {
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
         from_lookup(move |n| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn only_the_demo_provider_replays_deterministically() {
+        assert!(cfg(&[]).unwrap().replays_deterministically());
+        assert!(!cfg(&[("llm_provider", "openai")])
+            .unwrap()
+            .replays_deterministically());
+        assert!(!cfg(&[("llm_provider", "anthropic")])
+            .unwrap()
+            .replays_deterministically());
     }
 
     #[test]

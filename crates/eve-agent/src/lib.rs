@@ -7,7 +7,8 @@
 //! - [`store`]: the agent's tables and SQL (sessions with leases, the event log, memory,
 //!   connection grants, outputs stored aside).
 //! - [`turn`]: one turn as a state machine with the five interrupt checkpoints; [`transcript`]:
-//!   the log read back for the model, open tool calls, synthetic results.
+//!   the log read back for the model, open tool calls, synthetic results; [`resume`]: what a
+//!   turn whose runner died becomes (resumed by deterministic replay, or settled).
 //! - [`model`], [`provider`], [`demo`], [`openai`], [`anthropic`], [`config`]: model providers.
 //! - [`tools`], [`memory`], [`connections`]: tools, the memory document with its secret check,
 //!   Notion / Linear / Sentry.
@@ -26,6 +27,7 @@ pub mod oauth;
 pub mod openai;
 pub mod provider;
 pub mod request;
+pub mod resume;
 pub mod store;
 pub mod tools;
 pub mod transcript;

@@ -70,6 +70,14 @@ pub const CLAIM: &str = "UPDATE agent_session SET lease_owner = ?3, lease_expire
     interrupt_turn = 0, updated_at = ?5, client_context = CASE WHEN ?7 THEN ?6 ELSE client_context END \
     WHERE id = ?1 AND principal = ?2 AND (lease_owner IS NULL OR lease_expires < ?5) RETURNING turn";
 
+/// Takes over the lease of a turn whose runner died (its lease expired), **without** starting
+/// a new turn: the turn number and its interrupt flag stay, so the turn can be resumed (or, if
+/// a stop was asked for, settled as stopped). Fenced: of two takers, only the first matches.
+pub const TAKE_OVER: &str =
+    "UPDATE agent_session SET lease_owner = ?3, lease_expires = ?4, updated_at = ?5 \
+    WHERE id = ?1 AND principal = ?2 AND (lease_owner IS NULL OR lease_expires < ?5) \
+    RETURNING turn, interrupt_turn";
+
 /// Renews the lease; no row means the lease was lost.
 pub const RENEW: &str =
     "UPDATE agent_session SET lease_expires = ?3 WHERE id = ?1 AND lease_owner = ?2 RETURNING interrupt_turn, turn";
@@ -291,6 +299,28 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             ],
         )?;
         Ok(rows.first().map(|r| int(r.first())))
+    }
+
+    /// Takes over an expired lease for the current turn: `Some((turn, interrupt_turn))`, or
+    /// `None` when a live runner holds it (another taker was first).
+    pub fn take_over(
+        &self,
+        id: &str,
+        principal: &str,
+        runner: &str,
+        now_ms: i64,
+    ) -> Result<Option<(i64, i64)>, String> {
+        let rows = self.db.execute(
+            TAKE_OVER,
+            vec![
+                id.into(),
+                principal.into(),
+                runner.into(),
+                (now_ms + LEASE_MS).into(),
+                now_ms.into(),
+            ],
+        )?;
+        Ok(rows.first().map(|r| (int(r.first()), int(r.get(1)))))
     }
 
     /// Renews the lease: `Some((interrupt_turn, turn))`, or `None` when it was lost.
@@ -621,6 +651,40 @@ mod tests {
             "the dead runner is fenced out"
         );
         assert!(s.append("s", "r2", &text_event("x"), 0).unwrap().is_some());
+    }
+
+    #[test]
+    fn only_one_of_two_takers_gets_an_expired_lease_and_the_turn_stays_the_same() {
+        let db = Lite::memory();
+        let s = store(&db);
+        s.create_session("s", "p", "dead", 1000, None).unwrap();
+        s.append("s", "dead", &Event::UserMessage { text: "hi".into() }, 0)
+            .unwrap();
+        let later = 1000 + LEASE_MS + 1;
+        assert_eq!(
+            s.take_over("s", "p", "early", 1000 + LEASE_MS - 1).unwrap(),
+            None,
+            "a live lease is not taken over"
+        );
+        assert_eq!(s.take_over("s", "p", "a", later).unwrap(), Some((1, 0)));
+        assert_eq!(s.take_over("s", "p", "b", later).unwrap(), None);
+        assert_eq!(s.take_over("s", "q", "c", later * 2).unwrap(), None);
+        assert_eq!(s.append("s", "dead", &text_event("late"), 0).unwrap(), None);
+        assert_eq!(s.append("s", "b", &text_event("b"), 0).unwrap(), None);
+        assert_eq!(s.append("s", "a", &text_event("a"), 0).unwrap(), Some(1));
+        assert_eq!(s.runner_state("s").unwrap(), Some((0, 1, Some("a".into()))));
+    }
+
+    #[test]
+    fn a_stop_asked_before_the_runner_died_survives_the_takeover() {
+        let db = Lite::memory();
+        let s = store(&db);
+        s.create_session("s", "p", "dead", 0, None).unwrap();
+        assert!(s.request_interrupt("s", "p", 1).unwrap());
+        assert_eq!(
+            s.take_over("s", "p", "a", LEASE_MS + 1).unwrap(),
+            Some((1, 1))
+        );
     }
 
     #[test]

@@ -11,12 +11,20 @@
 //! user"; half-streamed fragments are marked discarded and never reach the model) and settles
 //! with `session.waiting`. Every event goes through [`TurnHost::emit`], which persists it
 //! before any reader can see it.
+//!
+//! [`resume_turn`] re-runs a turn whose runner died (see [`crate::resume`]): the events the
+//! replay reproduces are checked against the persisted ones and not written again, persisted
+//! tool results are reused instead of running their tools again, and the turn goes on from
+//! where the log ends.
+
+use std::collections::VecDeque;
 
 use eve_api::eve::{AuthorizationOutcome, Event};
 use serde_json::json;
 
 use crate::connections;
 use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest, ToolCall};
+use crate::resume::{self, REPLAY_DIVERGED, REPLAY_DIVERGED_MESSAGE};
 use crate::tools::{self, ToolHost, ToolOutcome};
 use crate::transcript::{self, INTERRUPTED_BY_USER};
 
@@ -39,6 +47,9 @@ pub trait TurnHost: ToolHost {
     fn store_output_aside(&mut self, tool_call_id: &str, output: &str);
     /// Where the user authorizes a connection for this session.
     fn connect_url(&self, authorization_id: &str) -> String;
+    /// A resumed turn is replaying persisted events (`true`), or has caught up (`false`): the
+    /// host may skip the model's pacing while nothing new is written.
+    fn set_replaying(&mut self, _replaying: bool) {}
 }
 
 /// How a turn ended.
@@ -194,36 +205,133 @@ pub fn run_turn(
     log: Vec<Event>,
     client_context: Option<&str>,
 ) -> TurnOutcome {
-    let mut turn = Turn { host, log };
+    drive(host, model, log, VecDeque::new(), client_context)
+}
+
+/// Resumes a turn whose runner died: `log` is the whole session log and `start` the index of
+/// the turn's first own event ([`resume::run_start`]). The turn runs again from its start with
+/// the same inputs; the events it reproduces are checked against `log[start..]` and not
+/// written again, persisted tool results are reused (their tools do not run twice), and new
+/// events are emitted once the replay has caught up. A replay that differs from the log
+/// settles the turn with `session.failed` (`replay_diverged`).
+pub fn resume_turn(
+    host: &mut dyn TurnHost,
+    model: &mut dyn Model,
+    mut log: Vec<Event>,
+    start: usize,
+    client_context: Option<&str>,
+) -> TurnOutcome {
+    let replay: VecDeque<Event> = log.split_off(start.min(log.len())).into();
+    drive(host, model, log, replay, client_context)
+}
+
+fn drive(
+    host: &mut dyn TurnHost,
+    model: &mut dyn Model,
+    log: Vec<Event>,
+    replay: VecDeque<Event>,
+    client_context: Option<&str>,
+) -> TurnOutcome {
+    if !replay.is_empty() {
+        host.set_replaying(true);
+    }
+    let mut turn = Turn { host, log, replay };
     match turn.run(model, client_context) {
         Ok(outcome) => outcome,
-        Err(Fenced) => TurnOutcome::Fenced,
+        Err(Halt::Fenced) => TurnOutcome::Fenced,
+        Err(Halt::Diverged) => match turn.failed(REPLAY_DIVERGED_MESSAGE, REPLAY_DIVERGED) {
+            Ok(outcome) => outcome,
+            Err(_) => TurnOutcome::Fenced,
+        },
     }
+}
+
+/// Why a turn stopped writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Halt {
+    /// Another runner owns the session.
+    Fenced,
+    /// A resumed turn produced an event that differs from the persisted one.
+    Diverged,
+}
+
+impl From<Fenced> for Halt {
+    fn from(_: Fenced) -> Self {
+        Halt::Fenced
+    }
+}
+
+/// Emits `event`, or — while a resumed turn replays — checks it against the next persisted
+/// event and keeps the persisted one instead of writing.
+fn push_event(
+    host: &mut dyn TurnHost,
+    replay: &mut VecDeque<Event>,
+    log: &mut Vec<Event>,
+    event: Event,
+) -> Result<(), Halt> {
+    if let Some(persisted) = replay.pop_front() {
+        if !resume::same_event(&persisted, &event) {
+            replay.push_front(persisted);
+            return Err(Halt::Diverged);
+        }
+        log.push(persisted);
+        if replay.is_empty() {
+            host.set_replaying(false);
+        }
+        return Ok(());
+    }
+    host.emit(&event)?;
+    log.push(event);
+    Ok(())
 }
 
 struct Turn<'h> {
     host: &'h mut dyn TurnHost,
     log: Vec<Event>,
+    /// The persisted events of a resumed turn that the replay has not reproduced yet.
+    replay: VecDeque<Event>,
 }
 
 impl Turn<'_> {
-    fn emit(&mut self, event: Event) -> Result<(), Fenced> {
-        self.host.emit(&event)?;
-        self.log.push(event);
-        Ok(())
+    fn emit(&mut self, event: Event) -> Result<(), Halt> {
+        push_event(&mut *self.host, &mut self.replay, &mut self.log, event)
     }
 
-    fn emit_all(&mut self, events: Vec<Event>) -> Result<(), Fenced> {
+    fn emit_all(&mut self, events: Vec<Event>) -> Result<(), Halt> {
         events.into_iter().try_for_each(|e| self.emit(e))
     }
 
-    fn interrupted(&mut self) -> Result<TurnOutcome, Fenced> {
+    /// Leaves the replay (a stop, a failure, a divergence): the log is the persisted one, and
+    /// whatever settles the turn is written after it.
+    fn abandon_replay(&mut self) {
+        if !self.replay.is_empty() {
+            self.log.extend(self.replay.drain(..));
+            self.host.set_replaying(false);
+        }
+    }
+
+    /// The persisted result of `call` when the replay has reached it: reused, not run again.
+    fn persisted_result(&mut self, call: &ToolCall) -> Option<Event> {
+        let is_it = matches!(self.replay.front(), Some(Event::ToolResult { tool_call_id, .. }) if *tool_call_id == call.id);
+        if !is_it {
+            return None;
+        }
+        let result = self.replay.pop_front();
+        if self.replay.is_empty() {
+            self.host.set_replaying(false);
+        }
+        result
+    }
+
+    fn interrupted(&mut self) -> Result<TurnOutcome, Halt> {
+        self.abandon_replay();
         let events = interrupted_events(&self.log);
         self.emit_all(events)?;
         Ok(TurnOutcome::Interrupted)
     }
 
-    fn failed(&mut self, message: &str, code: &str) -> Result<TurnOutcome, Fenced> {
+    fn failed(&mut self, message: &str, code: &str) -> Result<TurnOutcome, Halt> {
+        self.abandon_replay();
         let events = failed_events(&self.log, message, code);
         self.emit_all(events)?;
         Ok(TurnOutcome::Failed(message.to_string()))
@@ -233,7 +341,7 @@ impl Turn<'_> {
         &mut self,
         model: &mut dyn Model,
         client_context: Option<&str>,
-    ) -> Result<TurnOutcome, Fenced> {
+    ) -> Result<TurnOutcome, Halt> {
         let enabled = connections::enabled(client_context);
         let specs = tools::specs(&enabled);
         for _ in 0..MAX_MODEL_CALLS {
@@ -243,6 +351,10 @@ impl Turn<'_> {
                 // Checkpoint 4: before a tool call.
                 if self.host.stop_requested() {
                     return self.interrupted();
+                }
+                if let Some(result) = self.persisted_result(&call) {
+                    self.log.push(result);
+                    continue;
                 }
                 if call.name == ASK_USER_TOOL {
                     let prompt = call
@@ -319,10 +431,11 @@ impl Turn<'_> {
                 tools: specs.clone(),
             };
             let mut made_calls = false;
-            let mut fenced = false;
+            let mut halt = None;
             let result = {
                 let host = &mut *self.host;
                 let log = &mut self.log;
+                let replay = &mut self.replay;
                 model.stream(&request, &mut |ev| {
                     // Checkpoint 2: while streaming.
                     if host.stop_requested() {
@@ -356,16 +469,15 @@ impl Turn<'_> {
                         },
                         ModelEvent::Finished { .. } | ModelEvent::Waiting => return Flow::Continue,
                     };
-                    if host.emit(&event).is_err() {
-                        fenced = true;
+                    if let Err(h) = push_event(host, replay, log, event) {
+                        halt = Some(h);
                         return Flow::Stop;
                     }
-                    log.push(event);
                     Flow::Continue
                 })
             };
-            if fenced {
-                return Err(Fenced);
+            if let Some(h) = halt {
+                return Err(h);
             }
             match result {
                 Ok(()) => {}
@@ -404,7 +516,7 @@ impl Turn<'_> {
         call: &ToolCall,
         output: serde_json::Value,
         is_error: bool,
-    ) -> Result<(), Fenced> {
+    ) -> Result<(), Halt> {
         let (shown, aside) = tools::bound_output(output);
         if let Some(full) = &aside {
             self.host.store_output_aside(&call.id, full);
@@ -422,21 +534,27 @@ impl Turn<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod testing {
+    //! A recording [`TurnHost`] for native tests.
     use super::*;
-    use crate::demo::DemoModel;
-    use crate::model::ModelRequest;
 
-    /// A host that records events and stops after a given number of checkpoints.
+    /// Records events, stops after a given number of checkpoints (or when `stop_when` says),
+    /// counts tool side effects.
     #[derive(Default)]
-    struct Host {
-        events: Vec<Event>,
-        checks: usize,
-        stop_at_check: Option<usize>,
-        stop_when: Option<fn(&[Event]) -> bool>,
-        granted: Vec<String>,
-        memory: String,
-        fence_after: Option<usize>,
+    pub struct Host {
+        pub events: Vec<Event>,
+        pub checks: usize,
+        pub stop_at_check: Option<usize>,
+        pub stop_when: Option<fn(&[Event]) -> bool>,
+        pub granted: Vec<String>,
+        pub memory: String,
+        pub fence_after: Option<usize>,
+        /// How often a tool wrote memory / paused (ran).
+        pub memory_writes: usize,
+        pub pauses: usize,
+        /// The replay flag as the turn last set it, and whether it was set while emitting.
+        pub replaying: bool,
+        pub emitted_while_replaying: bool,
     }
 
     impl ToolHost for Host {
@@ -444,10 +562,12 @@ mod tests {
             Ok(self.memory.clone())
         }
         fn set_memory(&mut self, d: &str) -> Result<(), String> {
+            self.memory_writes += 1;
             self.memory = d.into();
             Ok(())
         }
         fn pause(&mut self, _ms: u64) -> bool {
+            self.pauses += 1;
             !self.stop_requested()
         }
     }
@@ -457,6 +577,7 @@ mod tests {
             if self.fence_after.is_some_and(|n| self.events.len() >= n) {
                 return Err(Fenced);
             }
+            self.emitted_while_replaying |= self.replaying;
             self.events.push(event.clone());
             Ok(())
         }
@@ -472,7 +593,18 @@ mod tests {
         fn connect_url(&self, id: &str) -> String {
             format!("/eve/v1/session/s/authorizations/{id}")
         }
+        fn set_replaying(&mut self, replaying: bool) {
+            self.replaying = replaying;
+        }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Host;
+    use super::*;
+    use crate::demo::DemoModel;
+    use crate::model::ModelRequest;
 
     fn demo() -> DemoModel<fn(u64)> {
         DemoModel {
@@ -788,5 +920,183 @@ mod tests {
         log.extend(closing);
         assert!(pending_input(&log).is_none());
         assert!(transcript::open_calls(&log).is_empty());
+    }
+
+    /// The log of an uninterrupted turn after `before` (the trigger is `before`'s last event),
+    /// and the host it ran with.
+    fn uninterrupted(before: &[Event], memory: &str) -> (Vec<Event>, Host) {
+        let mut h = Host {
+            memory: memory.into(),
+            ..Default::default()
+        };
+        run_turn(&mut h, &mut demo(), before.to_vec(), None);
+        let mut log = before.to_vec();
+        log.extend(h.events.clone());
+        (log, h)
+    }
+
+    /// Resumes the log cut after `cut` events; the host it ran with.
+    fn resume_at(log: &[Event], cut: usize, memory: &str) -> Host {
+        let start = crate::resume::run_start(&log[..cut]).expect("a run in progress");
+        let mut h = Host {
+            memory: memory.into(),
+            ..Default::default()
+        };
+        resume_turn(&mut h, &mut demo(), log[..cut].to_vec(), start, None);
+        h
+    }
+
+    #[test]
+    fn a_turn_resumed_after_any_cut_writes_exactly_the_missing_suffix_of_the_uninterrupted_run() {
+        for prompt in [
+            "weather in Paris and Tokyo",
+            "think about it",
+            "count to 30",
+            "search Notion for the roadmap",
+        ] {
+            let (full, _) = uninterrupted(&user(prompt), "");
+            for cut in 1..full.len() {
+                let h = resume_at(&full, cut, "");
+                assert_eq!(
+                    h.events,
+                    full[cut..].to_vec(),
+                    "{prompt:?} cut at {cut}: the resumed turn wrote something else"
+                );
+                assert!(
+                    !h.emitted_while_replaying,
+                    "{prompt:?} cut at {cut}: wrote while replaying"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_later_turn_resumes_from_its_own_start_with_the_earlier_turns_as_context() {
+        let (first, _) = uninterrupted(&user("weather in Oslo"), "");
+        let mut before = first.clone();
+        before.push(Event::UserMessage {
+            text: "weather in Lima".into(),
+        });
+        let (full, _) = uninterrupted(&before, "");
+        for cut in before.len()..full.len() {
+            assert_eq!(
+                resume_at(&full, cut, "").events,
+                full[cut..].to_vec(),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn persisted_tool_results_are_reused_and_their_tools_never_run_again() {
+        let (full, original) = uninterrupted(&user("remember that I like green tea"), "");
+        assert_eq!(original.memory_writes, 1);
+        let result_at = full
+            .iter()
+            .position(|e| matches!(e, Event::ToolResult { .. }))
+            .unwrap();
+        // Killed just after the result was persisted: memory already holds the fact (which
+        // changes the replayed usage counts; the persisted ones stand).
+        let h = resume_at(&full, result_at + 1, &original.memory);
+        assert_eq!(h.memory_writes, 0, "the memory write happened twice");
+        assert_eq!(h.events, full[result_at + 1..].to_vec());
+
+        let (full, original) = uninterrupted(&user("weather in Paris"), "");
+        assert_eq!(original.pauses, 1);
+        let result_at = full
+            .iter()
+            .position(|e| matches!(e, Event::ToolResult { .. }))
+            .unwrap();
+        let h = resume_at(&full, result_at + 1, "");
+        assert_eq!(h.pauses, 0, "get_weather ran again");
+        // Killed before the result: the tool runs (once) in the resumed turn.
+        let h = resume_at(&full, result_at, "");
+        assert_eq!(h.pauses, 1);
+        assert_eq!(h.events, full[result_at..].to_vec());
+    }
+
+    #[test]
+    fn a_replay_that_differs_from_the_log_settles_failed_and_rewrites_nothing() {
+        let (full, _) = uninterrupted(&user("weather in Paris"), "");
+        let ready_at = full
+            .iter()
+            .position(|e| matches!(e, Event::ToolCallReady { .. }))
+            .unwrap();
+        let mut tampered = full[..=ready_at].to_vec();
+        // The persisted reasoning says something the model would not say again.
+        tampered[1] = Event::ReasoningDelta {
+            delta: "Something else ".into(),
+        };
+        let start = crate::resume::run_start(&tampered).unwrap();
+        let mut h = Host::default();
+        let out = resume_turn(&mut h, &mut demo(), tampered.clone(), start, None);
+        assert!(matches!(out, TurnOutcome::Failed(_)));
+        assert_eq!(
+            types(&h.events),
+            vec!["tool.call.result", "session.failed"],
+            "only the closing events are written"
+        );
+        assert!(matches!(
+            &h.events[0],
+            Event::ToolResult {
+                synthetic: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            &h.events[1],
+            Event::SessionFailed { code: Some(c), .. } if c == REPLAY_DIVERGED
+        ));
+        let mut after = tampered;
+        after.extend(h.events);
+        assert!(transcript::open_calls(&after).is_empty());
+    }
+
+    #[test]
+    fn a_stop_during_the_replay_keeps_the_persisted_events_and_closes_their_open_calls() {
+        let (full, _) = uninterrupted(&user("weather in Paris"), "");
+        let ready_at = full
+            .iter()
+            .position(|e| matches!(e, Event::ToolCallReady { .. }))
+            .unwrap();
+        let cut = full[..=ready_at].to_vec();
+        let mut h = Host {
+            stop_at_check: Some(2),
+            ..Default::default()
+        };
+        let out = resume_turn(&mut h, &mut demo(), cut.clone(), 1, None);
+        assert_eq!(out, TurnOutcome::Interrupted);
+        assert_eq!(
+            types(&h.events),
+            vec!["tool.call.result", "session.waiting"]
+        );
+        let mut after = cut;
+        after.extend(h.events);
+        assert!(transcript::open_calls(&after).is_empty());
+    }
+
+    #[test]
+    fn demo_tool_call_ids_are_the_same_on_replay_and_distinct_per_call_and_per_turn() {
+        let ids = |log: &[Event]| -> Vec<String> {
+            log.iter()
+                .filter_map(|e| match e {
+                    Event::ToolCallReady { tool_call_id, .. } => Some(tool_call_id.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (a, _) = uninterrupted(&user("weather in Paris and Tokyo"), "");
+        let (b, _) = uninterrupted(&user("weather in Paris and Tokyo"), "");
+        assert_eq!(ids(&a), ids(&b));
+        assert_eq!(ids(&a).len(), 2);
+        assert_ne!(ids(&a)[0], ids(&a)[1]);
+        let mut next = a.clone();
+        next.push(Event::UserMessage {
+            text: "weather in Paris and Tokyo".into(),
+        });
+        let (c, _) = uninterrupted(&next, "");
+        let later = ids(&c[a.len()..]);
+        assert_eq!(later.len(), 2);
+        assert!(later.iter().all(|id| !ids(&a).contains(id)));
     }
 }
