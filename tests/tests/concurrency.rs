@@ -169,3 +169,39 @@ fn a_burst_of_100_creates_lets_exactly_25_through_with_redis_key_value() {
         "every attempt is counted once"
     );
 }
+
+#[test]
+fn a_burst_of_100_sends_lets_exactly_25_through() {
+    let Some(host) = Host::start(HostOptions::default().var("demo_pacing_ms", "0")) else {
+        return;
+    };
+    let host = Arc::new(host);
+    let n = 100;
+    let barrier = Arc::new(std::sync::Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (h, b) = (host.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                b.wait();
+                let r = h.json(
+                    "POST",
+                    "/eve/v1/session",
+                    &json!({ "message": format!("hello {i}") }),
+                );
+                if r.status == 429 {
+                    let retry: u64 = r
+                        .header("retry-after")
+                        .expect("429 without Retry-After")
+                        .parse()
+                        .unwrap();
+                    assert!((1..=3600).contains(&retry), "Retry-After {retry}");
+                }
+                r.status
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let sent = statuses.iter().filter(|s| **s == 201).count();
+    let limited = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!((sent, limited), (25, 75), "statuses: {statuses:?}");
+}
