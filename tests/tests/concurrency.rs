@@ -9,20 +9,17 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Fires `n` concurrent `POST /api/chats` and returns (created, limited) counts, checking
-/// that every 429 carries a positive Retry-After and nothing else answers.
-fn burst_of_creates(host: Arc<Host>, n: usize) -> (usize, usize) {
+/// Fires `n` concurrent same-origin `POST path` requests (body `{ field: "burst <i>" }`) and
+/// returns (201s, 429s), checking that every 429 carries a sane Retry-After and nothing else
+/// answers.
+fn burst(host: &Arc<Host>, n: usize, path: &'static str, field: &'static str) -> (usize, usize) {
     let barrier = Arc::new(std::sync::Barrier::new(n));
     let handles: Vec<_> = (0..n)
         .map(|i| {
             let (h, b) = (host.clone(), barrier.clone());
             std::thread::spawn(move || {
                 b.wait();
-                let r = h.json(
-                    "POST",
-                    "/api/chats",
-                    &json!({ "pendingUserMessage": format!("burst {i}") }),
-                );
+                let r = h.json("POST", path, &json!({ field: format!("burst {i}") }));
                 if r.status == 429 {
                     let retry: u64 = r
                         .header("retry-after")
@@ -36,10 +33,14 @@ fn burst_of_creates(host: Arc<Host>, n: usize) -> (usize, usize) {
         })
         .collect();
     let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let created = statuses.iter().filter(|s| **s == 201).count();
+    let accepted = statuses.iter().filter(|s| **s == 201).count();
     let limited = statuses.iter().filter(|s| **s == 429).count();
-    assert_eq!(created + limited, n, "unexpected statuses: {statuses:?}");
-    (created, limited)
+    assert_eq!(accepted + limited, n, "unexpected statuses: {statuses:?}");
+    (accepted, limited)
+}
+
+fn burst_of_creates(host: &Arc<Host>, n: usize) -> (usize, usize) {
+    burst(host, n, "/api/chats", "pendingUserMessage")
 }
 
 fn chats_listed(host: &Host) -> usize {
@@ -55,7 +56,7 @@ fn a_burst_of_100_creates_lets_exactly_25_through_with_sqlite_key_value() {
         return;
     };
     let host = Arc::new(host);
-    assert_eq!(burst_of_creates(host.clone(), 100), (25, 75));
+    assert_eq!(burst_of_creates(&host, 100), (25, 75));
     assert_eq!(
         chats_listed(&host),
         25,
@@ -131,7 +132,7 @@ fn a_burst_of_100_creates_lets_exactly_25_through_with_redis_key_value() {
         return;
     };
     let host = Arc::new(host);
-    assert_eq!(burst_of_creates(host.clone(), 100), (25, 75));
+    assert_eq!(burst_of_creates(&host, 100), (25, 75));
     assert_eq!(chats_listed(&host), 25);
     // The counter really lives in Redis, as a Redis integer.
     let out = Command::new("redis-cli")
@@ -176,32 +177,5 @@ fn a_burst_of_100_sends_lets_exactly_25_through() {
         return;
     };
     let host = Arc::new(host);
-    let n = 100;
-    let barrier = Arc::new(std::sync::Barrier::new(n));
-    let handles: Vec<_> = (0..n)
-        .map(|i| {
-            let (h, b) = (host.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                b.wait();
-                let r = h.json(
-                    "POST",
-                    "/eve/v1/session",
-                    &json!({ "message": format!("hello {i}") }),
-                );
-                if r.status == 429 {
-                    let retry: u64 = r
-                        .header("retry-after")
-                        .expect("429 without Retry-After")
-                        .parse()
-                        .unwrap();
-                    assert!((1..=3600).contains(&retry), "Retry-After {retry}");
-                }
-                r.status
-            })
-        })
-        .collect();
-    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let sent = statuses.iter().filter(|s| **s == 201).count();
-    let limited = statuses.iter().filter(|s| **s == 429).count();
-    assert_eq!((sent, limited), (25, 75), "statuses: {statuses:?}");
+    assert_eq!(burst(&host, 100, "/eve/v1/session", "message"), (25, 75));
 }
