@@ -10,9 +10,11 @@ use eve_store::migrations;
 use eve_store::routes;
 use eve_store::time::{format_iso_ms, parse_iso_ms, Millis, MAX_MILLIS};
 use eve_store::validate::{self, ListQuery};
-use eve_store::{ChatStore, Sql, SqlRow, SqlValue};
+mod common;
+
+use common::Db;
+use eve_store::ChatStore;
 use proptest::prelude::*;
-use rusqlite::types::{Value as RValue, ValueRef};
 use std::collections::BTreeSet;
 
 fn chat_id() -> impl Strategy<Value = String> {
@@ -143,40 +145,6 @@ proptest! {
 }
 
 // ------------------------------------------------------------------ keyset pagination
-
-struct Db(rusqlite::Connection);
-
-impl Sql for Db {
-    fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
-        let mut stmt = self.0.prepare(statement).map_err(|e| e.to_string())?;
-        let columns = stmt.column_count();
-        let params = params.into_iter().map(|p| match p {
-            SqlValue::Integer(i) => RValue::Integer(i),
-            SqlValue::Real(f) => RValue::Real(f),
-            SqlValue::Text(s) => RValue::Text(s),
-            SqlValue::Blob(b) => RValue::Blob(b),
-            SqlValue::Null => RValue::Null,
-        });
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params))
-            .map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
-            out.push(
-                (0..columns)
-                    .map(|i| match row.get_ref(i).expect("column") {
-                        ValueRef::Integer(i) => SqlValue::Integer(i),
-                        ValueRef::Real(f) => SqlValue::Real(f),
-                        ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into()),
-                        ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
-                        ValueRef::Null => SqlValue::Null,
-                    })
-                    .collect(),
-            );
-        }
-        Ok(out)
-    }
-}
 
 fn migrated() -> Db {
     let db = Db(rusqlite::Connection::open_in_memory().expect("in-memory SQLite"));

@@ -5,44 +5,13 @@
 use eve_api::chat::IndexedEvent;
 use eve_store::migrations::{self, MIGRATIONS};
 use eve_store::validate::{self, ListQuery, SessionUpdate, StoredEvent};
-use eve_store::{ChatStore, Sql, SqlRow, SqlValue};
-use rusqlite::types::{Value as RValue, ValueRef};
+mod common;
+
+use common::Db;
+use eve_store::{ChatStore, Sql};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::path::PathBuf;
-
-struct Db(rusqlite::Connection);
-
-impl Sql for Db {
-    fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
-        let mut stmt = self.0.prepare(statement).map_err(|e| e.to_string())?;
-        let columns = stmt.column_count();
-        let params = params.into_iter().map(|p| match p {
-            SqlValue::Integer(i) => RValue::Integer(i),
-            SqlValue::Real(f) => RValue::Real(f),
-            SqlValue::Text(s) => RValue::Text(s),
-            SqlValue::Blob(b) => RValue::Blob(b),
-            SqlValue::Null => RValue::Null,
-        });
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params))
-            .map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
-            let values = (0..columns)
-                .map(|i| match row.get_ref(i).unwrap() {
-                    ValueRef::Integer(i) => SqlValue::Integer(i),
-                    ValueRef::Real(f) => SqlValue::Real(f),
-                    ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
-                    ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
-                    ValueRef::Null => SqlValue::Null,
-                })
-                .collect();
-            out.push(values);
-        }
-        Ok(out)
-    }
-}
 
 fn temp_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("eve-store-test-{}-{name}", std::process::id()));
@@ -60,8 +29,8 @@ fn open_file(path: &PathBuf, foreign_keys: bool) -> Db {
     Db(conn)
 }
 
-/// A migrated in-memory database; `foreign_keys` as the local host sets it (Spin's own local
-/// database leaves it off, which the store must not depend on).
+/// A migrated in-memory database, with or without foreign keys: Spin's local database and the
+/// local host leave them off, and the store must work either way.
 fn db_with(foreign_keys: bool) -> Db {
     let conn = rusqlite::Connection::open_in_memory().unwrap();
     conn.pragma_update(None, "foreign_keys", foreign_keys)
