@@ -6,39 +6,34 @@ use eve_chat_tests::{ensure_built, host_binary, repo_root, Host, HostOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Copies the conformance probe app to a fresh directory and builds its `.wasm` there.
-fn probe_app() -> (tempfile::TempDir, PathBuf) {
-    let src = repo_root().join("tests/spin-conformance");
-    let dir = tempfile::tempdir().unwrap();
-    for entry in [
-        "Cargo.toml",
-        "Cargo.lock",
-        "spin.toml",
-        "run.py",
-        "expected-spin-4.0.2.jsonl",
-    ] {
-        std::fs::copy(src.join(entry), dir.path().join(entry)).unwrap();
-    }
-    copy_dir(&src.join("src"), &dir.path().join("src"));
-    copy_dir(&src.join("static"), &dir.path().join("static"));
-    // One shared target dir so the probe compiles once across test runs.
-    let target = repo_root().join("target/spin-conformance");
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--target", "wasm32-wasip2", "--release"])
-        .env("CARGO_TARGET_DIR", &target)
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success(), "building the probe failed");
-    let out = dir.path().join("target/wasm32-wasip2/release");
-    std::fs::create_dir_all(&out).unwrap();
-    std::fs::copy(
-        target.join("wasm32-wasip2/release/spin_probe.wasm"),
-        out.join("spin_probe.wasm"),
-    )
-    .unwrap();
-    let manifest = dir.path().join("spin.toml");
-    (dir, manifest)
+/// The conformance probe app, copied under `target/` and built once per test process (a
+/// fixed path, so repeated runs reuse the compiled probe). Returns its manifest.
+fn probe_app() -> &'static Path {
+    static APP: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    APP.get_or_init(|| {
+        let src = repo_root().join("tests/spin-conformance");
+        let dir = repo_root().join("target/spin-conformance/app");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in [
+            "Cargo.toml",
+            "Cargo.lock",
+            "spin.toml",
+            "run.py",
+            "expected-spin-4.0.2.jsonl",
+        ] {
+            std::fs::copy(src.join(entry), dir.join(entry)).unwrap();
+        }
+        copy_dir(&src.join("src"), &dir.join("src"));
+        copy_dir(&src.join("static"), &dir.join("static"));
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--target", "wasm32-wasip2", "--release"])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the probe failed");
+        dir.join("spin.toml")
+    })
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -65,20 +60,21 @@ fn probe_host(manifest: &Path) -> Option<Host> {
 
 #[test]
 fn answers_the_conformance_requests_exactly_as_spin_4_0_2() {
-    let (dir, manifest) = probe_app();
-    let Some(host) = probe_host(&manifest) else {
+    let manifest = probe_app();
+    let dir = manifest.parent().unwrap();
+    let Some(host) = probe_host(manifest) else {
         return;
     };
-    let got = dir.path().join("got.jsonl");
+    let got = dir.join("got.jsonl");
     let status = Command::new("python3")
-        .arg(dir.path().join("run.py"))
+        .arg(dir.join("run.py"))
         .arg(&host.base)
         .arg(&got)
         .stdout(std::process::Stdio::null())
         .status()
         .expect("python3 runs the recorded request list");
     assert!(status.success());
-    let expected = std::fs::read_to_string(dir.path().join("expected-spin-4.0.2.jsonl")).unwrap();
+    let expected = std::fs::read_to_string(dir.join("expected-spin-4.0.2.jsonl")).unwrap();
     let got = std::fs::read_to_string(&got).unwrap();
     let (e, g): (Vec<_>, Vec<_>) = (expected.lines().collect(), got.lines().collect());
     assert_eq!(e.len(), g.len(), "a different number of cases");
@@ -99,8 +95,8 @@ fn answers_the_conformance_requests_exactly_as_spin_4_0_2() {
 
 #[test]
 fn key_value_and_sqlite_data_survive_a_restart() {
-    let (_dir, manifest) = probe_app();
-    let Some(mut host) = probe_host(&manifest) else {
+    let manifest = probe_app();
+    let Some(mut host) = probe_host(manifest) else {
         return;
     };
     assert_eq!(
@@ -129,8 +125,8 @@ fn key_value_and_sqlite_data_survive_a_restart() {
 
 #[test]
 fn concurrent_wasi_keyvalue_increments_on_one_key_lose_no_update() {
-    let (_dir, manifest) = probe_app();
-    let Some(host) = probe_host(&manifest) else {
+    let manifest = probe_app();
+    let Some(host) = probe_host(manifest) else {
         return;
     };
     let host = std::sync::Arc::new(host);
@@ -151,8 +147,8 @@ fn concurrent_wasi_keyvalue_increments_on_one_key_lose_no_update() {
 
 #[test]
 fn outbound_request_to_a_host_not_allowed_fails_inside_the_component() {
-    let (_dir, manifest) = probe_app();
-    let Some(host) = probe_host(&manifest) else {
+    let manifest = probe_app();
+    let Some(host) = probe_host(manifest) else {
         return;
     };
     let r = host.get("/out?http://example.com/");
