@@ -27,7 +27,7 @@ export async function startApp(variables = {}) {
     throw new Error(`${HOST_BIN} is missing: build it with \`cargo build --profile host -p spin-local\``);
   }
   const stateDir = mkdtempSync(join(tmpdir(), "eve-chat-browser-"));
-  const args = ["up", "--skip-build", "--quiet", "--listen", "127.0.0.1:0", "--state-dir", stateDir];
+  const args = ["up", "--quiet", "--listen", "127.0.0.1:0", "--state-dir", stateDir];
   const vars = { auth_mode: "local-dev", llm_provider: "demo", ...variables };
   for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
   const child = spawn(HOST_BIN, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });

@@ -1,16 +1,26 @@
 //! The integration-test harness.
 //!
 //! [`Host::shared`] gives a running eve-chat to test against: the instance at
-//! `EVE_CHAT_BASE_URL` when that is set (a real `spin up`, say), otherwise the project's
-//! local host started on a free loopback port with a fresh state directory. Tests that must
-//! configure, restart or kill the host use [`Host::start`], which answers `None` (and the test
-//! skips, saying so) when the suite runs against an outside instance.
+//! `EVE_CHAT_BASE_URL` when that is set (a real `spin up`, say), otherwise a host started on a
+//! free loopback port with a fresh state directory. Tests that must configure, restart or kill
+//! the host use [`Host::start`], which answers `None` (and the test skips, saying so) only when
+//! the suite runs against an outside instance.
 //!
-//! The harness builds what it runs once per test binary: the host (`cargo build --profile
-//! host -p spin-local`) and the components (`spin-local build`). Set `EVE_CHAT_SKIP_BUILD=1`
-//! when a script has already built them.
+//! The host binary is any Spin-compatible one: `EVE_CHAT_SPIN_BIN` (a real `spin`, say), or by
+//! default the project's own `target/host/spin-local`. It is started with flags real Spin 4.x
+//! documents for `spin up` and nothing else ([`spin_up_args`]), so every test that starts its
+//! own host — restarts and SIGKILLs included — runs unchanged on real Spin. Tests that rely on
+//! something only the project's host does (its request log, its conformance replay) say
+//! `host_only` in their name and skip with a message under another binary
+//! ([`Host::start_project_host`]).
+//!
+//! The harness builds what it runs once per test binary: the project's host (`cargo build
+//! --profile host -p spin-local`, unless another binary is used) and the components (`<bin>
+//! build --from spin.toml`). Set `EVE_CHAT_SKIP_BUILD=1` when a script has already built them.
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, Once};
@@ -26,24 +36,85 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The local host binary.
+/// The project's local host binary.
 pub fn host_binary() -> PathBuf {
     repo_root().join("target/host/spin-local")
 }
 
+/// Names the Spin-compatible binary the harness starts instead of the project's host.
+pub const SPIN_BIN_ENV: &str = "EVE_CHAT_SPIN_BIN";
+
+/// The Spin-compatible binary to start: `EVE_CHAT_SPIN_BIN`, or the project's host.
+pub fn spin_binary() -> PathBuf {
+    std::env::var_os(SPIN_BIN_ENV)
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(host_binary)
+}
+
+/// Whether the harness starts the project's own host (not another Spin binary).
+pub fn is_project_host(binary: &Path) -> bool {
+    binary == host_binary()
+}
+
+/// The flags the harness passes to `spin up`. Each is documented by `spin up --help` of
+/// Spin 4.x (`--from` of the up command; `--state-dir` and `--runtime-config-file` of every
+/// trigger; `--listen` of the HTTP trigger; `--variable` of the runtime factors), so the
+/// same command line starts real Spin and the project's host.
+pub const SPIN_UP_FLAGS: &[&str] = &[
+    "--from",
+    "--listen",
+    "--state-dir",
+    "--variable",
+    "--runtime-config-file",
+];
+
+/// The command line (after the binary) that serves `opts` on `listen` from `state_dir`.
+pub fn spin_up_args(opts: &HostOptions, listen: SocketAddr, state_dir: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        "up".into(),
+        "--from".into(),
+        opts.manifest.clone().into(),
+        "--listen".into(),
+        listen.to_string().into(),
+        "--state-dir".into(),
+        state_dir.into(),
+    ];
+    for (k, v) in &opts.variables {
+        args.push("--variable".into());
+        args.push(format!("{k}={v}").into());
+    }
+    if let Some(rc) = &opts.runtime_config {
+        args.push("--runtime-config-file".into());
+        args.push(rc.into());
+    }
+    args
+}
+
+/// The command line (after the binary) that builds the components of `manifest`, as
+/// `spin build --from` does.
+pub fn spin_build_args(manifest: &Path) -> Vec<OsString> {
+    vec!["build".into(), "--from".into(), manifest.into()]
+}
+
 static BUILD: Once = Once::new();
 
-/// Builds the host and the app's components, once per test process.
+/// Builds the host (when it is the project's) and the app's components, once per test
+/// process.
 pub fn ensure_built() {
     BUILD.call_once(|| {
-        if std::env::var_os("EVE_CHAT_SKIP_BUILD").is_some() && host_binary().exists() {
+        let bin = spin_binary();
+        let project = is_project_host(&bin);
+        if std::env::var_os("EVE_CHAT_SKIP_BUILD").is_some() && (!project || bin.exists()) {
             return;
         }
-        run(Command::new(env!("CARGO"))
-            .args(["build", "--profile", "host", "-p", "spin-local"])
-            .current_dir(repo_root()));
-        run(Command::new(host_binary())
-            .args(["build"])
+        if project {
+            run(Command::new(env!("CARGO"))
+                .args(["build", "--profile", "host", "-p", "spin-local"])
+                .current_dir(repo_root()));
+        }
+        run(Command::new(&bin)
+            .args(spin_build_args(&repo_root().join("spin.toml")))
             .current_dir(repo_root()));
     });
 }
@@ -53,6 +124,16 @@ fn run(cmd: &mut Command) {
         .status()
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(status.success(), "{cmd:?} failed: {status}");
+}
+
+/// A loopback port nobody listens on right now. The harness picks the port itself rather
+/// than passing port 0, because real Spin prints the address it was given, not the one the
+/// kernel chose.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
 }
 
 /// How to start a host.
@@ -68,6 +149,8 @@ pub struct HostOptions {
     pub runtime_config: Option<PathBuf>,
     /// The state directory; a fresh temporary one when `None`.
     pub state_dir: Option<PathBuf>,
+    /// The Spin-compatible binary; [`spin_binary`] when `None`.
+    pub binary: Option<PathBuf>,
 }
 
 impl Default for HostOptions {
@@ -79,6 +162,7 @@ impl Default for HostOptions {
             env: Vec::new(),
             runtime_config: None,
             state_dir: None,
+            binary: None,
         }
     }
 }
@@ -95,6 +179,8 @@ impl HostOptions {
 pub struct Host {
     pub base: String,
     child: Option<Child>,
+    binary: PathBuf,
+    listen: Option<SocketAddr>,
     opts: HostOptions,
     state_dir: Option<PathBuf>,
     _temp: Option<tempfile::TempDir>,
@@ -116,6 +202,8 @@ impl Host {
             return Host {
                 base,
                 child: None,
+                binary: spin_binary(),
+                listen: None,
                 opts: HostOptions::default(),
                 state_dir: None,
                 _temp: None,
@@ -134,7 +222,10 @@ impl Host {
             );
             return None;
         }
-        ensure_built();
+        let binary = opts.binary.clone().unwrap_or_else(spin_binary);
+        if opts.binary.is_none() {
+            ensure_built();
+        }
         let (temp, state_dir) = match &opts.state_dir {
             Some(d) => (None, d.clone()),
             None => {
@@ -146,6 +237,8 @@ impl Host {
         let mut host = Host {
             base: String::new(),
             child: None,
+            binary,
+            listen: None,
             opts,
             state_dir: Some(state_dir),
             _temp: temp,
@@ -155,22 +248,55 @@ impl Host {
         Some(host)
     }
 
+    /// A host for a test that relies on what only the project's host does (its request log,
+    /// say): `None`, with a message, under another Spin binary or an outside instance.
+    pub fn start_project_host(opts: HostOptions) -> Option<Host> {
+        let binary = opts.binary.clone().unwrap_or_else(spin_binary);
+        if !is_project_host(&binary) {
+            eprintln!(
+                "skipped: host_only test (it reads the project host's own request log), and {SPIN_BIN_ENV} names {}",
+                binary.display()
+            );
+            return None;
+        }
+        Host::start(opts)
+    }
+
+    /// Whether this is the project's own host (whose request log tests may read).
+    pub fn is_project_host(&self) -> bool {
+        self.child.is_some() && is_project_host(&self.binary)
+    }
+
     fn spawn(&mut self) {
-        let mut cmd = Command::new(host_binary());
-        cmd.arg("up")
-            .arg("--skip-build")
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .arg("--from")
-            .arg(&self.opts.manifest)
-            .arg("--state-dir")
-            .arg(self.state_dir.as_ref().expect("own host has a state dir"));
-        for (k, v) in &self.opts.variables {
-            cmd.arg("--variable").arg(format!("{k}={v}"));
+        // The same address across restarts, as a browser would reconnect to; a new one only
+        // when that one is taken.
+        for attempt in 0..5 {
+            let listen = match self.listen {
+                Some(l) if attempt == 0 => l,
+                _ => SocketAddr::from(([127, 0, 0, 1], free_port())),
+            };
+            match self.spawn_on(listen) {
+                Ok(()) => {
+                    self.listen = Some(listen);
+                    return;
+                }
+                Err(exited) if exited && attempt < 4 => continue,
+                Err(_) => break,
+            }
         }
-        if let Some(rc) = &self.opts.runtime_config {
-            cmd.arg("--runtime-config-file").arg(rc);
-        }
+        panic!(
+            "the host ({}) did not start; its log:\n{}",
+            self.binary.display(),
+            self.log()
+        );
+    }
+
+    /// Starts the binary on `listen` and waits until it answers HTTP. `Err(true)`: it exited
+    /// (e.g. the port was taken); `Err(false)`: it never answered.
+    fn spawn_on(&mut self, listen: SocketAddr) -> Result<(), bool> {
+        let state_dir = self.state_dir.clone().expect("own host has a state dir");
+        let mut cmd = Command::new(&self.binary);
+        cmd.args(spin_up_args(&self.opts, listen, &state_dir));
         for (k, v) in &self.opts.env {
             cmd.env(k, v);
         }
@@ -179,39 +305,56 @@ impl Host {
             .stdin(Stdio::null());
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", host_binary().display()));
-        let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
-        let log = self.log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
-                l.push_str(&line);
-                l.push('\n');
-            }
-        });
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if !sent {
-                    if let Some(url) = line.strip_prefix("Serving http://") {
-                        let _ = tx.send(format!("http://{}", url.trim()));
-                        sent = true;
-                    }
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.binary.display()));
+        for pipe in [
+            Box::new(child.stdout.take().expect("piped")) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().expect("piped")),
+        ] {
+            let log = self.log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+                    l.push_str(&line);
+                    l.push('\n');
                 }
+            });
+        }
+        let base = format!("http://{listen}");
+        let probe = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(2))
+            .redirects(0)
+            .build();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return Err(true);
             }
-        });
-        match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(base) => {
-                self.base = base;
-                self.child = Some(child);
+            // Any HTTP answer (even an error status) means the host is serving.
+            match probe.get(&format!("{base}/")).call() {
+                Ok(_) | Err(ureq::Error::Status(..)) => {
+                    self.base = base;
+                    self.child = Some(child);
+                    return Ok(());
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
             }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the host did not start; its log:\n{}", self.log());
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(false)
+    }
+
+    /// Waits (at most `timeout`) until the log satisfies `ready`, and returns it. The host
+    /// writes a request's line before it sends the answer, but the harness reads the host's
+    /// output on another thread: a test that reads the log right after a response must wait.
+    pub fn wait_for_log(&self, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let log = self.log();
+            if ready(&log) || Instant::now() >= deadline {
+                return log;
             }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

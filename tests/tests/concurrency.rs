@@ -90,7 +90,7 @@ impl Redis {
             .stdout(Stdio::null())
             .spawn()
             .expect(
-                "redis-server is needed for this test (.ci/run installs Debian's redis-server)",
+                "redis-server is needed for this test: scripts/test installs it (scripts/prepare), or run `apt-get install -y redis-server`",
             );
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -1283,14 +1283,19 @@ fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assert
     let Some(h) = host_with(&[]) else { return };
     let (sid, _) = start(&h, "hello");
     read_all(&h, &sid, 0);
-    let log = h.log();
-    assert!(
-        log.contains("-> agent (chained)"),
-        "the proxy reaches the agent by service chaining"
-    );
-    assert!(!log
-        .lines()
-        .any(|l| l.starts_with("GET") && l.contains("-> agent ") && !l.contains("chained")));
+    // Only the project's host logs requests; on another Spin the rest still runs.
+    if h.is_project_host() {
+        let log = h.wait_for_log(Duration::from_secs(10), |log| {
+            log.contains("-> agent (chained)")
+        });
+        assert!(
+            log.contains("-> agent (chained)"),
+            "the proxy reaches the agent by service chaining"
+        );
+        assert!(!log
+            .lines()
+            .any(|l| l.starts_with("GET") && l.contains("-> agent ") && !l.contains("chained")));
+    }
     // No public route leads to the agent: a client-sent assertion header changes nothing.
     let r = h.send(
         "POST",

@@ -157,7 +157,10 @@ fn a_message_to_a_turn_whose_runner_died_finds_it_running_and_the_turn_resumes_t
     assert_eq!(&all[..acknowledged.len()], &acknowledged[..]);
     contiguous(&all);
     assert_eq!(normalized(&all), normalized(&reference));
-    assert!(host.log().contains("resuming the turn by replay"));
+    let log = host.wait_for_log(Duration::from_secs(10), |l| {
+        l.contains("resuming the turn by replay")
+    });
+    assert!(log.contains("resuming the turn by replay"), "{log}");
     // The session goes on normally.
     let r = host.json("POST", &path, &json!({ "message": "hello" }));
     assert_eq!(r.status, 200, "{}", r.text());
@@ -230,8 +233,10 @@ fn two_readers_racing_to_take_over_a_dead_runners_turn_get_the_same_transcript_w
         assert_eq!(normalized(all), normalized(&reference));
     }
     assert_eq!(got[0], got[1]);
-    let takeovers = host
-        .log()
+    let log = host.wait_for_log(Duration::from_secs(10), |l| {
+        l.contains(&session) && l.contains("resuming the turn by replay")
+    });
+    let takeovers = log
         .lines()
         .filter(|l| l.contains(&session) && l.contains("resuming the turn by replay"))
         .count();

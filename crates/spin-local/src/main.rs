@@ -1,7 +1,7 @@
 //! `spin-local`: runs a Spin application (`spin.toml`) on this machine without the Spin CLI.
 //!
 //! ```text
-//! spin-local up [--from spin.toml] [--listen 127.0.0.1:3000] [--skip-build]
+//! spin-local up [--from spin.toml] [--listen 127.0.0.1:3000] [--build]
 //!               [--variable name=value]... [--runtime-config-file rc.toml] [--state-dir .spin]
 //! spin-local build [--from spin.toml] [--component id]...
 //! ```
@@ -41,7 +41,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Build the components (unless --skip-build) and serve the application.
+    /// Serve the application (after running the build commands with --build), as `spin up`.
     Up(UpArgs),
     /// Run each component's build command, as `spin build`.
     Build {
@@ -62,8 +62,12 @@ struct UpArgs {
     /// Address to listen on; port 0 picks a free port (printed on the `Serving` line).
     #[arg(long, default_value = "127.0.0.1:3000")]
     listen: SocketAddr,
-    /// Serve the existing .wasm files without running the build commands.
+    /// Run the build commands first, as `spin up --build` (without it, the existing .wasm
+    /// files are served, as `spin up` does).
     #[arg(long)]
+    build: bool,
+    /// Accepted for scripts written before `up` stopped building by default; does nothing.
+    #[arg(long, hide = true)]
     skip_build: bool,
     /// Set an application variable (repeatable); wins over SPIN_VARIABLE_<NAME>.
     #[arg(long = "variable", value_parser = variables::parse_flag)]
@@ -105,7 +109,7 @@ fn up(args: UpArgs) -> Result<()> {
         Some(f) => runtime_config::RuntimeConfig::load(f, &state_dir)?,
         None => runtime_config::RuntimeConfig::defaults(&state_dir),
     };
-    if !args.skip_build {
+    if args.build && !args.skip_build {
         builder::build(&manifest, &[])?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
