@@ -14,11 +14,13 @@ pub enum ProviderConfig {
 }
 
 impl ProviderConfig {
-    /// Whether a turn re-run from its start reproduces the same events, so a turn whose runner
-    /// died can be resumed by replay (`eve_agent::resume`). Only the demo model is; a hosted
-    /// model samples, so its turns are settled with `session.failed` (`runner_lost`).
-    pub fn replays_deterministically(&self) -> bool {
-        matches!(self, ProviderConfig::Demo { .. })
+    /// The model id streams report (`step.started.modelId`): `<provider>/<model>`.
+    pub fn model_id(&self) -> String {
+        match self {
+            ProviderConfig::Demo { .. } => "demo/eve-demo".into(),
+            ProviderConfig::OpenAi(o) => format!("openai/{}", o.model),
+            ProviderConfig::Anthropic(a) => format!("anthropic/{}", a.model),
+        }
     }
 }
 
@@ -74,14 +76,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_demo_provider_replays_deterministically() {
-        assert!(cfg(&[]).unwrap().replays_deterministically());
-        assert!(!cfg(&[("llm_provider", "openai")])
-            .unwrap()
-            .replays_deterministically());
-        assert!(!cfg(&[("llm_provider", "anthropic")])
-            .unwrap()
-            .replays_deterministically());
+    fn model_ids_name_the_provider_and_the_model() {
+        assert_eq!(cfg(&[]).unwrap().model_id(), "demo/eve-demo");
+        assert_eq!(
+            cfg(&[("llm_provider", "openai"), ("llm_model", "m1")]).unwrap().model_id(),
+            "openai/m1"
+        );
     }
 
     #[test]

@@ -39,57 +39,59 @@ impl StreamFormat {
         }
     }
 
-    /// Frames one stored event (`body` is its JSON object without index) at `index`.
+    /// Frames one stored event (`body` is its envelope JSON) at `index`.
     pub fn frame(self, index: u64, body: &str) -> String {
-        let json = with_index(index, body);
         match self {
-            StreamFormat::Ndjson => format!("{json}\n"),
-            StreamFormat::Sse => format!("id: {index}\ndata: {json}\n\n"),
+            StreamFormat::Ndjson => format!("{body}\n"),
+            StreamFormat::Sse => format!("id: {index}\ndata: {body}\n\n"),
         }
     }
 
-    /// A keep-alive that readers ignore: NDJSON `{"type":"keepalive"}` (no index), SSE comment.
+    /// A keep-alive that readers ignore: a bare newline (eve's NDJSON keep-alive), an SSE
+    /// comment.
     pub fn keepalive(self) -> &'static str {
         match self {
-            StreamFormat::Ndjson => "{\"type\":\"keepalive\"}\n",
+            StreamFormat::Ndjson => "\n",
             StreamFormat::Sse => ": keepalive\n\n",
         }
     }
 
-    /// What opens a stream: SSE tells `EventSource` to reconnect after 1 s.
+    /// What opens a stream: an empty line, as eve's NDJSON streams begin; SSE tells
+    /// `EventSource` to reconnect after 1 s.
     pub fn preamble(self) -> &'static str {
         match self {
-            StreamFormat::Ndjson => "",
+            StreamFormat::Ndjson => "\n",
             StreamFormat::Sse => "retry: 1000\n\n",
+        }
+    }
+
+    /// The control line that ends a leased stream (`streamControlVersion=1`).
+    pub fn lease_ended(self) -> String {
+        match self {
+            StreamFormat::Ndjson => format!("{}\n", eve_api::eve::LEASE_ENDED_CONTROL),
+            StreamFormat::Sse => format!(
+                "event: control\ndata: {}\n\n",
+                eve_api::eve::LEASE_ENDED_CONTROL
+            ),
+        }
+    }
+
+    /// The `x-eve-stream-format` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamFormat::Ndjson => "ndjson",
+            StreamFormat::Sse => "sse",
         }
     }
 }
 
-/// Inserts `"index": n` as the first member of the JSON object `body`.
-pub fn with_index(index: u64, body: &str) -> String {
-    let rest = body.trim_start().strip_prefix('{').unwrap_or("}");
-    let rest = rest.trim_start();
-    if rest.starts_with('}') {
-        format!("{{\"index\":{index}}}")
+/// Where a read of a stream whose tail has `len` events starts: a negative start counts back
+/// from the tail (clamped at 0).
+pub fn resolve_start(start_index: i64, len: u64) -> u64 {
+    if start_index >= 0 {
+        start_index as u64
     } else {
-        format!("{{\"index\":{index},{rest}")
-    }
-}
-
-/// Where a read starts: `Last-Event-ID` (the last event the reader has, so one past it) wins
-/// over `?startIndex=` (an `EventSource` reconnects with its original URL); default 0.
-pub fn start_index(query: &str, last_event_id: Option<&str>) -> Result<u64, String> {
-    if let Some(id) = last_event_id.map(str::trim).filter(|s| !s.is_empty()) {
-        return id
-            .parse::<u64>()
-            .map(|n| n.saturating_add(1))
-            .map_err(|_| format!("Last-Event-ID must be a non-negative integer, got {id:?}"));
-    }
-    match query_param(query, "startIndex") {
-        None => Ok(0),
-        Some(v) => v
-            .parse::<u64>()
-            .map_err(|_| format!("startIndex must be a non-negative integer, got {v:?}")),
+        len.saturating_sub(start_index.unsigned_abs())
     }
 }
 
@@ -194,58 +196,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ndjson_frames_are_one_json_object_per_line_with_the_index_first() {
-        let line = StreamFormat::Ndjson.frame(3, r#"{"type":"assistant.text.delta","delta":"hi"}"#);
-        assert_eq!(
-            line,
-            "{\"index\":3,\"type\":\"assistant.text.delta\",\"delta\":\"hi\"}\n"
-        );
-        let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
-        assert_eq!(v["index"], 3);
+    fn ndjson_frames_are_the_envelope_on_one_line_and_sse_frames_carry_the_index() {
+        let body = r#"{"type":"turn.started","data":{"sequence":0,"turnId":"turn_0"},"meta":{"at":"x","id":"evt_1"}}"#;
+        assert_eq!(StreamFormat::Ndjson.frame(3, body), format!("{body}\n"));
+        assert_eq!(StreamFormat::Sse.frame(3, body), format!("id: 3\ndata: {body}\n\n"));
     }
 
     #[test]
-    fn sse_frames_carry_the_index_as_the_event_id() {
-        let frame = StreamFormat::Sse.frame(12, r#"{"type":"usage"}"#);
-        assert_eq!(frame, "id: 12\ndata: {\"index\":12,\"type\":\"usage\"}\n\n");
-    }
-
-    #[test]
-    fn keepalives_are_not_events() {
-        let k: serde_json::Value =
-            serde_json::from_str(StreamFormat::Ndjson.keepalive().trim()).unwrap();
-        assert_eq!(k["type"], eve_api::eve::KEEPALIVE_TYPE);
-        assert!(k.get("index").is_none());
+    fn keepalives_are_bare_newlines_or_comments_and_ndjson_opens_with_an_empty_line() {
+        assert_eq!(StreamFormat::Ndjson.keepalive(), "\n");
         assert!(StreamFormat::Sse.keepalive().starts_with(':'));
+        assert_eq!(StreamFormat::Ndjson.preamble(), "\n");
+        assert_eq!(
+            StreamFormat::Ndjson.lease_ended(),
+            "{\"$eve\":\"stream.lease-ended\",\"version\":1}\n"
+        );
     }
 
     #[test]
     fn accept_selects_sse_only_when_it_names_text_event_stream() {
+        assert_eq!(StreamFormat::from_accept(Some("text/event-stream")), StreamFormat::Sse);
+        assert_eq!(StreamFormat::from_accept(Some("application/json, text/event-stream;q=0.9")), StreamFormat::Sse);
+        assert_eq!(StreamFormat::from_accept(Some("application/x-ndjson")), StreamFormat::Ndjson);
         assert_eq!(StreamFormat::from_accept(None), StreamFormat::Ndjson);
-        assert_eq!(
-            StreamFormat::from_accept(Some("application/x-ndjson")),
-            StreamFormat::Ndjson
-        );
-        assert_eq!(StreamFormat::from_accept(Some("*/*")), StreamFormat::Ndjson);
-        assert_eq!(
-            StreamFormat::from_accept(Some("text/event-stream")),
-            StreamFormat::Sse
-        );
-        assert_eq!(
-            StreamFormat::from_accept(Some("application/json, Text/Event-Stream;q=0.9")),
-            StreamFormat::Sse
-        );
     }
 
     #[test]
-    fn last_event_id_resumes_after_that_event_and_wins_over_start_index() {
-        assert_eq!(start_index("", None), Ok(0));
-        assert_eq!(start_index("startIndex=5", None), Ok(5));
-        assert_eq!(start_index("a=1&startIndex=5", Some("9")), Ok(10));
-        assert_eq!(start_index("startIndex=5", Some("  ")), Ok(5));
-        assert!(start_index("startIndex=-1", None).is_err());
-        assert!(start_index("startIndex=x", None).is_err());
-        assert!(start_index("", Some("abc")).is_err());
+    fn negative_starts_count_back_from_the_tail() {
+        assert_eq!(resolve_start(3, 10), 3);
+        assert_eq!(resolve_start(-1, 10), 9);
+        assert_eq!(resolve_start(-2, 10), 8);
+        assert_eq!(resolve_start(-50, 10), 0);
+        assert_eq!(resolve_start(50, 10), 50);
     }
 
     #[test]
@@ -271,8 +253,4 @@ mod tests {
         assert!(d.finish().is_none());
     }
 
-    #[test]
-    fn with_index_handles_an_empty_object() {
-        assert_eq!(with_index(0, "{}"), "{\"index\":0}");
-    }
 }

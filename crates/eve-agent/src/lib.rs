@@ -1,32 +1,33 @@
 //! The agent's logic, free of Spin so that it is unit-tested natively. The `agent` component
-//! is thin glue over it (HTTP, SQLite, clocks); `eve-proxy` uses [`assertion`] and
-//! [`request`].
+//! is thin glue over it (HTTP, SQLite, clocks); `eve-proxy` uses [`protocol`] and [`jwt`].
+//! The agent speaks eve's v1 protocol (`eve_api::eve`); `docs/eve-protocol.md` says where it
+//! differs from the reference and why.
 //!
-//! - [`framing`]: NDJSON / SSE framing of stored events, keep-alives, `Last-Event-ID`, and the
-//!   SSE decoder of provider streams.
-//! - [`store`]: the agent's tables and SQL (sessions with leases, the event log, memory,
-//!   connection grants, outputs stored aside).
-//! - [`turn`]: one turn as a state machine with the five interrupt checkpoints; [`transcript`]:
-//!   the log read back for the model, open tool calls, synthetic results; [`resume`]: what a
-//!   turn whose runner died becomes (resumed by deterministic replay, or settled).
-//! - [`model`], [`provider`], [`demo`], [`openai`], [`anthropic`], [`config`]: model providers.
-//! - [`tools`], [`memory`], [`connections`]: tools, the memory document with its secret check,
-//!   Notion / Linear / Sentry.
-//! - [`assertion`]: the signed principal header from the proxy to the agent.
-//! - [`request`]: validation of `/eve/v1` request bodies and routes.
+//! - Protocol: [`protocol`] (routes, request validation with eve's error texts), [`framing`]
+//!   (NDJSON / SSE lines, keep-alives, cursors, the SSE decoder of provider streams),
+//!   [`ids`] (event, session and delivery ids), [`info`] (`GET /eve/v1/info`), [`jwt`] (the
+//!   proxy's HS256 bearer token, as eve's `jwtHmac` verifies it).
+//! - Session: [`store`] (tables and SQL: sessions with leases, the event log, the inbox,
+//!   memory, connection grants, outputs stored aside), [`transcript`] (the log read back: the
+//!   model's history, the open turn), [`resume`] (what a turn whose runner died becomes).
+//! - Turn: [`turn`] (one turn as eve's event sequence, with the five cancel checkpoints).
+//! - Providers: [`model`], [`provider`], [`demo`], [`openai`], [`anthropic`], [`config`].
+//! - Tools: [`tools`], [`memory`], [`connections`], [`oauth`].
 
 pub mod anthropic;
-pub mod assertion;
 pub mod config;
 pub mod connections;
 pub mod demo;
 pub mod framing;
+pub mod ids;
+pub mod info;
+pub mod jwt;
 pub mod memory;
 pub mod model;
 pub mod oauth;
 pub mod openai;
+pub mod protocol;
 pub mod provider;
-pub mod request;
 pub mod resume;
 pub mod store;
 pub mod tools;

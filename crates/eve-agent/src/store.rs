@@ -1,110 +1,84 @@
-//! The agent's tables and every SQL statement on them, over the one-statement-per-call
-//! [`Sql`] seam (Spin's SQLite in the component, rusqlite in tests). No statement relies on a
-//! transaction: each write is one self-contained statement.
+//! The agent's tables (`migrations/0003_eve_agent.sql`) and every SQL statement on them, over
+//! the one-statement-per-call [`Sql`] seam (Spin's SQLite in the component, rusqlite in
+//! tests). No statement relies on a transaction: each write is one self-contained statement.
 //!
-//! - `agent_session`: owner principal, turn counter, interrupt flag, and the **lease** of the
-//!   runner executing the current turn (`lease_owner`, `lease_expires`, renewed while it runs).
-//! - `agent_event`: the event log, `(session_id, idx)` unique. An event is appended by one
-//!   statement that computes the next index and only succeeds while the writer holds the
-//!   lease (fencing: a runner that lost its lease cannot write).
-//! - `agent_memory`, `agent_connection_grant`, `agent_tool_output`: per-principal memory,
-//!   authorized connections, tool outputs stored aside.
+//! - `eve_session`: owner principal, status (`active`, `reset`), the cancel request, and the
+//!   **lease** of the runner executing the current turn (`lease_owner`, `lease_expires`).
+//! - `eve_event`: the durable stream, one envelope per row, `(session_id, idx)` unique. An event
+//!   is appended by one statement that computes the next index and only succeeds while the
+//!   writer holds the lease (fencing: a runner that lost its lease cannot write).
+//! - `eve_inbox`: accepted messages and controls waiting for the runner, in order.
+//! - `agent_memory`, `agent_connection_grant`, `agent_connection_token`, `agent_tool_output`.
 
-use eve_api::eve::Event;
+use eve_api::eve::{Envelope, Event};
 use eve_store::{Sql, SqlValue};
 
-/// The schema version this code writes; bumped with every change to [`SCHEMA`].
-pub const SCHEMA_VERSION: i64 = 2;
-
-/// Idempotent DDL, one statement each.
-pub const SCHEMA: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS agent_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS agent_session (\
-        id TEXT PRIMARY KEY NOT NULL, \
-        principal TEXT NOT NULL, \
-        created_at INTEGER NOT NULL, \
-        updated_at INTEGER NOT NULL, \
-        turn INTEGER NOT NULL DEFAULT 0, \
-        interrupt_turn INTEGER NOT NULL DEFAULT 0, \
-        lease_owner TEXT, \
-        lease_expires INTEGER NOT NULL DEFAULT 0, \
-        client_context TEXT)",
-    "CREATE INDEX IF NOT EXISTS agent_session_by_principal ON agent_session (principal, updated_at)",
-    "CREATE TABLE IF NOT EXISTS agent_event (\
-        session_id TEXT NOT NULL, \
-        idx INTEGER NOT NULL, \
-        type TEXT NOT NULL, \
-        body TEXT NOT NULL, \
-        created_at INTEGER NOT NULL, \
-        PRIMARY KEY (session_id, idx)) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS agent_memory (\
-        principal TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL, updated_at INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS agent_connection_grant (\
-        principal TEXT NOT NULL, connection TEXT NOT NULL, granted_at INTEGER NOT NULL, \
-        PRIMARY KEY (principal, connection))",
-    "CREATE TABLE IF NOT EXISTS agent_connection_token (\
-        principal TEXT NOT NULL, connection TEXT NOT NULL, access_token TEXT NOT NULL, obtained_at INTEGER NOT NULL, \
-        PRIMARY KEY (principal, connection))",
-    "CREATE TABLE IF NOT EXISTS agent_tool_output (\
-        session_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, output TEXT NOT NULL, created_at INTEGER NOT NULL, \
-        PRIMARY KEY (session_id, tool_call_id))",
-];
-
-pub const SELECT_SCHEMA_VERSION: &str = "SELECT version FROM agent_schema WHERE id = 1";
-pub const RECORD_SCHEMA_VERSION: &str =
-    "INSERT INTO agent_schema (id, version) VALUES (1, ?1) ON CONFLICT (id) DO UPDATE SET version = excluded.version";
-
-pub const INSERT_SESSION: &str = "INSERT INTO agent_session \
-    (id, principal, created_at, updated_at, turn, interrupt_turn, lease_owner, lease_expires, client_context) \
-    VALUES (?1, ?2, ?3, ?3, 1, 0, ?4, ?5, ?6)";
+pub const INSERT_SESSION: &str = "INSERT INTO eve_session \
+    (id, principal, created_at, updated_at, status, cancel_at, lease_owner, lease_expires, client_context) \
+    VALUES (?1, ?2, ?3, ?3, 'active', -1, NULL, 0, NULL)";
 
 pub const SELECT_SESSION: &str =
-    "SELECT turn, interrupt_turn, lease_owner, lease_expires, client_context, \
-    (SELECT MAX(idx) FROM agent_event WHERE session_id = ?1), \
-    (SELECT type FROM agent_event WHERE session_id = ?1 ORDER BY idx DESC LIMIT 1) \
-    FROM agent_session WHERE id = ?1 AND principal = ?2";
+    "SELECT status, cancel_at, lease_owner, lease_expires, client_context, \
+    (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), \
+    (SELECT type FROM eve_event WHERE session_id = ?1 ORDER BY idx DESC LIMIT 1), \
+    (SELECT COUNT(*) FROM eve_inbox WHERE session_id = ?1) \
+    FROM eve_session WHERE id = ?1 AND principal = ?2";
 
-/// Takes the lease for a new turn when nobody holds a live one (a dead runner's expired lease
-/// is taken over). `?7` says whether this turn brings a new client context.
-pub const CLAIM: &str = "UPDATE agent_session SET lease_owner = ?3, lease_expires = ?4, turn = turn + 1, \
-    interrupt_turn = 0, updated_at = ?5, client_context = CASE WHEN ?7 THEN ?6 ELSE client_context END \
-    WHERE id = ?1 AND principal = ?2 AND (lease_owner IS NULL OR lease_expires < ?5) RETURNING turn";
+/// Takes the lease when nobody holds a live one (a dead runner's expired lease is taken over).
+pub const CLAIM: &str = "UPDATE eve_session SET lease_owner = ?3, lease_expires = ?4, updated_at = ?5 \
+    WHERE id = ?1 AND principal = ?2 AND status = 'active' AND (lease_owner IS NULL OR lease_expires < ?5) \
+    RETURNING cancel_at";
 
-/// Takes over the lease of a turn whose runner died (its lease expired), **without** starting
-/// a new turn: the turn number and its interrupt flag stay, so the turn can be resumed (or, if
-/// a stop was asked for, settled as stopped). Fenced: of two takers, only the first matches.
-pub const TAKE_OVER: &str =
-    "UPDATE agent_session SET lease_owner = ?3, lease_expires = ?4, updated_at = ?5 \
-    WHERE id = ?1 AND principal = ?2 AND (lease_owner IS NULL OR lease_expires < ?5) \
-    RETURNING turn, interrupt_turn";
-
-/// Renews the lease; no row means the lease was lost.
+/// Renews the lease; no row means the lease was lost. Answers the cancel request.
 pub const RENEW: &str =
-    "UPDATE agent_session SET lease_expires = ?3 WHERE id = ?1 AND lease_owner = ?2 RETURNING interrupt_turn, turn";
+    "UPDATE eve_session SET lease_expires = ?3 WHERE id = ?1 AND lease_owner = ?2 RETURNING cancel_at";
 
 pub const SELECT_RUNNER_STATE: &str =
-    "SELECT interrupt_turn, turn, lease_owner FROM agent_session WHERE id = ?1";
+    "SELECT cancel_at, lease_owner, status FROM eve_session WHERE id = ?1";
 
-pub const RELEASE: &str =
-    "UPDATE agent_session SET lease_owner = NULL, lease_expires = 0, updated_at = ?3 WHERE id = ?1 AND lease_owner = ?2";
+pub const RELEASE: &str = "UPDATE eve_session SET lease_owner = NULL, lease_expires = 0, updated_at = ?3 \
+    WHERE id = ?1 AND lease_owner = ?2";
+
+/// Asks the turn open at `?3` (the log's length when the cancel arrived) to stop.
+pub const REQUEST_CANCEL: &str =
+    "UPDATE eve_session SET cancel_at = ?3, updated_at = ?4 WHERE id = ?1 AND principal = ?2 AND status = 'active'";
+
+pub const SET_CLIENT_CONTEXT: &str =
+    "UPDATE eve_session SET client_context = ?3 WHERE id = ?1 AND principal = ?2";
+
+pub const MARK_RESET: &str = "UPDATE eve_session SET status = 'reset', updated_at = ?3 \
+    WHERE id = ?1 AND principal = ?2 AND status = 'active' RETURNING id";
 
 /// Appends at the next index, only while `?5` holds the lease.
-pub const APPEND_EVENT: &str = "INSERT INTO agent_event (session_id, idx, type, body, created_at) \
-    SELECT ?1, COALESCE((SELECT MAX(idx) + 1 FROM agent_event WHERE session_id = ?1), 0), ?2, ?3, ?4 \
-    WHERE EXISTS (SELECT 1 FROM agent_session WHERE id = ?1 AND lease_owner = ?5) RETURNING idx";
+pub const APPEND_EVENT: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
+    SELECT ?1, (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), ?2, ?3, ?4 \
+    WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?5) RETURNING idx";
+
+/// Appends without a lease: the terminal events of a reset (the runner, if any, is fenced
+/// off by the status change).
+pub const APPEND_EVENT_UNLEASED: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
+    SELECT ?1, (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), ?2, ?3, ?4 RETURNING idx";
 
 pub const SELECT_EVENTS_FROM: &str =
-    "SELECT idx, type, body FROM agent_event WHERE session_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3";
+    "SELECT idx, type, body FROM eve_event WHERE session_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3";
 
 pub const SELECT_ALL_EVENTS: &str =
-    "SELECT body FROM agent_event WHERE session_id = ?1 ORDER BY idx";
+    "SELECT body FROM eve_event WHERE session_id = ?1 ORDER BY idx";
 
-pub const SELECT_EVENT_AT: &str =
-    "SELECT type, body FROM agent_event WHERE session_id = ?1 AND idx = ?2";
+pub const COUNT_EVENTS: &str = "SELECT COUNT(*) FROM eve_event WHERE session_id = ?1";
 
-/// Asks the running turn to stop (only while a live lease exists).
-pub const REQUEST_INTERRUPT: &str = "UPDATE agent_session SET interrupt_turn = turn \
-    WHERE id = ?1 AND principal = ?2 AND lease_owner IS NOT NULL AND lease_expires >= ?3 RETURNING turn";
+pub const INSERT_INBOX: &str = "INSERT INTO eve_inbox (session_id, seq, kind, delivery_id, body, created_at) \
+    SELECT ?1, COALESCE((SELECT MAX(seq) + 1 FROM eve_inbox WHERE session_id = ?1), 0), ?2, ?3, ?4, ?5 RETURNING seq";
+
+pub const SELECT_INBOX_HEAD: &str = "SELECT seq, kind, delivery_id, body FROM eve_inbox \
+    WHERE session_id = ?1 ORDER BY seq LIMIT 1";
+
+pub const DELETE_INBOX: &str = "DELETE FROM eve_inbox WHERE session_id = ?1 AND seq = ?2";
+
+/// Whether the stream already holds the event of a delivery (an inbox row whose runner died
+/// between appending its event and deleting the row).
+pub const SELECT_DELIVERED: &str = "SELECT 1 FROM eve_event WHERE session_id = ?1 AND type IN \
+    ('turn.started', 'message.received', 'context.cleared', 'compaction.requested') AND body LIKE ?2 LIMIT 1";
 
 pub const SELECT_MEMORY: &str = "SELECT document FROM agent_memory WHERE principal = ?1";
 pub const UPSERT_MEMORY: &str = "INSERT INTO agent_memory (principal, document, updated_at) VALUES (?1, ?2, ?3) \
@@ -125,66 +99,60 @@ pub const SELECT_TOKEN: &str =
 pub const UPSERT_TOOL_OUTPUT: &str = "INSERT OR REPLACE INTO agent_tool_output \
     (session_id, tool_call_id, output, created_at) VALUES (?1, ?2, ?3, ?4)";
 
-/// How long a lease lasts without renewal, and how often a runner renews it.
-pub const LEASE_MS: i64 = 10_000;
-pub const RENEW_EVERY_MS: i64 = 2_000;
+/// How long a lease lasts without renewal, and how often a runner renews it. Short, so that a
+/// turn whose host died is resumed within about two seconds by the next reader or request.
+pub const LEASE_MS: i64 = 2_000;
+pub const RENEW_EVERY_MS: i64 = 400;
 
 /// A session as a request sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRow {
-    pub turn: i64,
-    pub interrupt_turn: i64,
+    pub active: bool,
+    pub cancel_at: i64,
     pub lease_owner: Option<String>,
     pub lease_expires: i64,
     pub client_context: Option<String>,
-    pub last_index: Option<u64>,
+    /// How many events the stream holds.
+    pub len: u64,
     pub last_type: Option<String>,
+    /// How many inbox rows wait.
+    pub inbox: u64,
 }
 
 /// What a session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {
-    /// No turn running; the next message may start one.
+    /// Nothing runs; the log is settled (or empty).
     Idle,
     /// A runner holds a live lease.
     Running,
-    /// Settled on `authorization.required`: waiting for Connect, or a decline.
-    AwaitingAuthorization,
-    /// The runner died mid-turn (lease expired, log not settled): must be settled.
+    /// Its runner died mid-turn (lease expired, log unsettled), or work waits in the inbox
+    /// with nobody to run it.
     Orphaned,
-}
-
-impl SessionState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionState::Idle => "idle",
-            SessionState::Running => "running",
-            SessionState::AwaitingAuthorization => "awaiting_authorization",
-            SessionState::Orphaned => "orphaned",
-        }
-    }
+    /// Reset, failed or completed: it takes nothing more.
+    Ended,
 }
 
 impl SessionRow {
-    /// The index the next event will get.
-    pub fn next_index(&self) -> u64 {
-        self.last_index.map_or(0, |i| i + 1)
-    }
-
     pub fn state(&self, now_ms: i64) -> SessionState {
+        if !self.active {
+            return SessionState::Ended;
+        }
         if self.lease_owner.is_some() && self.lease_expires >= now_ms {
             return SessionState::Running;
         }
         match self.last_type.as_deref() {
-            None => SessionState::Idle,
-            Some("authorization.required") => SessionState::AwaitingAuthorization,
-            Some(t) if eve_api::eve::is_settling_type(t) => SessionState::Idle,
-            Some(_) => SessionState::Orphaned,
+            Some("session.failed" | "session.completed") => SessionState::Ended,
+            Some(t) if !eve_api::eve::is_settling_type(t) => SessionState::Orphaned,
+            _ if self.inbox > 0 && self.last_type.as_deref() != Some("turn.waiting") => {
+                SessionState::Orphaned
+            }
+            _ => SessionState::Idle,
         }
     }
 }
 
-/// A stored event: its index, type and JSON body (without index).
+/// A stored event as readers get it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
     pub index: u64,
@@ -192,7 +160,16 @@ pub struct StoredEvent {
     pub body: String,
 }
 
-/// The repository.
+/// One inbox row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxItem {
+    pub seq: i64,
+    /// `message`, `clear` or `compact`.
+    pub kind: String,
+    pub delivery_id: String,
+    pub body: String,
+}
+
 pub struct AgentStore<'a, S: Sql> {
     pub db: &'a S,
 }
@@ -210,82 +187,38 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         AgentStore { db }
     }
 
-    /// Creates the tables when this code's schema version is not recorded (one SELECT when it is).
-    pub fn ensure_schema(&self) -> Result<(), String> {
-        if let Ok(rows) = self.db.execute(SELECT_SCHEMA_VERSION, vec![]) {
-            if rows
-                .first()
-                .and_then(|r| r.first())
-                .and_then(SqlValue::as_i64)
-                == Some(SCHEMA_VERSION)
-            {
-                return Ok(());
-            }
-        }
-        for statement in SCHEMA {
-            self.db.execute(statement, vec![])?;
-        }
+    pub fn create_session(&self, id: &str, principal: &str, now_ms: i64) -> Result<(), String> {
         self.db
-            .execute(RECORD_SCHEMA_VERSION, vec![SCHEMA_VERSION.into()])?;
-        Ok(())
-    }
-
-    /// A new session whose first turn is held by `runner`.
-    pub fn create_session(
-        &self,
-        id: &str,
-        principal: &str,
-        runner: &str,
-        now_ms: i64,
-        client_context: Option<&str>,
-    ) -> Result<(), String> {
-        self.db
-            .execute(
-                INSERT_SESSION,
-                vec![
-                    id.into(),
-                    principal.into(),
-                    now_ms.into(),
-                    runner.into(),
-                    (now_ms + LEASE_MS).into(),
-                    SqlValue::opt_text(client_context),
-                ],
-            )
+            .execute(INSERT_SESSION, vec![id.into(), principal.into(), now_ms.into()])
             .map(|_| ())
     }
 
-    /// The session if it exists and belongs to `principal`.
+    /// The session of `principal` (another principal's is `None`, as an unknown one).
     pub fn session(&self, id: &str, principal: &str) -> Result<Option<SessionRow>, String> {
         let rows = self
             .db
             .execute(SELECT_SESSION, vec![id.into(), principal.into()])?;
         Ok(rows.first().map(|r| SessionRow {
-            turn: int(r.first()),
-            interrupt_turn: int(r.get(1)),
+            active: r.first().and_then(SqlValue::as_str) == Some("active"),
+            cancel_at: int(r.get(1)),
             lease_owner: text(r.get(2)),
             lease_expires: int(r.get(3)),
             client_context: text(r.get(4)),
-            last_index: r
-                .get(5)
-                .and_then(SqlValue::as_i64)
-                .and_then(|i| u64::try_from(i).ok()),
+            len: int(r.get(5)).max(0) as u64,
             last_type: text(r.get(6)),
+            inbox: int(r.get(7)).max(0) as u64,
         }))
     }
 
-    /// Takes the lease for a new turn; `None` when a live runner holds it.
+    /// Takes the lease for `runner` (`None`: someone holds a live one, or the session ended).
+    /// Answers the cancel request at the time of the claim.
     pub fn claim(
         &self,
         id: &str,
         principal: &str,
         runner: &str,
         now_ms: i64,
-        client_context: Option<Option<&str>>,
     ) -> Result<Option<i64>, String> {
-        let (set, ctx) = match client_context {
-            Some(c) => (true, SqlValue::opt_text(c)),
-            None => (false, SqlValue::Null),
-        };
         let rows = self.db.execute(
             CLAIM,
             vec![
@@ -294,50 +227,30 @@ impl<'a, S: Sql> AgentStore<'a, S> {
                 runner.into(),
                 (now_ms + LEASE_MS).into(),
                 now_ms.into(),
-                ctx,
-                set.into(),
             ],
         )?;
         Ok(rows.first().map(|r| int(r.first())))
     }
 
-    /// Takes over an expired lease for the current turn: `Some((turn, interrupt_turn))`, or
-    /// `None` when a live runner holds it (another taker was first).
-    pub fn take_over(
-        &self,
-        id: &str,
-        principal: &str,
-        runner: &str,
-        now_ms: i64,
-    ) -> Result<Option<(i64, i64)>, String> {
-        let rows = self.db.execute(
-            TAKE_OVER,
-            vec![
-                id.into(),
-                principal.into(),
-                runner.into(),
-                (now_ms + LEASE_MS).into(),
-                now_ms.into(),
-            ],
-        )?;
-        Ok(rows.first().map(|r| (int(r.first()), int(r.get(1)))))
-    }
-
-    /// Renews the lease: `Some((interrupt_turn, turn))`, or `None` when it was lost.
-    pub fn renew(&self, id: &str, runner: &str, now_ms: i64) -> Result<Option<(i64, i64)>, String> {
+    /// Renews the lease: `Some(cancel_at)` while it is ours.
+    pub fn renew(&self, id: &str, runner: &str, now_ms: i64) -> Result<Option<i64>, String> {
         let rows = self.db.execute(
             RENEW,
             vec![id.into(), runner.into(), (now_ms + LEASE_MS).into()],
         )?;
-        Ok(rows.first().map(|r| (int(r.first()), int(r.get(1)))))
+        Ok(rows.first().map(|r| int(r.first())))
     }
 
-    /// `(interrupt_turn, turn, lease_owner)`.
-    pub fn runner_state(&self, id: &str) -> Result<Option<(i64, i64, Option<String>)>, String> {
+    /// `(cancel_at, lease owner, active)`.
+    pub fn runner_state(&self, id: &str) -> Result<Option<(i64, Option<String>, bool)>, String> {
         let rows = self.db.execute(SELECT_RUNNER_STATE, vec![id.into()])?;
-        Ok(rows
-            .first()
-            .map(|r| (int(r.first()), int(r.get(1)), text(r.get(2)))))
+        Ok(rows.first().map(|r| {
+            (
+                int(r.first()),
+                text(r.get(1)),
+                r.get(2).and_then(SqlValue::as_str) == Some("active"),
+            )
+        }))
     }
 
     pub fn release(&self, id: &str, runner: &str, now_ms: i64) -> Result<(), String> {
@@ -346,89 +259,130 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .map(|_| ())
     }
 
-    /// Appends `event`; `Ok(None)` when `runner` does not hold the lease (nothing written).
+    /// Asks the turn open at log length `at` to stop.
+    pub fn request_cancel(&self, id: &str, principal: &str, at: u64, now_ms: i64) -> Result<(), String> {
+        self.db
+            .execute(
+                REQUEST_CANCEL,
+                vec![id.into(), principal.into(), (at as i64).into(), now_ms.into()],
+            )
+            .map(|_| ())
+    }
+
+    pub fn set_client_context(&self, id: &str, principal: &str, context: Option<&str>) -> Result<(), String> {
+        self.db
+            .execute(
+                SET_CLIENT_CONTEXT,
+                vec![id.into(), principal.into(), context.map_or(SqlValue::Null, Into::into)],
+            )
+            .map(|_| ())
+    }
+
+    /// Retires the session for good; false when it was not active.
+    pub fn mark_reset(&self, id: &str, principal: &str, now_ms: i64) -> Result<bool, String> {
+        let rows = self
+            .db
+            .execute(MARK_RESET, vec![id.into(), principal.into(), now_ms.into()])?;
+        Ok(!rows.is_empty())
+    }
+
+    /// Appends `envelope` as the next event while `runner` holds the lease (`None`: fenced).
+    /// With `runner: None` it appends unconditionally (only the reset does).
     pub fn append(
         &self,
         id: &str,
-        runner: &str,
-        event: &Event,
+        runner: Option<&str>,
+        envelope: &Envelope,
         now_ms: i64,
     ) -> Result<Option<u64>, String> {
-        let rows = self.db.execute(
-            APPEND_EVENT,
-            vec![
-                id.into(),
-                event.type_name().into(),
-                event.to_json().into(),
-                now_ms.into(),
-                runner.into(),
-            ],
-        )?;
-        Ok(rows
-            .first()
-            .and_then(|r| r.first())
-            .and_then(SqlValue::as_i64)
-            .and_then(|i| u64::try_from(i).ok()))
+        let body = envelope.to_json();
+        let kind = envelope.event.type_name();
+        let rows = match runner {
+            Some(r) => self.db.execute(
+                APPEND_EVENT,
+                vec![id.into(), kind.into(), body.into(), now_ms.into(), r.into()],
+            )?,
+            None => self.db.execute(
+                APPEND_EVENT_UNLEASED,
+                vec![id.into(), kind.into(), body.into(), now_ms.into()],
+            )?,
+        };
+        Ok(rows.first().map(|r| int(r.first()).max(0) as u64))
     }
 
-    /// Up to `limit` events from index `start`.
-    pub fn events_from(
-        &self,
-        id: &str,
-        start: u64,
-        limit: u32,
-    ) -> Result<Vec<StoredEvent>, String> {
+    pub fn events_from(&self, id: &str, from: u64, limit: u32) -> Result<Vec<StoredEvent>, String> {
         let rows = self.db.execute(
             SELECT_EVENTS_FROM,
-            vec![id.into(), start.into(), i64::from(limit).into()],
+            vec![id.into(), (from as i64).into(), (limit as i64).into()],
         )?;
         Ok(rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut it = r.into_iter();
-                let index = it.next()?.as_i64().and_then(|i| u64::try_from(i).ok())?;
-                let kind = it.next()?.into_string()?;
-                let body = it.next()?.into_string()?;
-                Some(StoredEvent { index, kind, body })
+            .iter()
+            .map(|r| StoredEvent {
+                index: int(r.first()).max(0) as u64,
+                kind: text(r.get(1)).unwrap_or_default(),
+                body: text(r.get(2)).unwrap_or_default(),
             })
             .collect())
     }
 
-    /// The event at `index`.
-    pub fn event_at(&self, id: &str, index: u64) -> Result<Option<StoredEvent>, String> {
-        let rows = self
-            .db
-            .execute(SELECT_EVENT_AT, vec![id.into(), index.into()])?;
-        Ok(rows.into_iter().next().and_then(|r| {
-            let mut it = r.into_iter();
-            Some(StoredEvent {
-                index,
-                kind: it.next()?.into_string()?,
-                body: it.next()?.into_string()?,
-            })
+    pub fn len(&self, id: &str) -> Result<u64, String> {
+        let rows = self.db.execute(COUNT_EVENTS, vec![id.into()])?;
+        Ok(int(rows.first().and_then(|r| r.first())).max(0) as u64)
+    }
+
+    /// Every envelope of the session, in order (rows that do not parse are skipped: they
+    /// cannot have been written by this code).
+    pub fn envelopes(&self, id: &str) -> Result<Vec<Envelope>, String> {
+        let rows = self.db.execute(SELECT_ALL_EVENTS, vec![id.into()])?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| r.first().and_then(SqlValue::as_str))
+            .filter_map(|b| serde_json::from_str(b).ok())
+            .collect())
+    }
+
+    /// Every event of the session, in order.
+    pub fn all_events(&self, id: &str) -> Result<Vec<Event>, String> {
+        Ok(self.envelopes(id)?.into_iter().map(|e| e.event).collect())
+    }
+
+    pub fn push_inbox(
+        &self,
+        id: &str,
+        kind: &str,
+        delivery_id: &str,
+        body: &str,
+        now_ms: i64,
+    ) -> Result<(), String> {
+        self.db
+            .execute(
+                INSERT_INBOX,
+                vec![id.into(), kind.into(), delivery_id.into(), body.into(), now_ms.into()],
+            )
+            .map(|_| ())
+    }
+
+    pub fn inbox_head(&self, id: &str) -> Result<Option<InboxItem>, String> {
+        let rows = self.db.execute(SELECT_INBOX_HEAD, vec![id.into()])?;
+        Ok(rows.first().map(|r| InboxItem {
+            seq: int(r.first()),
+            kind: text(r.get(1)).unwrap_or_default(),
+            delivery_id: text(r.get(2)).unwrap_or_default(),
+            body: text(r.get(3)).unwrap_or_default(),
         }))
     }
 
-    /// The whole log, parsed.
-    pub fn all_events(&self, id: &str) -> Result<Vec<Event>, String> {
-        let rows = self.db.execute(SELECT_ALL_EVENTS, vec![id.into()])?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next()?.into_string())
-            .filter_map(|body| serde_json::from_str(&body).ok())
-            .collect())
+    pub fn delete_inbox(&self, id: &str, seq: i64) -> Result<(), String> {
+        self.db
+            .execute(DELETE_INBOX, vec![id.into(), seq.into()])
+            .map(|_| ())
     }
 
-    /// Asks a running turn to stop: whether one was running.
-    pub fn request_interrupt(
-        &self,
-        id: &str,
-        principal: &str,
-        now_ms: i64,
-    ) -> Result<bool, String> {
+    /// Whether the stream already holds what delivery `delivery_id` started.
+    pub fn delivered(&self, id: &str, delivery_id: &str) -> Result<bool, String> {
         let rows = self.db.execute(
-            REQUEST_INTERRUPT,
-            vec![id.into(), principal.into(), now_ms.into()],
+            SELECT_DELIVERED,
+            vec![id.into(), format!("%\"{delivery_id}\"%").into()],
         )?;
         Ok(!rows.is_empty())
     }
@@ -460,18 +414,17 @@ impl<'a, S: Sql> AgentStore<'a, S> {
     }
 
     pub fn granted(&self, principal: &str, connection: &str) -> Result<bool, String> {
-        Ok(!self
+        let rows = self
             .db
-            .execute(SELECT_GRANT, vec![principal.into(), connection.into()])?
-            .is_empty())
+            .execute(SELECT_GRANT, vec![principal.into(), connection.into()])?;
+        Ok(!rows.is_empty())
     }
 
-    /// Keeps a connection's OAuth access token (never logged, never sent to a client).
     pub fn save_token(
         &self,
         principal: &str,
         connection: &str,
-        token: &str,
+        access_token: &str,
         now_ms: i64,
     ) -> Result<(), String> {
         self.db
@@ -480,7 +433,7 @@ impl<'a, S: Sql> AgentStore<'a, S> {
                 vec![
                     principal.into(),
                     connection.into(),
-                    token.into(),
+                    access_token.into(),
                     now_ms.into(),
                 ],
             )
@@ -497,14 +450,14 @@ impl<'a, S: Sql> AgentStore<'a, S> {
     pub fn store_tool_output(
         &self,
         id: &str,
-        tool_call_id: &str,
+        call_id: &str,
         output: &str,
         now_ms: i64,
     ) -> Result<(), String> {
         self.db
             .execute(
                 UPSERT_TOOL_OUTPUT,
-                vec![id.into(), tool_call_id.into(), output.into(), now_ms.into()],
+                vec![id.into(), call_id.into(), output.into(), now_ms.into()],
             )
             .map(|_| ())
     }
@@ -573,229 +526,70 @@ pub mod testing {
 mod tests {
     use super::testing::Lite;
     use super::*;
+    use eve_api::eve::{Meta, TurnRef};
 
-    fn store(db: &Lite) -> AgentStore<'_, Lite> {
-        let s = AgentStore::new(db);
-        s.ensure_schema().unwrap();
-        s
-    }
-
-    fn text_event(t: &str) -> Event {
-        Event::TextDelta { delta: t.into() }
-    }
-
-    #[test]
-    fn the_schema_is_created_once_and_is_idempotent() {
+    fn db() -> Lite {
         let db = Lite::memory();
-        let s = store(&db);
-        s.ensure_schema().unwrap();
-        for stmt in SCHEMA {
-            db.execute(stmt, vec![]).unwrap();
-        }
+        eve_store::migrations::migrate(&db, 1).unwrap();
+        db
     }
 
-    #[test]
-    fn events_get_consecutive_indices_and_read_back_as_exact_suffixes() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "r1", 0, None).unwrap();
-        for i in 0..5 {
-            assert_eq!(
-                s.append("s", "r1", &text_event(&i.to_string()), 0).unwrap(),
-                Some(i)
-            );
-        }
-        for k in 0..=5u64 {
-            let got: Vec<u64> = s
-                .events_from("s", k, 100)
-                .unwrap()
-                .iter()
-                .map(|e| e.index)
-                .collect();
-            assert_eq!(got, (k..5).collect::<Vec<_>>());
-        }
-    }
-
-    #[test]
-    fn a_runner_without_the_lease_cannot_append() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "r1", 0, None).unwrap();
-        assert_eq!(
-            s.append("s", "intruder", &text_event("x"), 0).unwrap(),
-            None
-        );
-        s.release("s", "r1", 1).unwrap();
-        assert_eq!(s.append("s", "r1", &text_event("x"), 0).unwrap(), None);
-        assert!(s.events_from("s", 0, 10).unwrap().is_empty());
-    }
-
-    #[test]
-    fn a_live_lease_blocks_a_new_turn_and_an_expired_one_is_taken_over() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "r1", 1000, Some("ctx")).unwrap();
-        assert_eq!(
-            s.claim("s", "p", "r2", 1000 + LEASE_MS - 1, Some(None))
-                .unwrap(),
-            None
-        );
-        assert_eq!(
-            s.claim("s", "p", "r2", 1000 + LEASE_MS + 1, Some(None))
-                .unwrap(),
-            Some(2)
-        );
-        assert_eq!(
-            s.append("s", "r1", &text_event("late"), 0).unwrap(),
-            None,
-            "the dead runner is fenced out"
-        );
-        assert!(s.append("s", "r2", &text_event("x"), 0).unwrap().is_some());
-    }
-
-    #[test]
-    fn only_one_of_two_takers_gets_an_expired_lease_and_the_turn_stays_the_same() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "dead", 1000, None).unwrap();
-        s.append("s", "dead", &Event::UserMessage { text: "hi".into() }, 0)
-            .unwrap();
-        let later = 1000 + LEASE_MS + 1;
-        assert_eq!(
-            s.take_over("s", "p", "early", 1000 + LEASE_MS - 1).unwrap(),
-            None,
-            "a live lease is not taken over"
-        );
-        assert_eq!(s.take_over("s", "p", "a", later).unwrap(), Some((1, 0)));
-        assert_eq!(s.take_over("s", "p", "b", later).unwrap(), None);
-        assert_eq!(s.take_over("s", "q", "c", later * 2).unwrap(), None);
-        assert_eq!(s.append("s", "dead", &text_event("late"), 0).unwrap(), None);
-        assert_eq!(s.append("s", "b", &text_event("b"), 0).unwrap(), None);
-        assert_eq!(s.append("s", "a", &text_event("a"), 0).unwrap(), Some(1));
-        assert_eq!(s.runner_state("s").unwrap(), Some((0, 1, Some("a".into()))));
-    }
-
-    #[test]
-    fn a_stop_asked_before_the_runner_died_survives_the_takeover() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "dead", 0, None).unwrap();
-        assert!(s.request_interrupt("s", "p", 1).unwrap());
-        assert_eq!(
-            s.take_over("s", "p", "a", LEASE_MS + 1).unwrap(),
-            Some((1, 1))
-        );
-    }
-
-    #[test]
-    fn sessions_are_scoped_to_their_principal() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "alice", "r", 0, None).unwrap();
-        assert!(s.session("s", "alice").unwrap().is_some());
-        assert!(s.session("s", "bob").unwrap().is_none());
-        assert_eq!(s.claim("s", "bob", "r2", LEASE_MS * 2, None).unwrap(), None);
-        assert!(!s.request_interrupt("s", "bob", 0).unwrap());
-    }
-
-    #[test]
-    fn session_state_follows_the_lease_and_the_last_event() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "r", 0, None).unwrap();
-        assert_eq!(
-            s.session("s", "p").unwrap().unwrap().state(1),
-            SessionState::Running
-        );
-        s.append("s", "r", &Event::UserMessage { text: "hi".into() }, 0)
-            .unwrap();
-        // The runner died: lease expired, log not settled.
-        assert_eq!(
-            s.session("s", "p").unwrap().unwrap().state(LEASE_MS + 1),
-            SessionState::Orphaned
-        );
-        s.append(
-            "s",
-            "r",
-            &Event::SessionCompleted {
-                finish_reason: None,
+    fn env(i: u64) -> Envelope {
+        Envelope {
+            event: Event::TurnStarted(TurnRef::new(i)),
+            meta: Meta {
+                at: "t".into(),
+                id: format!("evt_{i}"),
+                delivery_ids: vec!["d1".into()],
             },
-            0,
-        )
-        .unwrap();
-        s.release("s", "r", 2).unwrap();
-        let row = s.session("s", "p").unwrap().unwrap();
-        assert_eq!(row.state(3), SessionState::Idle);
-        assert_eq!(row.next_index(), 2);
-        assert_eq!(row.last_type.as_deref(), Some("session.completed"));
+        }
     }
 
     #[test]
-    fn interrupt_marks_the_current_turn_and_renew_reports_it() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "r", 0, None).unwrap();
-        assert_eq!(s.renew("s", "r", 1).unwrap(), Some((0, 1)));
-        assert!(s.request_interrupt("s", "p", 1).unwrap());
-        assert_eq!(s.renew("s", "r", 2).unwrap(), Some((1, 1)));
-        assert_eq!(s.renew("s", "other", 2).unwrap(), None);
-        // A new turn clears the flag.
-        s.release("s", "r", 3).unwrap();
-        assert_eq!(
-            s.claim("s", "p", "r2", 4, Some(Some("c"))).unwrap(),
-            Some(2)
-        );
-        assert_eq!(
-            s.runner_state("s").unwrap(),
-            Some((0, 2, Some("r2".into())))
-        );
-        assert_eq!(
-            s.session("s", "p")
-                .unwrap()
-                .unwrap()
-                .client_context
-                .as_deref(),
-            Some("c")
-        );
+    fn appends_take_the_next_index_only_under_the_lease() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        s.create_session("wrun_a", "p", 1).unwrap();
+        assert_eq!(s.append("wrun_a", Some("r1"), &env(0), 2).unwrap(), None, "no lease yet");
+        assert!(s.claim("wrun_a", "p", "r1", 10).unwrap().is_some());
+        assert!(s.claim("wrun_a", "p", "r2", 11).unwrap().is_none(), "a live lease is not taken");
+        assert_eq!(s.append("wrun_a", Some("r1"), &env(0), 12).unwrap(), Some(0));
+        assert_eq!(s.append("wrun_a", Some("r1"), &env(1), 13).unwrap(), Some(1));
+        assert_eq!(s.append("wrun_a", Some("r2"), &env(2), 14).unwrap(), None, "fenced");
+        // An expired lease is taken over, and the old runner is fenced out.
+        assert!(s.claim("wrun_a", "p", "r2", 12 + LEASE_MS + 1).unwrap().is_some());
+        assert_eq!(s.append("wrun_a", Some("r1"), &env(2), 15).unwrap(), None);
+        assert_eq!(s.len("wrun_a").unwrap(), 2);
+        assert_eq!(s.envelopes("wrun_a").unwrap()[1], env(1));
+        assert!(s.delivered("wrun_a", "d1").unwrap());
+        assert!(!s.delivered("wrun_a", "d2").unwrap());
     }
 
     #[test]
-    fn memory_grants_and_tool_outputs_round_trip() {
-        let db = Lite::memory();
-        let s = store(&db);
-        assert_eq!(s.memory("p").unwrap(), "");
-        s.set_memory("p", "- a", 0).unwrap();
-        s.set_memory("p", "- b", 1).unwrap();
-        assert_eq!(s.memory("p").unwrap(), "- b");
-        assert_eq!(s.memory("q").unwrap(), "");
-        assert!(!s.granted("p", "notion").unwrap());
-        s.grant("p", "notion", 0).unwrap();
-        s.grant("p", "notion", 0).unwrap();
-        assert!(s.granted("p", "notion").unwrap());
-        assert!(!s.granted("q", "notion").unwrap());
-        s.create_session("s", "p", "r", 0, None).unwrap();
-        s.store_tool_output("s", "c", "{}", 0).unwrap();
-        s.save_token("p", "notion", "t1", 0).unwrap();
-        s.save_token("p", "notion", "t2", 1).unwrap();
-        assert_eq!(s.token("p", "notion").unwrap().as_deref(), Some("t2"));
-        assert_eq!(s.token("q", "notion").unwrap(), None);
+    fn another_principals_session_is_not_found_and_a_reset_one_takes_no_lease() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        s.create_session("wrun_a", "p", 1).unwrap();
+        assert!(s.session("wrun_a", "q").unwrap().is_none());
+        assert!(s.mark_reset("wrun_a", "p", 2).unwrap());
+        assert!(!s.mark_reset("wrun_a", "p", 3).unwrap());
+        assert!(s.claim("wrun_a", "p", "r", 4).unwrap().is_none());
+        assert_eq!(s.session("wrun_a", "p").unwrap().unwrap().state(5), SessionState::Ended);
     }
 
     #[test]
-    fn all_events_parses_the_log_in_order() {
-        let db = Lite::memory();
-        let s = store(&db);
-        s.create_session("s", "p", "r", 0, None).unwrap();
-        s.append("s", "r", &Event::UserMessage { text: "a".into() }, 0)
-            .unwrap();
-        s.append("s", "r", &text_event("b"), 0).unwrap();
-        assert_eq!(
-            s.all_events("s").unwrap(),
-            vec![Event::UserMessage { text: "a".into() }, text_event("b")]
-        );
-        assert_eq!(
-            s.event_at("s", 1).unwrap().unwrap().kind,
-            "assistant.text.delta"
-        );
+    fn the_inbox_is_first_in_first_out() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        s.create_session("wrun_a", "p", 1).unwrap();
+        s.push_inbox("wrun_a", "message", "d1", "{}", 1).unwrap();
+        s.push_inbox("wrun_a", "clear", "d2", "{}", 2).unwrap();
+        let head = s.inbox_head("wrun_a").unwrap().unwrap();
+        assert_eq!((head.kind.as_str(), head.delivery_id.as_str()), ("message", "d1"));
+        s.delete_inbox("wrun_a", head.seq).unwrap();
+        assert_eq!(s.inbox_head("wrun_a").unwrap().unwrap().kind, "clear");
+        let row = s.session("wrun_a", "p").unwrap().unwrap();
+        assert_eq!(row.inbox, 1);
+        assert_eq!(row.state(3), SessionState::Orphaned, "work waits with nobody to run it");
     }
 }

@@ -1,181 +1,91 @@
-//! The event log read back: the model's transcript (complete tool calls only; half-streamed
-//! fragments are dropped), which tool calls still lack a result, and the events that close
-//! them consistently when a turn stops (seed 003: synthetic tool results).
+//! The event log read back, as eve's durability rules say: the model's history is the accepted
+//! user input and the **completed** work — `message.received`, `message.completed` (the
+//! authoritative text of a block; deltas of a step that never completed are discarded),
+//! `actions.requested` with their `action.result`s. History starts after the last
+//! `context.cleared`. Also: where the current turn stands (its coordinates, its open tool
+//! calls, what it waits for), which a resumed runner and the routes read.
 
-use eve_api::eve::Event;
-use serde_json::{json, Value};
+use eve_api::eve::{
+    ActionRequest, Event, InputRequest, StepRef, TokenUsage, TurnRef,
+};
+use serde_json::Value;
 
 use crate::model::{ModelMessage, ToolCall};
 
-/// The output of a synthetic result for a call the user interrupted.
-pub const INTERRUPTED_BY_USER: &str = "interrupted by the user";
-
-/// A tool call seen in the log.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OpenCall {
-    pub id: String,
-    pub name: String,
-    /// `Some` once `tool.call.ready` arrived (the call is complete).
-    pub input: Option<Value>,
-}
-
-/// Tool calls that were started and have no `tool.call.result`, in order.
-pub fn open_calls(events: &[Event]) -> Vec<OpenCall> {
-    let mut calls: Vec<OpenCall> = Vec::new();
-    for e in events {
-        match e {
-            Event::ToolCallStarted {
-                tool_call_id,
-                tool_name,
-            } if !calls.iter().any(|c| &c.id == tool_call_id) => {
-                calls.push(OpenCall {
-                    id: tool_call_id.clone(),
-                    name: tool_name.clone(),
-                    input: None,
-                });
-            }
-            Event::ToolCallReady {
-                tool_call_id,
-                tool_name,
-                input,
-            } => match calls.iter_mut().find(|c| &c.id == tool_call_id) {
-                Some(c) => c.input = Some(input.clone()),
-                None => calls.push(OpenCall {
-                    id: tool_call_id.clone(),
-                    name: tool_name.clone(),
-                    input: Some(input.clone()),
-                }),
-            },
-            Event::ToolResult { tool_call_id, .. } => calls.retain(|c| &c.id != tool_call_id),
-            _ => {}
-        }
-    }
-    calls
-}
-
-/// Complete calls without a result (they may still run).
-pub fn unanswered_ready_calls(events: &[Event]) -> Vec<ToolCall> {
-    open_calls(events)
-        .into_iter()
-        .filter_map(|c| {
-            c.input.map(|input| ToolCall {
-                id: c.id,
-                name: c.name,
-                input,
-            })
-        })
-        .collect()
-}
-
-/// The synthetic results that close every open call: complete calls get an error result
-/// with `message`; half-streamed fragments get one marked `discarded` (never sent to the
-/// model). Afterwards every tool call in the log has exactly one result.
-pub fn closing_results(events: &[Event], message: &str) -> Vec<Event> {
-    open_calls(events)
-        .into_iter()
-        .map(|c| Event::ToolResult {
-            tool_call_id: c.id,
-            tool_name: c.name,
-            output: json!({ "error": message }),
-            is_error: true,
-            synthetic: true,
-            discarded: c.input.is_none(),
-            truncated: false,
-        })
-        .collect()
-}
-
-/// Whether the log ends in a settled turn (or is empty).
-pub fn is_settled(events: &[Event]) -> bool {
-    events.last().is_none_or(Event::is_settling)
-}
-
-/// The transcript for the model: user messages, assistant text with its complete tool
-/// calls, tool results. Reasoning is not sent back; discarded fragments are dropped; a call
-/// without a result (never the case after [`closing_results`]) is dropped too, so the
-/// transcript is always consistent.
+/// The model's history: user messages, assistant text with its tool calls, tool results.
+/// Calls without a result are dropped, so the history is always consistent.
 pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e, Event::ContextCleared(_)))
+        .map_or(0, |i| i + 1);
+    let events = &events[start..];
     let answered: std::collections::HashSet<&str> = events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolResult {
-                tool_call_id,
-                discarded: false,
-                ..
-            } => Some(tool_call_id.as_str()),
+            Event::ActionResult(r) => Some(r.result.call_id.as_str()),
             _ => None,
         })
         .collect();
     let mut out: Vec<ModelMessage> = Vec::new();
-    // Whether the last message is an assistant message that may still grow.
-    let mut open_assistant = false;
+    // The step whose assistant message is the last one of `out`, if it may still grow.
+    let mut open: Option<(u64, u64)> = None;
+    let mut assistant = |out: &mut Vec<ModelMessage>, open: &mut Option<(u64, u64)>, at: &StepRef| {
+        let key = (at.sequence, at.step_index);
+        if *open != Some(key) {
+            out.push(ModelMessage::Assistant {
+                text: String::new(),
+                tool_calls: Vec::new(),
+            });
+            *open = Some(key);
+        }
+    };
     for e in events {
         match e {
-            Event::UserMessage { text } => {
-                out.push(ModelMessage::User(text.clone()));
-                open_assistant = false;
+            Event::MessageReceived(m) => {
+                out.push(ModelMessage::User(m.message.clone()));
+                open = None;
             }
-            Event::TextDelta { delta } => {
-                if !open_assistant {
-                    out.push(ModelMessage::Assistant {
-                        text: String::new(),
-                        tool_calls: Vec::new(),
-                    });
-                    open_assistant = true;
-                }
+            Event::MessageCompleted(m) => {
+                assistant(&mut out, &mut open, &m.at);
                 if let Some(ModelMessage::Assistant { text, .. }) = out.last_mut() {
-                    text.push_str(delta);
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&m.message);
                 }
             }
-            Event::ToolCallReady {
-                tool_call_id,
-                tool_name,
-                input,
-            } if answered.contains(tool_call_id.as_str()) => {
-                if !open_assistant {
-                    out.push(ModelMessage::Assistant {
-                        text: String::new(),
-                        tool_calls: Vec::new(),
-                    });
-                    open_assistant = true;
+            Event::ActionsRequested(a) => {
+                let calls: Vec<ToolCall> = a
+                    .actions
+                    .iter()
+                    .filter(|c| answered.contains(c.call_id.as_str()))
+                    .map(tool_call)
+                    .collect();
+                if calls.is_empty() {
+                    continue;
                 }
+                assistant(&mut out, &mut open, &a.at);
                 if let Some(ModelMessage::Assistant { tool_calls, .. }) = out.last_mut() {
-                    tool_calls.push(ToolCall {
-                        id: tool_call_id.clone(),
-                        name: tool_name.clone(),
-                        input: input.clone(),
-                    });
+                    tool_calls.extend(calls);
                 }
             }
-            Event::ToolResult {
-                tool_call_id,
-                tool_name,
-                output,
-                is_error,
-                discarded: false,
-                ..
-            } => {
+            Event::ActionResult(r) => {
                 out.push(ModelMessage::ToolResult {
-                    tool_call_id: tool_call_id.clone(),
-                    tool_name: tool_name.clone(),
-                    content: output_text(output),
-                    is_error: *is_error,
+                    tool_call_id: r.result.call_id.clone(),
+                    tool_name: r.result.tool_name.clone(),
+                    content: output_text(&r.result.output),
+                    is_error: r.result.is_error.unwrap_or(false) || r.status != "completed",
                 });
-                open_assistant = false;
+                open = None;
             }
-            Event::SessionWaiting { .. }
-            | Event::SessionCompleted { .. }
-            | Event::SessionFailed { .. } => open_assistant = false,
             _ => {}
         }
     }
-    // Tool results must directly follow the assistant message that made the calls: a result
-    // whose call is not in the transcript (impossible by construction) is dropped.
+    // Tool results must directly follow the assistant message that made the calls.
     let mut known: std::collections::HashSet<String> = Default::default();
     out.retain(|m| match m {
-        ModelMessage::Assistant {
-            text, tool_calls, ..
-        } => {
+        ModelMessage::Assistant { text, tool_calls } => {
             known.extend(tool_calls.iter().map(|c| c.id.clone()));
             !text.is_empty() || !tool_calls.is_empty()
         }
@@ -183,6 +93,14 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
         ModelMessage::User(_) => true,
     });
     out
+}
+
+pub fn tool_call(a: &ActionRequest) -> ToolCall {
+    ToolCall {
+        id: a.call_id.clone(),
+        name: a.tool_name.clone(),
+        input: a.input.clone(),
+    }
 }
 
 /// A tool output as the text a model reads: strings as they are, anything else as JSON.
@@ -193,144 +111,287 @@ pub fn output_text(output: &Value) -> String {
     }
 }
 
+/// Whether the log ends settled (or is empty): nothing runs until the user acts.
+pub fn is_settled(events: &[Event]) -> bool {
+    events.last().is_none_or(Event::is_settling)
+}
+
+/// Whether the session has ended for good (`session.failed`, `session.completed`).
+pub fn is_terminal(events: &[Event]) -> bool {
+    events
+        .iter()
+        .rev()
+        .find(|e| !matches!(e, Event::SessionWaiting(_)))
+        .is_some_and(|e| matches!(e, Event::SessionFailed(_) | Event::SessionCompleted(_)))
+}
+
+/// The number of turns (`sequence`s) the session has used: turns, clears and compactions.
+pub fn turns_used(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnStarted(t) => Some(t.sequence + 1),
+            Event::ContextCleared(c) => Some(c.sequence + 1),
+            Event::CompactionRequested(c) => Some(c.sequence + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The session's token totals (every `step.completed`).
+pub fn usage(events: &[Event]) -> TokenUsage {
+    let mut u = TokenUsage::default();
+    for e in events {
+        if let Event::StepCompleted(s) = e {
+            if let Some(step) = &s.usage {
+                u.add(step);
+            }
+        }
+    }
+    u
+}
+
+/// Where the open turn stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenTurn {
+    /// Index in the log of its `turn.started`.
+    pub start: usize,
+    pub turn: TurnRef,
+    /// The step to run next, and whether it already started (and its model call finished:
+    /// `actions.requested` recorded) without completing.
+    pub step: u64,
+    pub step_state: StepState,
+    /// The delivery ids of the messages of this turn.
+    pub delivery_ids: Vec<String>,
+    /// What it waits for, when parked (`turn.waiting`).
+    pub waiting: Option<Waiting>,
+}
+
+/// The state of the step an open turn is in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepState {
+    /// The next step has not started: run a model call at `step`.
+    Fresh,
+    /// `step` started but its model call never finished: run it again (same `stepIndex`).
+    Interrupted,
+    /// `step`'s model call finished with these calls; some may lack results.
+    Calls(Vec<ActionRequest>),
+}
+
+/// What a parked turn waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Waiting {
+    /// A question (`input.requested`) for the tool call `call`.
+    Input { request: InputRequest, at: StepRef },
+    /// A sign-in (`authorization.required`) that tool call `call_id` needs.
+    Authorization {
+        attempt_id: String,
+        name: String,
+        call_id: Option<String>,
+        at: StepRef,
+    },
+}
+
+/// The turn in progress (started, not ended), if any.
+pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e, Event::TurnStarted(_)))?;
+    let Event::TurnStarted(turn) = &events[start] else {
+        unreachable!()
+    };
+    let own = &events[start..];
+    if own.iter().any(|e| {
+        matches!(
+            e,
+            Event::TurnCompleted(_) | Event::TurnFailed(_) | Event::TurnCancelled(_)
+        )
+    }) {
+        return None;
+    }
+    let mut step = 0;
+    let mut step_state = StepState::Fresh;
+    let mut waiting = None;
+    for e in own {
+        match e {
+            Event::StepStarted(s) => {
+                step = s.at.step_index;
+                step_state = StepState::Interrupted;
+            }
+            Event::ActionsRequested(a) if a.at.step_index == step => {
+                step_state = StepState::Calls(a.actions.clone());
+            }
+            Event::StepCompleted(s) => {
+                step = s.at.step_index + 1;
+                step_state = StepState::Fresh;
+            }
+            Event::InputRequested(r) => {
+                waiting = r.requests.first().map(|q| Waiting::Input {
+                    request: q.clone(),
+                    at: r.at.clone(),
+                })
+            }
+            Event::AuthorizationRequired(a) => {
+                waiting = Some(Waiting::Authorization {
+                    attempt_id: a.attempt_id.clone(),
+                    name: a.name.clone(),
+                    call_id: a.call_id.clone(),
+                    at: a.at.clone(),
+                })
+            }
+            Event::InputResolved(_) | Event::AuthorizationCompleted(_) => waiting = None,
+            _ => {}
+        }
+    }
+    // Parked only while the log ends in its `turn.waiting`.
+    let parked = matches!(events.last(), Some(Event::TurnWaiting(_)));
+    Some(OpenTurn {
+        start,
+        turn: turn.clone(),
+        step,
+        step_state,
+        delivery_ids: Vec::new(),
+        waiting: waiting.filter(|_| parked),
+    })
+}
+
+/// The calls of `calls` that have no `action.result` in `events`.
+pub fn unanswered<'a>(events: &[Event], calls: &'a [ActionRequest]) -> Vec<&'a ActionRequest> {
+    calls
+        .iter()
+        .filter(|c| {
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::ActionResult(r) if r.result.call_id == c.call_id))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use eve_api::eve::*;
+    use serde_json::json;
 
-    fn started(id: &str) -> Event {
-        Event::ToolCallStarted {
-            tool_call_id: id.into(),
-            tool_name: "get_weather".into(),
-        }
+    fn turn(n: u64) -> TurnRef {
+        TurnRef::new(n)
     }
-    fn ready(id: &str) -> Event {
-        Event::ToolCallReady {
-            tool_call_id: id.into(),
-            tool_name: "get_weather".into(),
-            input: json!({"city": "Paris"}),
-        }
+
+    fn received(n: u64, text: &str) -> Event {
+        Event::MessageReceived(MessageReceived {
+            message: text.into(),
+            parts: vec![],
+            at: turn(n),
+        })
     }
-    fn result(id: &str) -> Event {
-        Event::ToolResult {
-            tool_call_id: id.into(),
-            tool_name: "get_weather".into(),
-            output: json!({"temperatureC": 18}),
-            is_error: false,
-            synthetic: false,
-            discarded: false,
-            truncated: false,
-        }
+
+    fn completed(n: u64, step: u64, text: &str) -> Event {
+        Event::MessageCompleted(MessageCompleted {
+            finish_reason: "stop".into(),
+            message: text.into(),
+            at: turn(n).step(step),
+        })
+    }
+
+    fn appended(n: u64, step: u64, text: &str) -> Event {
+        Event::MessageAppended(MessageAppended {
+            message_delta: text.into(),
+            at: turn(n).step(step),
+        })
+    }
+
+    fn requested(n: u64, step: u64, id: &str) -> Event {
+        Event::ActionsRequested(ActionsRequested {
+            actions: vec![ActionRequest {
+                call_id: id.into(),
+                input: json!({"city": "Paris"}),
+                kind: "tool-call".into(),
+                tool_name: "get_weather".into(),
+            }],
+            at: turn(n).step(step),
+        })
+    }
+
+    fn result(n: u64, step: u64, id: &str) -> Event {
+        Event::ActionResult(ActionResult {
+            error: None,
+            result: ActionOutput {
+                call_id: id.into(),
+                is_error: None,
+                kind: "tool-result".into(),
+                output: json!({"temp": 20}),
+                tool_name: "get_weather".into(),
+            },
+            status: "completed".into(),
+            at: turn(n).step(step),
+        })
     }
 
     #[test]
-    fn every_complete_tool_call_without_a_result_gets_a_synthetic_error_result() {
+    fn history_keeps_completed_text_and_answered_calls_and_drops_an_interrupted_steps_deltas() {
         let log = vec![
-            Event::UserMessage { text: "hi".into() },
-            started("a"),
-            ready("a"),
-            started("b"),
-            ready("b"),
-            result("b"),
+            Event::TurnStarted(turn(0)),
+            received(0, "weather?"),
+            requested(0, 0, "c1"),
+            result(0, 0, "c1"),
+            completed(0, 1, "It is 20°C."),
+            Event::TurnStarted(turn(1)),
+            received(1, "and tomorrow?"),
+            appended(1, 0, "half an ans"),
         ];
-        let closing = closing_results(&log, INTERRUPTED_BY_USER);
-        assert_eq!(closing.len(), 1);
-        match &closing[0] {
-            Event::ToolResult {
-                tool_call_id,
-                is_error,
-                synthetic,
-                discarded,
-                output,
-                ..
-            } => {
-                assert_eq!(tool_call_id, "a");
-                assert!(*is_error && *synthetic && !*discarded);
-                assert_eq!(output["error"], INTERRUPTED_BY_USER);
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+        let m = messages(&log);
+        assert_eq!(m.len(), 5, "{m:?}");
+        assert_eq!(m[0], ModelMessage::User("weather?".into()));
+        assert!(matches!(&m[1], ModelMessage::Assistant { tool_calls, .. } if tool_calls.len() == 1));
+        assert!(matches!(&m[2], ModelMessage::ToolResult { tool_call_id, .. } if tool_call_id == "c1"));
+        assert!(matches!(&m[3], ModelMessage::Assistant { text, .. } if text == "It is 20°C."));
+        assert_eq!(m[4], ModelMessage::User("and tomorrow?".into()));
     }
 
     #[test]
-    fn half_streamed_tool_call_fragments_are_closed_as_discarded_and_dropped_from_the_transcript() {
-        let mut log = vec![
-            Event::UserMessage {
-                text: "weather".into(),
-            },
-            Event::TextDelta {
-                delta: "Checking".into(),
-            },
-            started("a"),
-            Event::ToolInputDelta {
-                tool_call_id: "a".into(),
-                delta: "{\"ci".into(),
-            },
-        ];
-        log.extend(closing_results(&log, INTERRUPTED_BY_USER));
-        assert!(open_calls(&log).is_empty());
-        let msgs = messages(&log);
-        assert_eq!(
-            msgs,
-            vec![
-                ModelMessage::User("weather".into()),
-                ModelMessage::Assistant {
-                    text: "Checking".into(),
-                    tool_calls: vec![]
-                }
-            ]
-        );
+    fn a_call_without_a_result_is_not_in_the_history() {
+        let log = vec![received(0, "hi"), requested(0, 0, "c1")];
+        assert_eq!(messages(&log), vec![ModelMessage::User("hi".into())]);
     }
 
     #[test]
-    fn the_transcript_pairs_each_tool_call_with_its_result_and_starts_a_new_assistant_message_after_results(
-    ) {
+    fn history_starts_after_the_last_clear() {
         let log = vec![
-            Event::UserMessage {
-                text: "weather in Paris".into(),
-            },
-            Event::ReasoningDelta {
-                delta: "hmm".into(),
-            },
-            started("a"),
-            ready("a"),
-            result("a"),
-            Event::TextDelta {
-                delta: "It is ".into(),
-            },
-            Event::TextDelta {
-                delta: "18°C.".into(),
-            },
-            Event::SessionCompleted {
-                finish_reason: None,
-            },
-            Event::UserMessage {
-                text: "thanks".into(),
-            },
+            received(0, "old"),
+            completed(0, 0, "old answer"),
+            Event::ContextCleared(ContextCleared {
+                sequence: 1,
+                session_id: "s".into(),
+                turn_id: "turn_1".into(),
+            }),
+            received(2, "new"),
         ];
-        let msgs = messages(&log);
-        assert_eq!(msgs.len(), 5);
-        assert!(
-            matches!(&msgs[1], ModelMessage::Assistant { text, tool_calls } if text.is_empty() && tool_calls.len() == 1)
-        );
-        assert!(
-            matches!(&msgs[2], ModelMessage::ToolResult { tool_call_id, .. } if tool_call_id == "a")
-        );
-        assert!(matches!(&msgs[3], ModelMessage::Assistant { text, .. } if text == "It is 18°C."));
-        assert_eq!(msgs[4], ModelMessage::User("thanks".into()));
+        assert_eq!(messages(&log), vec![ModelMessage::User("new".into())]);
+        assert_eq!(turns_used(&log), 2);
     }
 
     #[test]
-    fn a_log_is_settled_when_it_is_empty_or_ends_in_a_settling_event() {
-        assert!(is_settled(&[]));
-        assert!(!is_settled(&[Event::UserMessage { text: "x".into() }]));
-        assert!(is_settled(&[Event::SessionWaiting { reason: None }]));
-    }
-
-    #[test]
-    fn unanswered_ready_calls_lists_only_complete_calls_without_results() {
-        let log = vec![started("a"), ready("a"), started("b")];
-        let calls = unanswered_ready_calls(&log);
-        assert_eq!(calls.len(), 1);
-        assert_eq!(calls[0].id, "a");
+    fn the_open_turn_knows_its_step_and_what_it_waits_for() {
+        let mut log = vec![Event::TurnStarted(turn(0)), received(0, "hi")];
+        let t = open_turn(&log).unwrap();
+        assert_eq!((t.step, t.step_state.clone()), (0, StepState::Fresh));
+        log.push(Event::StepStarted(StepStarted {
+            model_id: "m".into(),
+            at: turn(0).step(0),
+        }));
+        assert_eq!(open_turn(&log).unwrap().step_state, StepState::Interrupted);
+        log.push(requested(0, 0, "c1"));
+        assert!(matches!(open_turn(&log).unwrap().step_state, StepState::Calls(ref c) if c.len() == 1));
+        log.push(result(0, 0, "c1"));
+        log.push(Event::StepCompleted(StepCompleted {
+            finish_reason: "tool-calls".into(),
+            at: turn(0).step(0),
+            usage: None,
+        }));
+        let t = open_turn(&log).unwrap();
+        assert_eq!((t.step, t.step_state), (1, StepState::Fresh));
+        log.push(Event::TurnCompleted(turn(0)));
+        assert_eq!(open_turn(&log), None);
     }
 }

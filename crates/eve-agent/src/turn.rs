@@ -1,35 +1,37 @@
-//! One turn of the agent: model calls and tool calls until the model is done, with the five
-//! interrupt checkpoints of seed 003 —
+//! One turn of the agent in eve's vocabulary: `step.started` → the model's deltas
+//! (`reasoning.appended`, `message.appended`, `action.input.appended`) → the completed blocks
+//! (`reasoning.completed`, `message.completed`, `actions.requested`) → the tools
+//! (`action.result`) → `step.completed`, step after step, until the model answers without
+//! tools (`turn.completed`, `session.waiting`). A question (`ask_user`) or a sign-in the turn
+//! needs parks it (`input.requested` / `authorization.required`, then `turn.waiting`); the
+//! answer, grant or decline continues the same turn.
 //!
-//! 1. before each model call;
-//! 2. while the model streams (every event);
-//! 3. after a failed model call (an interrupt that broke the call is a stop, not a failure);
-//! 4. before each tool call;
-//! 5. while a tool runs (tools pause in small slices and check).
+//! The turn checks for a cancel at seed 003's five checkpoints — before each model call, while
+//! the model streams, after a failed call, before each tool call, while a tool runs — and ends
+//! a cancelled turn consistently: every call it stopped is answered as cancelled, a question is
+//! resolved `cancelled`, a sign-in `declined`, then `turn.cancelled` and `session.waiting`.
 //!
-//! A stop closes every open tool call with a synthetic error result ("interrupted by the
-//! user"; half-streamed fragments are marked discarded and never reach the model) and settles
-//! with `session.waiting`. Every event goes through [`TurnHost::emit`], which persists it
-//! before any reader can see it.
-//!
-//! [`resume_turn`] re-runs a turn whose runner died (see [`crate::resume`]): the events the
-//! replay reproduces are checked against the persisted ones and not written again, persisted
-//! tool results are reused instead of running their tools again, and the turn goes on from
-//! where the log ends.
+//! [`run`] always continues from the log ([`transcript::open_turn`]), so a turn whose runner
+//! died is resumed the way eve does it: a step whose model call never finished runs again
+//! (same `stepIndex`, new events under new ids; what was streamed stays), tool calls with a
+//! persisted result are not run again, and `message.completed` carries the authoritative text.
 
-use std::collections::VecDeque;
-
-use eve_api::eve::{AuthorizationOutcome, Event};
-use serde_json::json;
+use eve_api::eve::*;
+use serde_json::{json, Value};
 
 use crate::connections;
 use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest, ToolCall};
-use crate::resume::{self, REPLAY_DIVERGED, REPLAY_DIVERGED_MESSAGE};
 use crate::tools::{self, ToolHost, ToolOutcome};
-use crate::transcript::{self, INTERRUPTED_BY_USER};
+use crate::transcript::{self, OpenTurn, StepState, Waiting};
 
-/// Most model calls in one turn.
-pub const MAX_MODEL_CALLS: usize = 8;
+/// Most model steps in one turn.
+pub const MAX_STEPS: u64 = 8;
+/// The tool that asks the user a question.
+pub const ASK_USER_TOOL: &str = "ask_user";
+/// What a cancelled call is answered with.
+pub const CANCELLED_BY_USER: &str = "cancelled by the user";
+/// `step.failed` / `turn.failed` / `session.failed` code of a failed model call (eve's).
+pub const MODEL_CALL_FAILED: &str = "MODEL_CALL_FAILED";
 
 /// This runner no longer owns the session (its lease was taken over): stop without writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,29 +41,34 @@ pub struct Fenced;
 pub trait TurnHost: ToolHost {
     /// Persists `event` as the session's next event (before any reader sees it).
     fn emit(&mut self, event: &Event) -> Result<(), Fenced>;
-    /// A checkpoint: whether the user asked this turn to stop. Also keeps the lease alive.
+    /// A checkpoint: whether the turn was asked to stop. Also keeps the lease alive.
     fn stop_requested(&mut self) -> bool;
     /// Whether the caller has authorized `connection`.
     fn connection_granted(&mut self, connection: &str) -> bool;
     /// Keeps an oversized tool output aside (the event and the model get a preview).
-    fn store_output_aside(&mut self, tool_call_id: &str, output: &str);
+    fn store_output_aside(&mut self, call_id: &str, output: &str);
     /// Where the user authorizes a connection for this session.
-    fn connect_url(&self, authorization_id: &str) -> String;
-    /// A resumed turn is replaying persisted events (`true`), or has caught up (`false`): the
-    /// host may skip the model's pacing while nothing new is written.
-    fn set_replaying(&mut self, _replaying: bool) {}
+    fn connect_url(&self, attempt_id: &str) -> String;
 }
 
-/// How a turn ended.
+/// What a turn runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnContext {
+    pub session_id: String,
+    pub model_id: String,
+    pub client_context: Option<String>,
+}
+
+/// How a turn ended (or stopped for now).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnOutcome {
     Completed,
-    /// Stopped by the user (`session.waiting`).
-    Interrupted,
+    Cancelled,
     Failed(String),
-    AwaitingAuthorization,
-    /// Asked the user a question (`input.requested`, then `session.waiting`).
-    AwaitingInput,
+    /// Parked on a question or a sign-in (`turn.waiting`).
+    Waiting,
+    /// Nothing to run: the log has no open turn.
+    Idle,
     /// Lost the session to another runner; nothing more was written.
     Fenced,
 }
@@ -95,1008 +102,642 @@ pub fn system_prompt(memory: &str, client_context: Option<&str>) -> String {
     s
 }
 
-/// Events that close an interrupted turn.
-pub fn interrupted_events(log: &[Event]) -> Vec<Event> {
-    let mut v = transcript::closing_results(log, INTERRUPTED_BY_USER);
-    v.push(Event::SessionWaiting {
-        reason: Some("interrupted".into()),
-    });
-    v
-}
-
-/// Events that close a failed turn.
-pub fn failed_events(log: &[Event], message: &str, code: &str) -> Vec<Event> {
-    let mut v = transcript::closing_results(log, &format!("not run: {message}"));
-    v.push(Event::SessionFailed {
-        message: message.into(),
-        code: Some(code.into()),
-    });
-    v
-}
-
-/// The authorization a settled session waits for: `(authorizationId, connection)`.
-pub fn pending_authorization(log: &[Event]) -> Option<(String, String)> {
-    match log.last()? {
-        Event::AuthorizationRequired {
-            authorization_id,
-            connection,
-            ..
-        } => Some((authorization_id.clone(), connection.clone())),
-        _ => None,
+/// The events that open turn `sequence` for a message: `session.started` first when it is the
+/// session's first turn, `turn.started`, `message.received`.
+pub fn start_events(sequence: u64, first: bool, text: &str, parts: &[MessagePart]) -> Vec<Event> {
+    let at = TurnRef::new(sequence);
+    let mut v = Vec::new();
+    if first {
+        v.push(Event::SessionStarted(SessionStarted {
+            runtime: Some(RuntimeIdentity {
+                agent_id: "eve-chat".into(),
+                agent_name: "eve-chat".into(),
+                eve_version: "0.80.1".into(),
+            }),
+        }));
     }
-}
-
-/// Events that end a pending authorization declined: the completion, synthetic results for
-/// the calls that waited, `session.waiting`.
-pub fn declined_events(log: &[Event]) -> Vec<Event> {
-    let Some((authorization_id, connection)) = pending_authorization(log) else {
-        return Vec::new();
-    };
-    let name = connections::by_id(&connection).map_or(connection.as_str(), |c| c.display_name);
-    let mut v = vec![Event::AuthorizationCompleted {
-        authorization_id,
-        connection: connection.clone(),
-        outcome: AuthorizationOutcome::Declined,
-    }];
-    v.extend(transcript::closing_results(
-        log,
-        &format!("the user declined to connect {name}"),
-    ));
-    v.push(Event::SessionWaiting {
-        reason: Some("declined".into()),
-    });
+    v.push(Event::TurnStarted(at.clone()));
+    v.push(received(&at, text, parts));
     v
 }
 
-/// The tool that asks the user a question.
-pub const ASK_USER_TOOL: &str = "ask_user";
-
-/// The `requestId` of the question a call asks.
-pub fn input_request_id(tool_call_id: &str) -> String {
-    format!("input_{tool_call_id}")
-}
-
-/// The question the session waits for: `(requestId, the ask_user call)`.
-pub fn pending_input(log: &[Event]) -> Option<(String, ToolCall)> {
-    let call = transcript::unanswered_ready_calls(log)
-        .into_iter()
-        .find(|c| c.name == ASK_USER_TOOL)?;
-    let request_id = input_request_id(&call.id);
-    let asked = log
+/// `message.received` for a message of turn `at`.
+pub fn received(at: &TurnRef, text: &str, parts: &[MessagePart]) -> Event {
+    let parts = parts
         .iter()
-        .any(|e| matches!(e, Event::InputRequested { request_id: r, .. } if *r == request_id));
-    asked.then_some((request_id, call))
-}
-
-/// The result that answers a question (the turn then continues).
-pub fn answer_event(call: &ToolCall, value: &str) -> Event {
-    Event::ToolResult {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        output: json!({ "answer": value }),
-        is_error: false,
-        synthetic: false,
-        discarded: false,
-        truncated: false,
-    }
-}
-
-/// Before a new message starts a turn: synthetic results for any call left open (a question
-/// the user did not answer, a call of a dead runner), so the new turn starts consistently.
-pub fn unanswered_events(log: &[Event]) -> Vec<Event> {
-    transcript::closing_results(log, "not answered: the user sent a new message instead")
-}
-
-/// The event that grants a pending authorization (the turn then continues).
-pub fn granted_event(log: &[Event]) -> Option<Event> {
-    let (authorization_id, connection) = pending_authorization(log)?;
-    Some(Event::AuthorizationCompleted {
-        authorization_id,
-        connection,
-        outcome: AuthorizationOutcome::Granted,
+        .map(|p| match p {
+            MessagePart::Text { text } => ReceivedPart::Text { text: text.clone() },
+            MessagePart::File {
+                media_type,
+                filename,
+                ..
+            } => ReceivedPart::File {
+                filename: filename.clone(),
+                media_type: media_type.clone(),
+            },
+        })
+        .collect();
+    Event::MessageReceived(MessageReceived {
+        message: text.into(),
+        parts,
+        at: at.clone(),
     })
 }
 
-/// Runs a turn over `log` (the session's events so far, ending with what started this turn:
-/// a user message, or a granted authorization).
-pub fn run_turn(
-    host: &mut dyn TurnHost,
-    model: &mut dyn Model,
-    log: Vec<Event>,
-    client_context: Option<&str>,
-) -> TurnOutcome {
-    drive(host, model, log, VecDeque::new(), client_context)
+/// `session.waiting` with the session's token totals so far.
+pub fn session_waiting(session_id: &str, log: &[Event]) -> Event {
+    Event::SessionWaiting(SessionWaiting {
+        continuation_token: session_id.into(),
+        usage: Some(transcript::usage(log)),
+        wait: "next-user-message".into(),
+    })
 }
 
-/// Resumes a turn whose runner died: `log` is the whole session log and `start` the index of
-/// the turn's first own event ([`resume::run_start`]). The turn runs again from its start with
-/// the same inputs; the events it reproduces are checked against `log[start..]` and not
-/// written again, persisted tool results are reused (their tools do not run twice), and new
-/// events are emitted once the replay has caught up. A replay that differs from the log
-/// settles the turn with `session.failed` (`replay_diverged`).
-pub fn resume_turn(
-    host: &mut dyn TurnHost,
-    model: &mut dyn Model,
-    mut log: Vec<Event>,
-    start: usize,
-    client_context: Option<&str>,
-) -> TurnOutcome {
-    let replay: VecDeque<Event> = log.split_off(start.min(log.len())).into();
-    drive(host, model, log, replay, client_context)
-}
-
-fn drive(
-    host: &mut dyn TurnHost,
-    model: &mut dyn Model,
-    log: Vec<Event>,
-    replay: VecDeque<Event>,
-    client_context: Option<&str>,
-) -> TurnOutcome {
-    if !replay.is_empty() {
-        host.set_replaying(true);
-    }
-    let mut turn = Turn { host, log, replay };
-    match turn.run(model, client_context) {
-        Ok(outcome) => outcome,
-        Err(Halt::Fenced) => TurnOutcome::Fenced,
-        Err(Halt::Diverged) => match turn.failed(REPLAY_DIVERGED_MESSAGE, REPLAY_DIVERGED) {
-            Ok(outcome) => outcome,
-            Err(_) => TurnOutcome::Fenced,
+fn action_result(at: &StepRef, call: &ToolCall, output: Value, is_error: bool, status: &str, error: Option<ActionError>) -> Event {
+    Event::ActionResult(ActionResult {
+        error,
+        result: ActionOutput {
+            call_id: call.id.clone(),
+            is_error: is_error.then_some(true),
+            kind: "tool-result".into(),
+            output,
+            tool_name: call.name.clone(),
         },
-    }
+        status: status.into(),
+        at: at.clone(),
+    })
 }
 
-/// Why a turn stopped writing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Halt {
-    /// Another runner owns the session.
-    Fenced,
-    /// A resumed turn produced an event that differs from the persisted one.
-    Diverged,
+fn cancelled_result(at: &StepRef, call: &ToolCall, message: &str) -> Event {
+    action_result(
+        at,
+        call,
+        json!({ "error": message }),
+        true,
+        "failed",
+        Some(ActionError {
+            code: "cancelled".into(),
+            message: message.into(),
+        }),
+    )
 }
 
-impl From<Fenced> for Halt {
-    fn from(_: Fenced) -> Self {
-        Halt::Fenced
-    }
-}
-
-/// Emits `event`, or — while a resumed turn replays — checks it against the next persisted
-/// event and keeps the persisted one instead of writing.
-fn push_event(
-    host: &mut dyn TurnHost,
-    replay: &mut VecDeque<Event>,
-    log: &mut Vec<Event>,
-    event: Event,
-) -> Result<(), Halt> {
-    if let Some(persisted) = replay.pop_front() {
-        if !resume::same_event(&persisted, &event) {
-            replay.push_front(persisted);
-            return Err(Halt::Diverged);
+/// The events that end the open turn of `log` cancelled: what it waits for is withdrawn, every
+/// call it stopped is answered as cancelled, then `turn.cancelled` and `session.waiting`.
+pub fn cancel_events(session_id: &str, log: &[Event]) -> Vec<Event> {
+    let Some(open) = transcript::open_turn(log) else {
+        return Vec::new();
+    };
+    let mut v = withdraw(&open, "cancelled", AuthorizationOutcome::Declined);
+    if let StepState::Calls(calls) = &open.step_state {
+        let at = open.turn.step(open.step);
+        for c in transcript::unanswered(&log[open.start..], calls) {
+            v.push(cancelled_result(&at, &transcript::tool_call(c), CANCELLED_BY_USER));
         }
-        log.push(persisted);
-        if replay.is_empty() {
-            host.set_replaying(false);
-        }
-        return Ok(());
     }
-    host.emit(&event)?;
-    log.push(event);
-    Ok(())
+    v.push(Event::TurnCancelled(open.turn.clone()));
+    let mut all = log.to_vec();
+    all.extend(v.iter().cloned());
+    v.push(session_waiting(session_id, &all));
+    v
+}
+
+/// What withdraws the open turn's pending question or sign-in.
+fn withdraw(open: &OpenTurn, input_outcome: &str, auth_outcome: AuthorizationOutcome) -> Vec<Event> {
+    match &open.waiting {
+        Some(Waiting::Input { request, at }) => vec![Event::InputResolved(InputResolved {
+            resolutions: vec![InputResolution {
+                kind: request.kind.clone(),
+                outcome: input_outcome.into(),
+                request_id: request.request_id.clone(),
+                response: None,
+            }],
+            at: at.clone(),
+        })],
+        Some(Waiting::Authorization {
+            attempt_id,
+            name,
+            at,
+            ..
+        }) => vec![Event::AuthorizationCompleted(AuthorizationCompleted {
+            attempt_id: attempt_id.clone(),
+            name: name.clone(),
+            outcome: auth_outcome,
+            reason: None,
+            at: at.clone(),
+        })],
+        None => Vec::new(),
+    }
+}
+
+/// The events that fail turn `at` for good (eve's cascade: `step.failed`, `turn.failed` with
+/// `terminal: true`, `session.failed`).
+pub fn failed_events(session_id: &str, log: &[Event], at: &StepRef, code: &str, message: &str) -> Vec<Event> {
+    let details = json!({ "message": message });
+    vec![
+        Event::StepFailed(StepFailed {
+            code: code.into(),
+            details: Some(details.clone()),
+            message: message.into(),
+            at: at.clone(),
+        }),
+        Event::TurnFailed(TurnFailed {
+            code: code.into(),
+            details: Some(details.clone()),
+            message: message.into(),
+            at: at.turn(),
+            terminal: Some(true),
+        }),
+        Event::SessionFailed(SessionFailed {
+            code: code.into(),
+            details: Some(details),
+            message: message.into(),
+            session_id: session_id.into(),
+            usage: Some(transcript::usage(log)),
+        }),
+    ]
+}
+
+/// The question the parked turn waits for.
+pub fn pending_question(log: &[Event]) -> Option<InputRequest> {
+    match transcript::open_turn(log)?.waiting? {
+        Waiting::Input { request, .. } => Some(request),
+        Waiting::Authorization { .. } => None,
+    }
+}
+
+/// The sign-in the parked turn waits for: `(attemptId, connection name)`.
+pub fn pending_authorization(log: &[Event]) -> Option<(String, String)> {
+    match transcript::open_turn(log)?.waiting? {
+        Waiting::Authorization {
+            attempt_id, name, ..
+        } => Some((attempt_id, name)),
+        Waiting::Input { .. } => None,
+    }
+}
+
+/// The events that answer the parked question with `response` (the turn then continues):
+/// `input.resolved` and the `ask_user` call's result. `None` when `response` is not for it.
+pub fn answer_events(log: &[Event], response: &InputResponse) -> Option<Vec<Event>> {
+    let open = transcript::open_turn(log)?;
+    let Some(Waiting::Input { request, at }) = &open.waiting else {
+        return None;
+    };
+    if request.request_id != response.request_id {
+        return None;
+    }
+    let value = response
+        .text
+        .clone()
+        .or_else(|| {
+            let id = response.option_id.as_deref()?;
+            request
+                .options
+                .iter()
+                .find(|o| o.id == id)
+                .map(|o| o.label.clone())
+        })
+        .or_else(|| response.option_id.clone())?;
+    let call = transcript::tool_call(&request.action);
+    Some(vec![
+        Event::InputResolved(InputResolved {
+            resolutions: vec![InputResolution {
+                kind: request.kind.clone(),
+                outcome: "answered".into(),
+                request_id: request.request_id.clone(),
+                response: Some(response.clone()),
+            }],
+            at: at.clone(),
+        }),
+        action_result(at, &call, json!({ "answer": value }), false, "completed", None),
+    ])
+}
+
+/// The event that grants the parked sign-in (the turn then continues and makes the call).
+pub fn granted_events(log: &[Event]) -> Option<Vec<Event>> {
+    let open = transcript::open_turn(log)?;
+    let Some(Waiting::Authorization { .. }) = &open.waiting else {
+        return None;
+    };
+    Some(withdraw(&open, "answered", AuthorizationOutcome::Authorized))
+}
+
+/// The events that decline the parked sign-in: `authorization.completed` (declined) and the
+/// waiting call answered as failed (the turn then continues without it).
+pub fn declined_events(log: &[Event]) -> Option<Vec<Event>> {
+    let open = transcript::open_turn(log)?;
+    let Some(Waiting::Authorization { name, call_id, at, .. }) = &open.waiting else {
+        return None;
+    };
+    let mut v = withdraw(&open, "cancelled", AuthorizationOutcome::Declined);
+    if let (Some(call_id), StepState::Calls(calls)) = (call_id, &open.step_state) {
+        if let Some(c) = calls.iter().find(|c| &c.call_id == call_id) {
+            let display = connections::by_id(name).map_or(name.as_str(), |c| c.display_name);
+            v.push(action_result(
+                at,
+                &transcript::tool_call(c),
+                json!({ "error": format!("the user declined to connect {display}") }),
+                true,
+                "failed",
+                Some(ActionError {
+                    code: "authorization_declined".into(),
+                    message: format!("the user declined to connect {display}"),
+                }),
+            ));
+        }
+    }
+    Some(v)
+}
+
+/// A message that arrives while the turn is parked steers it (eve's rule for the person the
+/// turn serves): a question that takes free text is answered with it; a sign-in is declined.
+/// Returns the events to write before the turn continues (`message.received` included).
+pub fn steer_events(log: &[Event], text: &str, parts: &[MessagePart]) -> Option<Vec<Event>> {
+    let open = transcript::open_turn(log)?;
+    let mut v = vec![received(&open.turn, text, parts)];
+    match open.waiting.as_ref()? {
+        Waiting::Input { request, .. } => {
+            let response = InputResponse {
+                request_id: request.request_id.clone(),
+                option_id: None,
+                text: Some(text.to_string()),
+            };
+            v.extend(answer_events(log, &response)?);
+        }
+        Waiting::Authorization { .. } => v.extend(declined_events(log)?),
+    }
+    Some(v)
+}
+
+/// Runs the open turn of `log` from where it stands to its end or its next wait.
+pub fn run(host: &mut dyn TurnHost, model: &mut dyn Model, log: Vec<Event>, ctx: &TurnContext) -> TurnOutcome {
+    let mut turn = Turn { host, log, ctx };
+    match turn.run(model) {
+        Ok(o) => o,
+        Err(Fenced) => TurnOutcome::Fenced,
+    }
 }
 
 struct Turn<'h> {
     host: &'h mut dyn TurnHost,
     log: Vec<Event>,
-    /// The persisted events of a resumed turn that the replay has not reproduced yet.
-    replay: VecDeque<Event>,
+    ctx: &'h TurnContext,
+}
+
+/// What one model call produced.
+#[derive(Default)]
+struct StepOutput {
+    text: String,
+    reasoning: String,
+    reasoning_done: bool,
+    calls: Vec<ToolCall>,
+    names: Vec<(String, String)>,
+    usage: Option<StepUsage>,
+}
+
+fn finish_reason(has_calls: bool, provider: Option<&str>) -> String {
+    if has_calls {
+        return "tool-calls".into();
+    }
+    match provider {
+        Some("length" | "max_tokens") => "length".into(),
+        Some("content_filter") => "content-filter".into(),
+        _ => "stop".into(),
+    }
 }
 
 impl Turn<'_> {
-    fn emit(&mut self, event: Event) -> Result<(), Halt> {
-        push_event(&mut *self.host, &mut self.replay, &mut self.log, event)
+    fn emit(&mut self, event: Event) -> Result<(), Fenced> {
+        self.host.emit(&event)?;
+        self.log.push(event);
+        Ok(())
     }
 
-    fn emit_all(&mut self, events: Vec<Event>) -> Result<(), Halt> {
-        events.into_iter().try_for_each(|e| self.emit(e))
-    }
-
-    /// Leaves the replay (a stop, a failure, a divergence): the log is the persisted one, and
-    /// whatever settles the turn is written after it.
-    fn abandon_replay(&mut self) {
-        if !self.replay.is_empty() {
-            self.log.extend(self.replay.drain(..));
-            self.host.set_replaying(false);
+    fn cancelled(&mut self) -> Result<TurnOutcome, Fenced> {
+        for e in cancel_events(&self.ctx.session_id, &self.log) {
+            self.emit(e)?;
         }
+        Ok(TurnOutcome::Cancelled)
     }
 
-    /// The persisted result of `call` when the replay has reached it: reused, not run again.
-    fn persisted_result(&mut self, call: &ToolCall) -> Option<Event> {
-        let is_it = matches!(self.replay.front(), Some(Event::ToolResult { tool_call_id, .. }) if *tool_call_id == call.id);
-        if !is_it {
-            return None;
+    fn failed(&mut self, at: &StepRef, message: &str) -> Result<TurnOutcome, Fenced> {
+        for e in failed_events(&self.ctx.session_id, &self.log, at, MODEL_CALL_FAILED, message) {
+            self.emit(e)?;
         }
-        let result = self.replay.pop_front();
-        if self.replay.is_empty() {
-            self.host.set_replaying(false);
+        Ok(TurnOutcome::Failed(message.into()))
+    }
+
+    fn completed(&mut self, at: &TurnRef) -> Result<TurnOutcome, Fenced> {
+        self.emit(Event::TurnCompleted(at.clone()))?;
+        let waiting = session_waiting(&self.ctx.session_id, &self.log);
+        self.emit(waiting)?;
+        Ok(TurnOutcome::Completed)
+    }
+
+    fn run(&mut self, model: &mut dyn Model) -> Result<TurnOutcome, Fenced> {
+        let Some(open) = transcript::open_turn(&self.log) else {
+            return Ok(TurnOutcome::Idle);
+        };
+        if open.waiting.is_some() {
+            return Ok(TurnOutcome::Waiting);
         }
-        result
-    }
-
-    fn interrupted(&mut self) -> Result<TurnOutcome, Halt> {
-        self.abandon_replay();
-        let events = interrupted_events(&self.log);
-        self.emit_all(events)?;
-        Ok(TurnOutcome::Interrupted)
-    }
-
-    fn failed(&mut self, message: &str, code: &str) -> Result<TurnOutcome, Halt> {
-        self.abandon_replay();
-        let events = failed_events(&self.log, message, code);
-        self.emit_all(events)?;
-        Ok(TurnOutcome::Failed(message.to_string()))
-    }
-
-    fn run(
-        &mut self,
-        model: &mut dyn Model,
-        client_context: Option<&str>,
-    ) -> Result<TurnOutcome, Halt> {
-        let enabled = connections::enabled(client_context);
+        let enabled = connections::enabled(self.ctx.client_context.as_deref());
         let specs = tools::specs(&enabled);
-        for _ in 0..MAX_MODEL_CALLS {
-            // Complete tool calls without results run first (after a model call, or when a
-            // granted authorization resumes the turn).
-            for call in transcript::unanswered_ready_calls(&self.log) {
+        let mut step = open.step;
+        let mut state = open.step_state;
+        let mut usage: Option<StepUsage> = None;
+        loop {
+            let at = open.turn.step(step);
+            let calls = match state {
+                StepState::Calls(calls) => calls,
+                StepState::Fresh | StepState::Interrupted => {
+                    if step >= MAX_STEPS {
+                        return self.completed(&open.turn);
+                    }
+                    // Checkpoint 1: before a model call.
+                    if self.host.stop_requested() {
+                        return self.cancelled();
+                    }
+                    self.emit(Event::StepStarted(StepStarted {
+                        model_id: self.ctx.model_id.clone(),
+                        at: at.clone(),
+                    }))?;
+                    let out = match self.model_step(model, &at, &specs)? {
+                        Ok(out) => out,
+                        Err(ModelError::Interrupted) => return self.cancelled(),
+                        Err(ModelError::Provider { message, .. }) => {
+                            // Checkpoint 3: a call that failed because of a stop is a stop.
+                            if self.host.stop_requested() {
+                                return self.cancelled();
+                            }
+                            return self.failed(&at, &message);
+                        }
+                    };
+                    usage = out.usage;
+                    if out.calls.is_empty() {
+                        self.emit(Event::StepCompleted(StepCompleted {
+                            finish_reason: finish_reason(false, None),
+                            at: at.clone(),
+                            usage: Some(usage.unwrap_or_default()),
+                        }))?;
+                        return self.completed(&open.turn);
+                    }
+                    let actions: Vec<ActionRequest> = out
+                        .calls
+                        .iter()
+                        .map(|c| ActionRequest {
+                            call_id: c.id.clone(),
+                            input: c.input.clone(),
+                            kind: "tool-call".into(),
+                            tool_name: c.name.clone(),
+                        })
+                        .collect();
+                    self.emit(Event::ActionsRequested(ActionsRequested {
+                        actions: actions.clone(),
+                        at: at.clone(),
+                    }))?;
+                    actions
+                }
+            };
+            let turn_events = self.log[open.start..].to_vec();
+            for action in transcript::unanswered(&turn_events, &calls) {
+                let call = transcript::tool_call(action);
                 // Checkpoint 4: before a tool call.
                 if self.host.stop_requested() {
-                    return self.interrupted();
-                }
-                if let Some(result) = self.persisted_result(&call) {
-                    self.log.push(result);
-                    continue;
+                    return self.cancelled();
                 }
                 if call.name == ASK_USER_TOOL {
-                    let prompt = call
-                        .input
-                        .get("prompt")
-                        .and_then(|p| p.as_str())
-                        .unwrap_or("")
-                        .trim()
-                        .to_string();
-                    let options: Vec<String> = call
-                        .input
-                        .get("options")
-                        .and_then(|o| o.as_array())
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|o| o.as_str().map(str::to_string))
-                                .take(10)
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    if prompt.is_empty() {
-                        self.tool_result(
-                            &call,
-                            json!({ "error": "ask_user needs a prompt" }),
-                            true,
-                        )?;
-                        continue;
+                    match ask(&call, &at) {
+                        Ok(event) => {
+                            self.emit(event)?;
+                            self.emit(Event::TurnWaiting(TurnWaiting {
+                                on: "input".into(),
+                                at: open.turn.clone(),
+                            }))?;
+                            return Ok(TurnOutcome::Waiting);
+                        }
+                        Err(message) => {
+                            self.emit(action_result(&at, &call, json!({ "error": message }), true, "failed", Some(ActionError { code: "invalid_input".into(), message: message.into() })))?;
+                            continue;
+                        }
                     }
-                    self.emit(Event::InputRequested {
-                        request_id: input_request_id(&call.id),
-                        prompt,
-                        options,
-                    })?;
-                    self.emit(Event::SessionWaiting {
-                        reason: Some("input".into()),
-                    })?;
-                    return Ok(TurnOutcome::AwaitingInput);
                 }
                 if let Some(c) = connections::for_tool(&call.name) {
                     if !enabled.iter().any(|e| e.id == c.id) {
-                        self.tool_result(&call, json!({ "error": format!("{} is disabled for this turn", c.display_name) }), true)?;
+                        let message = format!("{} is disabled for this turn", c.display_name);
+                        self.emit(action_result(&at, &call, json!({ "error": message }), true, "failed", Some(ActionError { code: "connection_disabled".into(), message })))?;
                         continue;
                     }
                     if !self.host.connection_granted(c.id) {
-                        let authorization_id = format!("auth_{}", call.id);
-                        let connect_url = self.host.connect_url(&authorization_id);
-                        self.emit(Event::AuthorizationRequired {
-                            authorization_id,
-                            connection: c.id.into(),
-                            display_name: c.display_name.into(),
+                        let attempt_id = format!("auth_{}", call.id);
+                        let url = self.host.connect_url(&attempt_id);
+                        self.emit(Event::AuthorizationRequired(AuthorizationRequired {
+                            attempt_id,
+                            authorization: AuthorizationChallenge {
+                                url: Some(url),
+                                display_name: Some(c.display_name.into()),
+                                instructions: Some(format!("Connect {} to continue.", c.display_name)),
+                            },
+                            call_id: Some(call.id.clone()),
                             description: c.description.into(),
-                            connect_url,
-                            tool_call_id: call.id.clone(),
-                        })?;
-                        return Ok(TurnOutcome::AwaitingAuthorization);
+                            name: c.id.into(),
+                            at: at.clone(),
+                        }))?;
+                        self.emit(Event::TurnWaiting(TurnWaiting {
+                            on: "input".into(),
+                            at: open.turn.clone(),
+                        }))?;
+                        return Ok(TurnOutcome::Waiting);
                     }
                 }
                 // Checkpoint 5: tools pause in slices and check for a stop.
                 match tools::run(&call, &mut *self.host) {
                     ToolOutcome::Done { output, is_error } => {
-                        self.tool_result(&call, output, is_error)?
-                    }
-                    ToolOutcome::Interrupted => return self.interrupted(),
-                }
-            }
-            // Checkpoint 1: before a model call.
-            if self.host.stop_requested() {
-                return self.interrupted();
-            }
-            let memory = self.host.memory().unwrap_or_default();
-            let request = ModelRequest {
-                system: system_prompt(&memory, client_context),
-                messages: transcript::messages(&self.log),
-                tools: specs.clone(),
-            };
-            let mut made_calls = false;
-            let mut halt = None;
-            let result = {
-                let host = &mut *self.host;
-                let log = &mut self.log;
-                let replay = &mut self.replay;
-                model.stream(&request, &mut |ev| {
-                    // Checkpoint 2: while streaming.
-                    if host.stop_requested() {
-                        return Flow::Stop;
-                    }
-                    let event = match ev {
-                        ModelEvent::TextDelta(delta) => Event::TextDelta { delta },
-                        ModelEvent::ReasoningDelta(delta) => Event::ReasoningDelta { delta },
-                        ModelEvent::ToolCallStarted { id, name } => Event::ToolCallStarted {
-                            tool_call_id: id,
-                            tool_name: name,
-                        },
-                        ModelEvent::ToolInputDelta { id, delta } => Event::ToolInputDelta {
-                            tool_call_id: id,
-                            delta,
-                        },
-                        ModelEvent::ToolCallReady(ToolCall { id, name, input }) => {
-                            made_calls = true;
-                            Event::ToolCallReady {
-                                tool_call_id: id,
-                                tool_name: name,
-                                input,
-                            }
+                        let (shown, aside) = tools::bound_output(output);
+                        if let Some(full) = &aside {
+                            self.host.store_output_aside(&call.id, full);
                         }
-                        ModelEvent::Usage {
-                            input_tokens,
-                            output_tokens,
-                        } => Event::Usage {
-                            input_tokens,
-                            output_tokens,
-                        },
-                        ModelEvent::Finished { .. } | ModelEvent::Waiting => return Flow::Continue,
-                    };
-                    if let Err(h) = push_event(host, replay, log, event) {
-                        halt = Some(h);
-                        return Flow::Stop;
+                        let (status, error) = if is_error {
+                            let message = shown.get("error").and_then(Value::as_str).unwrap_or("the tool failed").to_string();
+                            ("failed", Some(ActionError { code: "tool_error".into(), message }))
+                        } else {
+                            ("completed", None)
+                        };
+                        self.emit(action_result(&at, &call, shown, is_error, status, error))?;
                     }
-                    Flow::Continue
-                })
-            };
-            if let Some(h) = halt {
-                return Err(h);
-            }
-            match result {
-                Ok(()) => {}
-                Err(ModelError::Interrupted) => return self.interrupted(),
-                Err(ModelError::Provider { message, code }) => {
-                    // Checkpoint 3: a call that failed because of a stop is a stop.
-                    if self.host.stop_requested() {
-                        return self.interrupted();
-                    }
-                    return self.failed(&message, &code);
+                    ToolOutcome::Interrupted => return self.cancelled(),
                 }
             }
-            if !made_calls {
-                // Fragments of calls that never completed (a provider quirk) are closed too.
-                let closing = transcript::closing_results(
-                    &self.log,
-                    "the model did not finish this tool call",
-                );
-                self.emit_all(closing)?;
-                self.emit(Event::SessionCompleted {
-                    finish_reason: Some("stop".into()),
-                })?;
-                return Ok(TurnOutcome::Completed);
-            }
+            self.emit(Event::StepCompleted(StepCompleted {
+                finish_reason: "tool-calls".into(),
+                at: at.clone(),
+                usage: usage.take(),
+            }))?;
+            step += 1;
+            state = StepState::Fresh;
         }
-        let closing = transcript::closing_results(&self.log, "the turn reached its step limit");
-        self.emit_all(closing)?;
-        self.emit(Event::SessionCompleted {
-            finish_reason: Some("max_steps".into()),
-        })?;
-        Ok(TurnOutcome::Completed)
     }
 
-    fn tool_result(
+    /// One model call: streams its deltas, then writes its completed blocks. The outer
+    /// `Result` is a fence; the inner one the model's error.
+    fn model_step(
         &mut self,
-        call: &ToolCall,
-        output: serde_json::Value,
-        is_error: bool,
-    ) -> Result<(), Halt> {
-        let (shown, aside) = tools::bound_output(output);
-        if let Some(full) = &aside {
-            self.host.store_output_aside(&call.id, full);
-        }
-        self.emit(Event::ToolResult {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            output: shown,
-            is_error,
-            synthetic: false,
-            discarded: false,
-            truncated: aside.is_some(),
-        })
-    }
-}
-
-#[cfg(test)]
-pub mod testing {
-    //! A recording [`TurnHost`] for native tests.
-    use super::*;
-
-    /// Records events, stops after a given number of checkpoints (or when `stop_when` says),
-    /// counts tool side effects.
-    #[derive(Default)]
-    pub struct Host {
-        pub events: Vec<Event>,
-        pub checks: usize,
-        pub stop_at_check: Option<usize>,
-        pub stop_when: Option<fn(&[Event]) -> bool>,
-        pub granted: Vec<String>,
-        pub memory: String,
-        pub fence_after: Option<usize>,
-        /// How often a tool wrote memory / paused (ran).
-        pub memory_writes: usize,
-        pub pauses: usize,
-        /// The replay flag as the turn last set it, and whether it was set while emitting.
-        pub replaying: bool,
-        pub emitted_while_replaying: bool,
-    }
-
-    impl ToolHost for Host {
-        fn memory(&mut self) -> Result<String, String> {
-            Ok(self.memory.clone())
-        }
-        fn set_memory(&mut self, d: &str) -> Result<(), String> {
-            self.memory_writes += 1;
-            self.memory = d.into();
-            Ok(())
-        }
-        fn pause(&mut self, _ms: u64) -> bool {
-            self.pauses += 1;
-            !self.stop_requested()
-        }
-    }
-
-    impl TurnHost for Host {
-        fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
-            if self.fence_after.is_some_and(|n| self.events.len() >= n) {
-                return Err(Fenced);
-            }
-            self.emitted_while_replaying |= self.replaying;
-            self.events.push(event.clone());
-            Ok(())
-        }
-        fn stop_requested(&mut self) -> bool {
-            self.checks += 1;
-            self.stop_at_check.is_some_and(|n| self.checks >= n)
-                || self.stop_when.is_some_and(|f| f(&self.events))
-        }
-        fn connection_granted(&mut self, c: &str) -> bool {
-            self.granted.iter().any(|g| g == c)
-        }
-        fn store_output_aside(&mut self, _: &str, _: &str) {}
-        fn connect_url(&self, id: &str) -> String {
-            format!("/eve/v1/session/s/authorizations/{id}")
-        }
-        fn set_replaying(&mut self, replaying: bool) {
-            self.replaying = replaying;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::testing::Host;
-    use super::*;
-    use crate::demo::DemoModel;
-    use crate::model::ModelRequest;
-
-    fn demo() -> DemoModel<fn(u64)> {
-        DemoModel {
-            pacing_ms: 0,
-            sleep: |_| {},
-        }
-    }
-
-    fn user(text: &str) -> Vec<Event> {
-        vec![Event::UserMessage { text: text.into() }]
-    }
-
-    fn types(events: &[Event]) -> Vec<&'static str> {
-        events.iter().map(Event::type_name).collect()
-    }
-
-    #[test]
-    fn a_weather_turn_calls_the_tool_then_answers_and_completes() {
-        let mut h = Host::default();
-        let out = run_turn(&mut h, &mut demo(), user("weather in Paris"), None);
-        assert_eq!(out, TurnOutcome::Completed);
-        let t = types(&h.events);
-        assert!(
-            t.contains(&"tool.call.started")
-                && t.contains(&"tool.call.ready")
-                && t.contains(&"tool.call.result")
-        );
-        assert_eq!(t.last(), Some(&"session.completed"));
-        assert!(
-            t.iter().rposition(|x| *x == "assistant.text.delta")
-                > t.iter().position(|x| *x == "tool.call.result")
-        );
-    }
-
-    #[test]
-    fn a_stop_before_the_model_call_settles_waiting_without_model_output() {
-        let mut h = Host {
-            stop_at_check: Some(1),
-            ..Default::default()
+        model: &mut dyn Model,
+        at: &StepRef,
+        specs: &[crate::model::ToolSpec],
+    ) -> Result<Result<StepOutput, ModelError>, Fenced> {
+        let memory = self.host.memory().unwrap_or_default();
+        let request = ModelRequest {
+            system: system_prompt(&memory, self.ctx.client_context.as_deref()),
+            messages: transcript::messages(&self.log),
+            tools: specs.to_vec(),
         };
-        let out = run_turn(&mut h, &mut demo(), user("hello"), None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        assert_eq!(types(&h.events), vec!["session.waiting"]);
-    }
-
-    #[test]
-    fn a_stop_while_streaming_ends_the_stream_and_settles_waiting() {
-        let mut h = Host {
-            stop_at_check: Some(6),
-            ..Default::default()
-        };
-        let out = run_turn(&mut h, &mut demo(), user("count to 100"), None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        let t = types(&h.events);
-        assert_eq!(t.last(), Some(&"session.waiting"));
-        assert!(t.len() < 20);
-    }
-
-    #[test]
-    fn a_stop_while_a_tool_call_streams_discards_the_fragment_and_keeps_the_transcript_consistent()
-    {
-        // Stop as soon as the first input fragment is persisted.
-        let mut h = Host {
-            stop_when: Some(|ev: &[Event]| {
-                ev.iter().any(|e| matches!(e, Event::ToolInputDelta { .. }))
-            }),
-            ..Default::default()
-        };
-        let mut log = user("weather in Paris");
-        let out = run_turn(&mut h, &mut demo(), log.clone(), None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        let last_two: Vec<_> = h.events.iter().rev().take(2).collect();
-        assert!(matches!(last_two[0], Event::SessionWaiting { .. }));
-        assert!(matches!(
-            last_two[1],
-            Event::ToolResult {
-                discarded: true,
-                synthetic: true,
-                is_error: true,
-                ..
-            }
-        ));
-        log.extend(h.events.clone());
-        assert!(transcript::open_calls(&log).is_empty());
-        // The fragment never reaches the model.
-        assert!(transcript::messages(&log)
-            .iter()
-            .all(|m| !matches!(m, crate::model::ModelMessage::ToolResult { .. })));
-    }
-
-    #[test]
-    fn a_stop_during_a_tool_call_gives_every_complete_call_a_synthetic_interrupted_result() {
-        let mut h = Host {
-            stop_when: Some(|ev: &[Event]| {
-                ev.iter()
-                    .filter(|e| matches!(e, Event::ToolCallReady { .. }))
-                    .count()
-                    >= 2
-            }),
-            ..Default::default()
-        };
-        let mut log = user("weather in Paris and Rome");
-        let out = run_turn(&mut h, &mut demo(), log.clone(), None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        let synthetic: Vec<_> = h
-            .events
-            .iter()
-            .filter(|e| {
-                matches!(
-                    e,
-                    Event::ToolResult {
-                        synthetic: true,
-                        discarded: false,
-                        ..
+        let mut out = StepOutput::default();
+        let mut fenced = false;
+        let mut finish: Option<String> = None;
+        let result = {
+            let host = &mut *self.host;
+            let log = &mut self.log;
+            model.stream(&request, &mut |ev| {
+                // Checkpoint 2: while the model streams.
+                if host.stop_requested() {
+                    return Flow::Stop;
+                }
+                let mut events = Vec::new();
+                match ev {
+                    ModelEvent::ReasoningDelta(delta) => {
+                        out.reasoning.push_str(&delta);
+                        events.push(Event::ReasoningAppended(ReasoningAppended {
+                            reasoning_delta: delta,
+                            at: at.clone(),
+                        }));
                     }
-                )
+                    ModelEvent::TextDelta(delta) => {
+                        if !out.reasoning.is_empty() && !out.reasoning_done {
+                            out.reasoning_done = true;
+                            events.push(Event::ReasoningCompleted(ReasoningCompleted {
+                                reasoning: out.reasoning.clone(),
+                                at: at.clone(),
+                            }));
+                        }
+                        out.text.push_str(&delta);
+                        events.push(Event::MessageAppended(MessageAppended {
+                            message_delta: delta,
+                            at: at.clone(),
+                        }));
+                    }
+                    ModelEvent::ToolCallStarted { id, name } => out.names.push((id, name)),
+                    ModelEvent::ToolInputDelta { id, delta } => {
+                        let name = out
+                            .names
+                            .iter()
+                            .find(|(i, _)| *i == id)
+                            .map(|(_, n)| n.clone())
+                            .unwrap_or_default();
+                        events.push(Event::ActionInputAppended(ActionInputAppended {
+                            call_id: id,
+                            input_text_delta: delta,
+                            tool_name: name,
+                            at: at.clone(),
+                        }));
+                    }
+                    ModelEvent::ToolCallReady(call) => out.calls.push(call),
+                    ModelEvent::Usage {
+                        input_tokens,
+                        output_tokens,
+                    } => {
+                        out.usage = Some(StepUsage {
+                            input_tokens,
+                            output_tokens,
+                            cache_read_tokens: 0,
+                        })
+                    }
+                    ModelEvent::Finished { reason } => finish = Some(reason),
+                    ModelEvent::Waiting => {}
+                }
+                for e in events {
+                    if host.emit(&e).is_err() {
+                        fenced = true;
+                        return Flow::Stop;
+                    }
+                    log.push(e);
+                }
+                Flow::Continue
             })
-            .collect();
-        assert_eq!(synthetic.len(), 2);
-        for e in synthetic {
-            if let Event::ToolResult {
-                output, is_error, ..
-            } = e
-            {
-                assert!(*is_error);
-                assert_eq!(output["error"], INTERRUPTED_BY_USER);
-            }
+        };
+        if fenced {
+            return Err(Fenced);
         }
-        // The next turn starts consistently: every call has its result in the transcript.
-        log.extend(h.events.clone());
-        log.push(Event::UserMessage {
-            text: "hello".into(),
-        });
-        let mut h2 = Host::default();
-        assert_eq!(
-            run_turn(&mut h2, &mut demo(), log, None),
-            TurnOutcome::Completed
-        );
-    }
-
-    #[test]
-    fn a_stop_while_the_wait_tool_runs_interrupts_it() {
-        let mut h = Host {
-            stop_when: Some(|ev: &[Event]| {
-                ev.iter().any(|e| matches!(e, Event::ToolCallReady { .. }))
-            }),
-            ..Default::default()
-        };
-        // The first checkpoint after the call is ready is "before the tool" (4); make it pass
-        // once so the stop lands inside the tool (5).
-        let out = run_turn(&mut h, &mut demo(), user("wait 5"), None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        assert!(h.events.iter().any(|e| matches!(
-            e,
-            Event::ToolResult {
-                synthetic: true,
-                ..
-            }
-        )));
-    }
-
-    #[test]
-    fn a_provider_failure_settles_failed_with_synthetic_results() {
-        let mut h = Host::default();
-        let out = run_turn(&mut h, &mut demo(), user("fail please"), None);
-        assert!(matches!(out, TurnOutcome::Failed(_)));
-        assert!(matches!(h.events.last(), Some(Event::SessionFailed { .. })));
-    }
-
-    #[test]
-    fn a_failure_caused_by_a_stop_settles_waiting_not_failed() {
-        struct Breaks;
-        impl Model for Breaks {
-            fn stream(
-                &mut self,
-                _: &ModelRequest,
-                _: &mut dyn FnMut(ModelEvent) -> Flow,
-            ) -> Result<(), ModelError> {
-                Err(ModelError::provider("stream_cut", "connection reset"))
-            }
+        if let Err(e) = result {
+            return Ok(Err(e));
         }
-        let mut h = Host {
-            stop_at_check: Some(2),
-            ..Default::default()
+        let mut close = |e: Event| -> Result<(), Fenced> {
+            self.host.emit(&e)?;
+            self.log.push(e);
+            Ok(())
         };
-        let out = run_turn(&mut h, &mut Breaks, user("hi"), None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        assert!(matches!(
-            h.events.last(),
-            Some(Event::SessionWaiting { .. })
-        ));
-    }
-
-    #[test]
-    fn an_unauthorized_connection_emits_authorization_required_and_settles() {
-        let mut h = Host::default();
-        let mut log = user("search Notion for the roadmap");
-        let out = run_turn(&mut h, &mut demo(), log.clone(), None);
-        assert_eq!(out, TurnOutcome::AwaitingAuthorization);
-        let last = h.events.last().unwrap();
-        assert!(
-            matches!(last, Event::AuthorizationRequired { connection, connect_url, .. }
-            if connection == "notion" && connect_url.contains("/authorizations/"))
-        );
-        log.extend(h.events.clone());
-
-        // Granted: the waiting call runs and the turn continues.
-        let mut granted = log.clone();
-        granted.push(granted_event(&log).unwrap());
-        let mut h2 = Host {
-            granted: vec!["notion".into()],
-            ..Default::default()
-        };
-        assert_eq!(
-            run_turn(&mut h2, &mut demo(), granted, None),
-            TurnOutcome::Completed
-        );
-        assert!(h2.events.iter().any(|e| matches!(e, Event::ToolResult { tool_name, is_error: false, .. } if tool_name == "notion_search")));
-
-        // Declined: completion, synthetic result, waiting; the transcript stays consistent.
-        let declined = declined_events(&log);
-        assert_eq!(
-            types(&declined),
-            vec![
-                "authorization.completed",
-                "tool.call.result",
-                "session.waiting"
-            ]
-        );
-        let mut after = log.clone();
-        after.extend(declined);
-        assert!(transcript::open_calls(&after).is_empty());
-    }
-
-    #[test]
-    fn a_disabled_connection_is_never_used() {
-        let mut h = Host::default();
-        let ctx = "Connections the user disabled (do not use them): Notion, Linear, Sentry.";
-        let out = run_turn(&mut h, &mut demo(), user("search Notion for x"), Some(ctx));
-        assert_eq!(out, TurnOutcome::Completed);
-        assert!(!h
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::AuthorizationRequired { .. })));
-    }
-
-    #[test]
-    fn a_fenced_runner_stops_without_writing_more() {
-        let mut h = Host {
-            fence_after: Some(3),
-            ..Default::default()
-        };
-        let out = run_turn(&mut h, &mut demo(), user("count to 50"), None);
-        assert_eq!(out, TurnOutcome::Fenced);
-        assert_eq!(h.events.len(), 3);
-    }
-
-    #[test]
-    fn memory_tools_use_the_hosts_memory() {
-        let mut h = Host::default();
-        run_turn(
-            &mut h,
-            &mut demo(),
-            user("remember that I like green tea"),
-            None,
-        );
-        assert_eq!(h.memory, "- I like green tea");
-        assert!(system_prompt(&h.memory, Some("ctx")).contains("- I like green tea"));
-    }
-
-    #[test]
-    fn a_question_settles_waiting_and_its_answer_continues_the_turn() {
-        let mut h = Host::default();
-        let mut log = user("ask me to choose a city");
-        assert_eq!(
-            run_turn(&mut h, &mut demo(), log.clone(), None),
-            TurnOutcome::AwaitingInput
-        );
-        assert_eq!(
-            types(&h.events)[h.events.len() - 2..],
-            ["input.requested", "session.waiting"]
-        );
-        log.extend(h.events.clone());
-        let (request_id, call) = pending_input(&log).expect("a pending question");
-        assert!(h.events.iter().any(|e| matches!(e, Event::InputRequested { request_id: r, options, .. } if *r == request_id && options.len() == 3)));
-        log.push(answer_event(&call, "Lima"));
-        let mut h2 = Host::default();
-        assert_eq!(
-            run_turn(&mut h2, &mut demo(), log.clone(), None),
-            TurnOutcome::Completed
-        );
-        let text: String = h2
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::TextDelta { delta } => Some(delta.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert!(text.contains("Lima"), "{text}");
-        log.extend(h2.events);
-        assert!(pending_input(&log).is_none());
-    }
-
-    #[test]
-    fn a_new_message_instead_of_an_answer_closes_the_question() {
-        let mut h = Host::default();
-        let mut log = user("ask me something");
-        run_turn(&mut h, &mut demo(), log.clone(), None);
-        log.extend(h.events.clone());
-        let closing = unanswered_events(&log);
-        assert_eq!(types(&closing), vec!["tool.call.result"]);
-        log.extend(closing);
-        assert!(pending_input(&log).is_none());
-        assert!(transcript::open_calls(&log).is_empty());
-    }
-
-    /// The log of an uninterrupted turn after `before` (the trigger is `before`'s last event),
-    /// and the host it ran with.
-    fn uninterrupted(before: &[Event], memory: &str) -> (Vec<Event>, Host) {
-        let mut h = Host {
-            memory: memory.into(),
-            ..Default::default()
-        };
-        run_turn(&mut h, &mut demo(), before.to_vec(), None);
-        let mut log = before.to_vec();
-        log.extend(h.events.clone());
-        (log, h)
-    }
-
-    /// Resumes the log cut after `cut` events; the host it ran with.
-    fn resume_at(log: &[Event], cut: usize, memory: &str) -> Host {
-        let start = crate::resume::run_start(&log[..cut]).expect("a run in progress");
-        let mut h = Host {
-            memory: memory.into(),
-            ..Default::default()
-        };
-        resume_turn(&mut h, &mut demo(), log[..cut].to_vec(), start, None);
-        h
-    }
-
-    #[test]
-    fn a_turn_resumed_after_any_cut_writes_exactly_the_missing_suffix_of_the_uninterrupted_run() {
-        for prompt in [
-            "weather in Paris and Tokyo",
-            "think about it",
-            "count to 30",
-            "search Notion for the roadmap",
-        ] {
-            let (full, _) = uninterrupted(&user(prompt), "");
-            for cut in 1..full.len() {
-                let h = resume_at(&full, cut, "");
-                assert_eq!(
-                    h.events,
-                    full[cut..].to_vec(),
-                    "{prompt:?} cut at {cut}: the resumed turn wrote something else"
-                );
-                assert!(
-                    !h.emitted_while_replaying,
-                    "{prompt:?} cut at {cut}: wrote while replaying"
-                );
-            }
+        if !out.reasoning.is_empty() && !out.reasoning_done {
+            out.reasoning_done = true;
+            close(Event::ReasoningCompleted(ReasoningCompleted {
+                reasoning: out.reasoning.clone(),
+                at: at.clone(),
+            }))?;
         }
-    }
-
-    #[test]
-    fn a_later_turn_resumes_from_its_own_start_with_the_earlier_turns_as_context() {
-        let (first, _) = uninterrupted(&user("weather in Oslo"), "");
-        let mut before = first.clone();
-        before.push(Event::UserMessage {
-            text: "weather in Lima".into(),
-        });
-        let (full, _) = uninterrupted(&before, "");
-        for cut in before.len()..full.len() {
-            assert_eq!(
-                resume_at(&full, cut, "").events,
-                full[cut..].to_vec(),
-                "cut at {cut}"
-            );
+        if !out.text.is_empty() {
+            close(Event::MessageCompleted(MessageCompleted {
+                finish_reason: finish_reason(!out.calls.is_empty(), finish.as_deref()),
+                message: out.text.clone(),
+                at: at.clone(),
+            }))?;
         }
+        Ok(Ok(out))
     }
+}
 
-    #[test]
-    fn persisted_tool_results_are_reused_and_their_tools_never_run_again() {
-        let (full, original) = uninterrupted(&user("remember that I like green tea"), "");
-        assert_eq!(original.memory_writes, 1);
-        let result_at = full
-            .iter()
-            .position(|e| matches!(e, Event::ToolResult { .. }))
-            .unwrap();
-        // Killed just after the result was persisted: memory already holds the fact (which
-        // changes the replayed usage counts; the persisted ones stand).
-        let h = resume_at(&full, result_at + 1, &original.memory);
-        assert_eq!(h.memory_writes, 0, "the memory write happened twice");
-        assert_eq!(h.events, full[result_at + 1..].to_vec());
-
-        let (full, original) = uninterrupted(&user("weather in Paris"), "");
-        assert_eq!(original.pauses, 1);
-        let result_at = full
-            .iter()
-            .position(|e| matches!(e, Event::ToolResult { .. }))
-            .unwrap();
-        let h = resume_at(&full, result_at + 1, "");
-        assert_eq!(h.pauses, 0, "get_weather ran again");
-        // Killed before the result: the tool runs (once) in the resumed turn.
-        let h = resume_at(&full, result_at, "");
-        assert_eq!(h.pauses, 1);
-        assert_eq!(h.events, full[result_at..].to_vec());
+/// The `input.requested` of an `ask_user` call.
+fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> {
+    let prompt = call
+        .input
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if prompt.is_empty() {
+        return Err("ask_user needs a prompt");
     }
-
-    #[test]
-    fn a_replay_that_differs_from_the_log_settles_failed_and_rewrites_nothing() {
-        let (full, _) = uninterrupted(&user("weather in Paris"), "");
-        let ready_at = full
-            .iter()
-            .position(|e| matches!(e, Event::ToolCallReady { .. }))
-            .unwrap();
-        let mut tampered = full[..=ready_at].to_vec();
-        // The persisted reasoning says something the model would not say again.
-        tampered[1] = Event::ReasoningDelta {
-            delta: "Something else ".into(),
-        };
-        let start = crate::resume::run_start(&tampered).unwrap();
-        let mut h = Host::default();
-        let out = resume_turn(&mut h, &mut demo(), tampered.clone(), start, None);
-        assert!(matches!(out, TurnOutcome::Failed(_)));
-        assert_eq!(
-            types(&h.events),
-            vec!["tool.call.result", "session.failed"],
-            "only the closing events are written"
-        );
-        assert!(matches!(
-            &h.events[0],
-            Event::ToolResult {
-                synthetic: true,
-                ..
-            }
-        ));
-        assert!(matches!(
-            &h.events[1],
-            Event::SessionFailed { code: Some(c), .. } if c == REPLAY_DIVERGED
-        ));
-        let mut after = tampered;
-        after.extend(h.events);
-        assert!(transcript::open_calls(&after).is_empty());
-    }
-
-    #[test]
-    fn a_stop_during_the_replay_keeps_the_persisted_events_and_closes_their_open_calls() {
-        let (full, _) = uninterrupted(&user("weather in Paris"), "");
-        let ready_at = full
-            .iter()
-            .position(|e| matches!(e, Event::ToolCallReady { .. }))
-            .unwrap();
-        let cut = full[..=ready_at].to_vec();
-        let mut h = Host {
-            stop_at_check: Some(2),
-            ..Default::default()
-        };
-        let out = resume_turn(&mut h, &mut demo(), cut.clone(), 1, None);
-        assert_eq!(out, TurnOutcome::Interrupted);
-        assert_eq!(
-            types(&h.events),
-            vec!["tool.call.result", "session.waiting"]
-        );
-        let mut after = cut;
-        after.extend(h.events);
-        assert!(transcript::open_calls(&after).is_empty());
-    }
-
-    #[test]
-    fn demo_tool_call_ids_are_the_same_on_replay_and_distinct_per_call_and_per_turn() {
-        let ids = |log: &[Event]| -> Vec<String> {
-            log.iter()
-                .filter_map(|e| match e {
-                    Event::ToolCallReady { tool_call_id, .. } => Some(tool_call_id.clone()),
-                    _ => None,
+    let options: Vec<InputOption> = call
+        .input
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .take(10)
+                .enumerate()
+                .map(|(i, label)| InputOption {
+                    id: format!("option_{i}"),
+                    label: label.to_string(),
                 })
                 .collect()
-        };
-        let (a, _) = uninterrupted(&user("weather in Paris and Tokyo"), "");
-        let (b, _) = uninterrupted(&user("weather in Paris and Tokyo"), "");
-        assert_eq!(ids(&a), ids(&b));
-        assert_eq!(ids(&a).len(), 2);
-        assert_ne!(ids(&a)[0], ids(&a)[1]);
-        let mut next = a.clone();
-        next.push(Event::UserMessage {
-            text: "weather in Paris and Tokyo".into(),
-        });
-        let (c, _) = uninterrupted(&next, "");
-        let later = ids(&c[a.len()..]);
-        assert_eq!(later.len(), 2);
-        assert!(later.iter().all(|id| !ids(&a).contains(id)));
-    }
+        })
+        .unwrap_or_default();
+    Ok(Event::InputRequested(InputRequested {
+        call_id: call.id.clone(),
+        requests: vec![InputRequest {
+            action: ActionRequest {
+                call_id: call.id.clone(),
+                input: call.input.clone(),
+                kind: "tool-call".into(),
+                tool_name: call.name.clone(),
+            },
+            allow_freeform: Some(true),
+            display: Some(if options.is_empty() { "text" } else { "select" }.into()),
+            kind: "question".into(),
+            options,
+            prompt,
+            request_id: format!("req_{}", call.id),
+        }],
+        at: at.clone(),
+    }))
 }

@@ -1,39 +1,45 @@
-//! The eve session protocol (`/eve/v1/*`): request bodies, `ClientSessionState`, and the
-//! stream events. Documented with examples in `docs/eve-protocol.md`.
+//! eve's v1 session protocol (`/eve/v1/*`, stream version 26), as the npm package `eve`
+//! 0.80.1 serves it: the request bodies, the answers, and the stream events with their
+//! envelope. Field names, nesting and meanings follow eve's own `protocol/message.d.ts` and the
+//! recorded exchanges with a real eve agent; `docs/eve-protocol.md` lists what we do
+//! differently and why.
 //!
-//! Every stream event is a JSON object with a string `type` and its integer stream position
-//! `index` ([`StreamEvent`]). The agent stores [`Event`]s without their index (the row's
-//! position is the index) and adds it when it writes an event to a reader.
+//! Every stream line is an [`Envelope`]: `{"type", "data", "meta": {"id": "evt_<ULID>", "at",
+//! "deliveryIds"?}}`. The agent mints `meta` once, when it persists the event, so every replay
+//! carries the same id.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Response header naming the session (`POST /eve/v1/session`, and every stream).
-pub const SESSION_ID_HEADER: &str = "x-eve-session-id";
+/// The stream version this agent writes (`x-eve-stream-version`).
+pub const STREAM_VERSION: u32 = 26;
+/// The oldest stream version eve's client accepts.
+pub const MIN_STREAM_VERSION: u32 = 21;
 
-/// Request header by which `eve-proxy` tells the private `agent` who is calling: a value
-/// signed with a key derived from `session_secret` (see `eve_agent::assertion`). The agent
-/// refuses any request without a valid one, so it stays safe when reached by URL.
-pub const PRINCIPAL_ASSERTION_HEADER: &str = "x-eve-principal-assertion";
+/// Response header naming the session (session POSTs, and every stream).
+pub const SESSION_ID_HEADER: &str = "x-eve-session-id";
+/// Stream response header: the stream version.
+pub const STREAM_VERSION_HEADER: &str = "x-eve-stream-version";
+/// Stream response header: `ndjson` (or `sse`, our addition).
+pub const STREAM_FORMAT_HEADER: &str = "x-eve-stream-format";
+/// Stream response header with `includeTailIndex=1` or `follow=false`: the index of the last
+/// durable event, `-1` before the first.
+pub const TAIL_INDEX_HEADER: &str = "x-eve-stream-tail-index";
+/// The control line that ends a leased stream (`streamControlVersion=1`): the client reconnects
+/// from its cursor.
+pub const LEASE_ENDED_CONTROL: &str = r#"{"$eve":"stream.lease-ended","version":1}"#;
 
 /// Request header by which `eve-proxy` tells the agent the app's public origin (for OAuth
 /// redirect URIs of connections).
 pub const APP_ORIGIN_HEADER: &str = "x-eve-app-origin";
 
-/// Response header on a stream: the session's state when the stream opened
-/// (`idle`, `running`, `awaiting_authorization`).
-pub const SESSION_STATE_HEADER: &str = "x-eve-session-state";
-
-/// NDJSON content type of streams (the default).
-pub const NDJSON_CONTENT_TYPE: &str = "application/x-ndjson";
-/// SSE content type (when the reader sends `Accept: text/event-stream`).
+/// NDJSON content type of streams (eve's).
+pub const NDJSON_CONTENT_TYPE: &str = "application/x-ndjson; charset=utf-8";
+/// SSE content type (when the reader sends `Accept: text/event-stream`; our addition).
 pub const SSE_CONTENT_TYPE: &str = "text/event-stream";
 
-/// The keep-alive line's `type` (NDJSON `{"type":"keepalive"}`, never indexed; SSE uses a
-/// `: keepalive` comment). Readers ignore it.
-pub const KEEPALIVE_TYPE: &str = "keepalive";
-
-/// The eve `ClientSessionState`: which session, and where to resume reading its stream.
+/// The eve `ClientSessionState`: which session, and how many of its events the client has
+/// consumed (the absolute cursor to resume from).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientSessionState {
@@ -41,319 +47,696 @@ pub struct ClientSessionState {
     pub stream_index: u64,
 }
 
-/// `POST /eve/v1/session` and `POST /eve/v1/session/:id`: a message, or (for an existing
-/// session) structured responses to input / authorization requests. Exactly one of `message`
-/// and `inputResponses` is given.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Natural-language context for this turn (e.g. which connections the user enabled).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_context: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<Vec<InputResponse>>,
+// ---------------------------------------------------------------------------------------------
+// Requests and answers
+
+/// A part of a message: text, or a file (`data` is a base64 string or a data URL).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum MessagePart {
+    #[serde(rename = "text")]
+    Text { text: String },
+    #[serde(rename = "file", rename_all = "camelCase")]
+    File {
+        media_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
 }
 
-/// An answer to an `input.requested` (`value`) or `authorization.required` (`outcome`) event.
+/// What a message during a running turn does: `steer` it (the default: the model sees it at
+/// the next step) or `queue` it (it starts the next turn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnPolicy {
+    #[default]
+    Steer,
+    Queue,
+}
+
+/// An answer to one pending `input.requested` request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InputResponse {
-    /// The `requestId` of an `input.requested`, or the `authorizationId` of an
-    /// `authorization.required`.
     pub request_id: String,
-    /// For authorizations: only `declined` is accepted here (granting goes through the
-    /// event's `connectUrl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<AuthorizationOutcome>,
-    /// For input requests: the chosen or typed answer.
+    pub option_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
+    pub text: Option<String>,
 }
 
-/// `POST /eve/v1/session/:id/interrupt` answer.
+/// The accepted answer of create, send and cancel: `{"ok":true,"sessionId","status":"accepted"}`
+/// (a send adds `deliveryId`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InterruptResponse {
-    /// A running turn was asked to stop (false: nothing was running).
-    pub interrupted: bool,
+pub struct Accepted {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_session_id: Option<String>,
+}
+
+impl Accepted {
+    pub fn new(session_id: Option<&str>, status: &str) -> Self {
+        Accepted {
+            ok: true,
+            session_id: session_id.map(str::to_string),
+            status: status.into(),
+            delivery_id: None,
+            previous_session_id: None,
+        }
+    }
+}
+
+/// eve's answer statuses.
+pub mod status {
+    pub const ACCEPTED: &str = "accepted";
+    pub const NO_ACTIVE_TURN: &str = "no_active_turn";
+    pub const NO_ACTIVE_SESSION: &str = "no_active_session";
+    pub const RESET: &str = "reset";
+}
+
+/// eve's error body: `{"ok":false,"code"?,"error"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EveError {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub error: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/// Where an event is within a session: its turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnRef {
+    pub sequence: u64,
+    pub turn_id: String,
+}
+
+impl TurnRef {
+    /// Turn `sequence` (0-based) of a session, as eve names it: `turn_<n>`.
+    pub fn new(sequence: u64) -> Self {
+        TurnRef {
+            sequence,
+            turn_id: format!("turn_{sequence}"),
+        }
+    }
+    pub fn step(&self, step_index: u64) -> StepRef {
+        StepRef {
+            sequence: self.sequence,
+            step_index,
+            turn_id: self.turn_id.clone(),
+        }
+    }
+}
+
+/// Where an event is within a turn: its model step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRef {
+    pub sequence: u64,
+    pub step_index: u64,
+    pub turn_id: String,
+}
+
+impl StepRef {
+    pub fn turn(&self) -> TurnRef {
+        TurnRef {
+            sequence: self.sequence,
+            turn_id: self.turn_id.clone(),
+        }
+    }
+}
+
+/// Token counts of one step (`step.completed`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+}
+
+/// Token totals of a session (`session.waiting`, `session.failed`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, step: &StepUsage) {
+        self.input_tokens += step.input_tokens;
+        self.output_tokens += step.output_tokens;
+        self.cache_read_tokens += step.cache_read_tokens;
+    }
+}
+
+/// Who is answering (`session.started`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeIdentity {
+    pub agent_id: String,
+    pub agent_name: String,
+    pub eve_version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SessionStarted {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeIdentity>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageReceived {
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ReceivedPart>,
+    #[serde(flatten)]
+    pub at: TurnRef,
+}
+
+/// A part of a received message as the stream records it (file bytes are not repeated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ReceivedPart {
+    #[serde(rename = "text")]
+    Text { text: String },
+    #[serde(rename = "file", rename_all = "camelCase")]
+    File {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+        media_type: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepStarted {
+    pub model_id: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageAppended {
+    pub message_delta: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageCompleted {
+    pub finish_reason: String,
+    pub message: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningAppended {
+    pub reasoning_delta: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningCompleted {
+    pub reasoning: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionInputAppended {
+    pub call_id: String,
+    pub input_text_delta: String,
+    pub tool_name: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// One tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRequest {
+    pub call_id: String,
+    pub input: Value,
+    /// Always `tool-call` here.
+    pub kind: String,
+    pub tool_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionsRequested {
+    pub actions: Vec<ActionRequest>,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// A tool call's result (`kind: tool-result`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionOutput {
+    pub call_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    pub kind: String,
+    pub output: Value,
+    pub tool_name: String,
+}
+
+/// Why a call failed, for UIs (`action.result` with `status: failed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionError {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ActionError>,
+    pub result: ActionOutput,
+    /// `completed`, `failed` or `rejected`.
+    pub status: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// One option of a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputOption {
+    pub id: String,
+    pub label: String,
+}
+
+/// One thing the agent asks of the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequest {
+    pub action: ActionRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_freeform: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
+    /// `question` here (eve also has `tool-approval`, `session-limit`).
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<InputOption>,
+    pub prompt: String,
+    pub request_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequested {
+    pub call_id: String,
+    pub requests: Vec<InputRequest>,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputResolution {
+    pub kind: String,
+    /// `answered`, `cancelled`, ...
+    pub outcome: String,
+    pub request_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<InputResponse>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputResolved {
+    pub resolutions: Vec<InputResolution>,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// What the user must do to authorize a connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationChallenge {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationRequired {
+    /// Identifies this sign-in attempt (declines and the connect page name it).
+    pub attempt_id: String,
+    pub authorization: AuthorizationChallenge,
+    /// The tool call that waits for it (our addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    pub description: String,
+    /// The connection's name.
+    pub name: String,
+    #[serde(flatten)]
+    pub at: StepRef,
 }
 
 /// How an authorization ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum AuthorizationOutcome {
-    Granted,
+    Authorized,
     Declined,
+    Failed,
+    TimedOut,
 }
 
-/// One event of a session's stream (without its index; see [`StreamEvent`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationCompleted {
+    pub attempt_id: String,
+    pub name: String,
+    pub outcome: AuthorizationOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepCompleted {
+    pub finish_reason: String,
+    #[serde(flatten)]
+    pub at: StepRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<StepUsage>,
+}
+
+/// A failure: `{code, message, details?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
-pub enum Event {
-    /// The user's message that starts a turn.
-    #[serde(rename = "user.message")]
-    UserMessage { text: String },
-    /// A piece of the assistant's reply text.
-    #[serde(rename = "assistant.text.delta")]
-    TextDelta { delta: String },
-    /// A piece of the assistant's visible reasoning.
-    #[serde(rename = "assistant.reasoning.delta")]
-    ReasoningDelta { delta: String },
-    /// The model started a tool call.
-    #[serde(rename = "tool.call.started", rename_all = "camelCase")]
-    ToolCallStarted {
-        tool_call_id: String,
-        tool_name: String,
-    },
-    /// A fragment of the tool call's JSON input, as the model streams it.
-    #[serde(rename = "tool.call.input.delta", rename_all = "camelCase")]
-    ToolInputDelta { tool_call_id: String, delta: String },
-    /// The tool call is complete: its full, parsed input. Only ready calls are executed and
-    /// sent back to the model; a call that never became ready was a half-streamed fragment.
-    #[serde(rename = "tool.call.ready", rename_all = "camelCase")]
-    ToolCallReady {
-        tool_call_id: String,
-        tool_name: String,
-        input: Value,
-    },
-    /// The tool's structured output (or error).
-    #[serde(rename = "tool.call.result", rename_all = "camelCase")]
-    ToolResult {
-        tool_call_id: String,
-        tool_name: String,
-        output: Value,
-        is_error: bool,
-        /// Made up by the agent (interrupt, failure, declined authorization), not the tool's.
-        #[serde(default, skip_serializing_if = "is_false")]
-        synthetic: bool,
-        /// The call was a half-streamed fragment, dropped from the model's transcript.
-        #[serde(default, skip_serializing_if = "is_false")]
-        discarded: bool,
-        /// The output was over the size limit: `output` is a preview, the whole is stored.
-        #[serde(default, skip_serializing_if = "is_false")]
-        truncated: bool,
-    },
-    /// A connection the turn needs is not authorized: the turn settles until the user
-    /// connects (through `connectUrl`) or declines.
-    #[serde(rename = "authorization.required", rename_all = "camelCase")]
-    AuthorizationRequired {
-        authorization_id: String,
-        connection: String,
-        display_name: String,
-        description: String,
-        connect_url: String,
-        tool_call_id: String,
-    },
-    /// The authorization ended: `granted` (the turn continues) or `declined`.
-    #[serde(rename = "authorization.completed", rename_all = "camelCase")]
-    AuthorizationCompleted {
-        authorization_id: String,
-        connection: String,
-        outcome: AuthorizationOutcome,
-    },
-    /// The agent asks the user to choose (answered with `inputResponses`).
-    #[serde(rename = "input.requested", rename_all = "camelCase")]
-    InputRequested {
-        request_id: String,
-        prompt: String,
-        #[serde(default)]
-        options: Vec<String>,
-    },
-    /// Token counts of one model call.
-    #[serde(rename = "usage", rename_all = "camelCase")]
-    Usage {
-        input_tokens: u64,
-        output_tokens: u64,
-    },
-    /// The turn stopped and the session waits for the next message (`reason`: `interrupted`,
-    /// `declined`, `input`).
-    #[serde(rename = "session.waiting")]
-    SessionWaiting {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-    },
-    /// The turn finished normally.
-    #[serde(rename = "session.completed", rename_all = "camelCase")]
-    SessionCompleted {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        finish_reason: Option<String>,
-    },
-    /// The turn failed (provider error, agent restart).
-    #[serde(rename = "session.failed")]
-    SessionFailed {
-        message: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        code: Option<String>,
-    },
+pub struct StepFailed {
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub message: String,
+    #[serde(flatten)]
+    pub at: StepRef,
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnFailed {
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub message: String,
+    #[serde(flatten)]
+    pub at: TurnRef,
+    /// `true` when `session.failed` follows instead of `session.waiting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnWaiting {
+    /// `input` while a person must act (a question, a sign-in).
+    pub on: String,
+    #[serde(flatten)]
+    pub at: TurnRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCleared {
+    pub sequence: u64,
+    pub session_id: String,
+    pub turn_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compaction {
+    pub model_id: String,
+    pub sequence: u64,
+    pub session_id: String,
+    pub step_index: u64,
+    pub turn_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_input_tokens: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionWaiting {
+    pub continuation_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+    /// Always `next-user-message`.
+    pub wait: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFailed {
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub message: String,
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+/// One stream event (without its envelope's `meta`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum Event {
+    #[serde(rename = "session.started")]
+    SessionStarted(SessionStarted),
+    #[serde(rename = "turn.started")]
+    TurnStarted(TurnRef),
+    #[serde(rename = "message.received")]
+    MessageReceived(MessageReceived),
+    #[serde(rename = "step.started")]
+    StepStarted(StepStarted),
+    #[serde(rename = "reasoning.appended")]
+    ReasoningAppended(ReasoningAppended),
+    #[serde(rename = "reasoning.completed")]
+    ReasoningCompleted(ReasoningCompleted),
+    #[serde(rename = "message.appended")]
+    MessageAppended(MessageAppended),
+    #[serde(rename = "message.completed")]
+    MessageCompleted(MessageCompleted),
+    #[serde(rename = "action.input.appended")]
+    ActionInputAppended(ActionInputAppended),
+    #[serde(rename = "actions.requested")]
+    ActionsRequested(ActionsRequested),
+    #[serde(rename = "action.result")]
+    ActionResult(ActionResult),
+    #[serde(rename = "input.requested")]
+    InputRequested(InputRequested),
+    #[serde(rename = "input.resolved")]
+    InputResolved(InputResolved),
+    #[serde(rename = "authorization.required")]
+    AuthorizationRequired(AuthorizationRequired),
+    #[serde(rename = "authorization.completed")]
+    AuthorizationCompleted(AuthorizationCompleted),
+    #[serde(rename = "step.completed")]
+    StepCompleted(StepCompleted),
+    #[serde(rename = "step.failed")]
+    StepFailed(StepFailed),
+    #[serde(rename = "turn.waiting")]
+    TurnWaiting(TurnWaiting),
+    #[serde(rename = "turn.completed")]
+    TurnCompleted(TurnRef),
+    #[serde(rename = "turn.failed")]
+    TurnFailed(TurnFailed),
+    #[serde(rename = "turn.cancelled")]
+    TurnCancelled(TurnRef),
+    #[serde(rename = "context.cleared")]
+    ContextCleared(ContextCleared),
+    #[serde(rename = "compaction.requested")]
+    CompactionRequested(Compaction),
+    #[serde(rename = "compaction.completed")]
+    CompactionCompleted(Compaction),
+    #[serde(rename = "session.waiting")]
+    SessionWaiting(SessionWaiting),
+    #[serde(rename = "session.failed")]
+    SessionFailed(SessionFailed),
+    #[serde(rename = "session.completed")]
+    SessionCompleted(Value),
 }
 
 impl Event {
     /// The wire `type` string.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Event::UserMessage { .. } => "user.message",
-            Event::TextDelta { .. } => "assistant.text.delta",
-            Event::ReasoningDelta { .. } => "assistant.reasoning.delta",
-            Event::ToolCallStarted { .. } => "tool.call.started",
-            Event::ToolInputDelta { .. } => "tool.call.input.delta",
-            Event::ToolCallReady { .. } => "tool.call.ready",
-            Event::ToolResult { .. } => "tool.call.result",
-            Event::AuthorizationRequired { .. } => "authorization.required",
-            Event::AuthorizationCompleted { .. } => "authorization.completed",
-            Event::InputRequested { .. } => "input.requested",
-            Event::Usage { .. } => "usage",
-            Event::SessionWaiting { .. } => "session.waiting",
-            Event::SessionCompleted { .. } => "session.completed",
-            Event::SessionFailed { .. } => "session.failed",
+            Event::SessionStarted(_) => "session.started",
+            Event::TurnStarted(_) => "turn.started",
+            Event::MessageReceived(_) => "message.received",
+            Event::StepStarted(_) => "step.started",
+            Event::ReasoningAppended(_) => "reasoning.appended",
+            Event::ReasoningCompleted(_) => "reasoning.completed",
+            Event::MessageAppended(_) => "message.appended",
+            Event::MessageCompleted(_) => "message.completed",
+            Event::ActionInputAppended(_) => "action.input.appended",
+            Event::ActionsRequested(_) => "actions.requested",
+            Event::ActionResult(_) => "action.result",
+            Event::InputRequested(_) => "input.requested",
+            Event::InputResolved(_) => "input.resolved",
+            Event::AuthorizationRequired(_) => "authorization.required",
+            Event::AuthorizationCompleted(_) => "authorization.completed",
+            Event::StepCompleted(_) => "step.completed",
+            Event::StepFailed(_) => "step.failed",
+            Event::TurnWaiting(_) => "turn.waiting",
+            Event::TurnCompleted(_) => "turn.completed",
+            Event::TurnFailed(_) => "turn.failed",
+            Event::TurnCancelled(_) => "turn.cancelled",
+            Event::ContextCleared(_) => "context.cleared",
+            Event::CompactionRequested(_) => "compaction.requested",
+            Event::CompactionCompleted(_) => "compaction.completed",
+            Event::SessionWaiting(_) => "session.waiting",
+            Event::SessionFailed(_) => "session.failed",
+            Event::SessionCompleted(_) => "session.completed",
         }
     }
 
-    /// Seed `isChatTurnSettledEvent`: after this event the turn needs nothing more from the
-    /// agent (it may wait for the user).
+    /// Whether the session needs nothing more from the agent after this event until the user
+    /// acts: it waits for a message, waits on a person (`turn.waiting`), or has ended.
     pub fn is_settling(&self) -> bool {
         is_settling_type(self.type_name())
     }
+}
 
-    /// The event as a JSON object (`{"type": ..., ...}`), without index.
+/// Whether an event `type` settles a turn (see [`Event::is_settling`]).
+pub fn is_settling_type(t: &str) -> bool {
+    matches!(
+        t,
+        "session.waiting" | "session.failed" | "session.completed" | "turn.waiting"
+    )
+}
+
+/// The envelope's `meta`, minted once when the event is persisted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    pub at: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delivery_ids: Vec<String>,
+}
+
+/// One stream line: the event and its `meta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    #[serde(flatten)]
+    pub event: Event,
+    pub meta: Meta,
+}
+
+impl Envelope {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("events always serialize")
     }
 }
 
-/// Whether an event `type` settles a turn.
-pub fn is_settling_type(t: &str) -> bool {
-    matches!(
-        t,
-        "authorization.required" | "session.completed" | "session.failed" | "session.waiting"
-    )
-}
-
-/// An event with its stream position, as readers receive it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StreamEvent {
-    pub index: u64,
-    #[serde(flatten)]
-    pub event: Event,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Lines recorded from a real eve 0.80.1 agent (trace fields dropped: we emit none).
+    const RECORDED: &[&str] = &[
+        r#"{"data":{"runtime":{"agentId":"eve-ref-app","agentName":"eve-ref-app","eveVersion":"0.80.1"}},"type":"session.started","meta":{"at":"2026-12-01T06:14:56.230Z","id":"evt_01M8R3VWZ6CMA9Y03N0B49T3CQ","deliveryIds":["2e7dce9b-3d3c-4065-af06-1133f1ec07c8"]}}"#,
+        r#"{"data":{"message":"hi","parts":[{"text":"hi","type":"text"}],"sequence":0,"turnId":"turn_0"},"type":"message.received","meta":{"at":"2026-12-01T06:14:56.242Z","id":"evt_01M8R3VWZJ5GEPMQW07GVPSPPB","deliveryIds":["2e7dce9b-3d3c-4065-af06-1133f1ec07c8"]}}"#,
+        r#"{"data":{"modelId":"fake/fake-model","sequence":0,"stepIndex":0,"turnId":"turn_0"},"type":"step.started","meta":{"at":"2026-12-01T06:14:56.254Z","id":"evt_01M8R3VWZYG44WSVGV67NG3QZ7"}}"#,
+        r#"{"data":{"callId":"call_fake_5","inputTextDelta":"{\"timezone\"","sequence":1,"stepIndex":0,"toolName":"get_time","turnId":"turn_1"},"type":"action.input.appended","meta":{"at":"2026-12-01T06:15:29.449Z","id":"evt_01M8R3WXD90VW73RQ8BDKS7F44"}}"#,
+        r#"{"data":{"actions":[{"callId":"call_fake_5","input":{"timezone":"UTC"},"kind":"tool-call","toolName":"get_time"}],"sequence":1,"stepIndex":0,"turnId":"turn_1"},"type":"actions.requested","meta":{"at":"2026-12-01T06:15:29.491Z","id":"evt_01M8R3WXEK3EKEP9KJWNQDVG3Y"}}"#,
+        r#"{"data":{"result":{"callId":"call_fake_5","kind":"tool-result","output":{"time":"2025-01-01T12:00:00Z","timezone":"UTC"},"toolName":"get_time"},"sequence":1,"status":"completed","stepIndex":0,"turnId":"turn_1"},"type":"action.result","meta":{"at":"2026-12-01T06:15:29.510Z","id":"evt_01M8R3WXF6KCMP1043CBW4SPHF"}}"#,
+        r#"{"data":{"finishReason":"tool-calls","sequence":1,"stepIndex":0,"turnId":"turn_1","usage":{"inputTokens":10,"outputTokens":5,"cacheReadTokens":0}},"type":"step.completed","meta":{"at":"2026-12-01T06:15:29.517Z","id":"evt_01M8R3WXFD990B4ERRT2WDYPC1"}}"#,
+        r#"{"data":{"finishReason":"stop","message":"Hello from the reference model.","sequence":0,"stepIndex":0,"turnId":"turn_0"},"type":"message.completed","meta":{"at":"2026-12-01T06:14:56.402Z","id":"evt_01M8R3VX4JTB2VPG67AF9ERBC7"}}"#,
+        r#"{"data":{"sequence":0,"turnId":"turn_0"},"type":"turn.completed","meta":{"at":"2026-12-01T06:14:56.438Z","id":"evt_01M8R3VX5PB39JCQKSV6Y53Q5M"}}"#,
+        r#"{"data":{"continuationToken":"wrun_01M8R3VVZVZAGF6PPHE9S2GBRN","usage":{"cacheReadTokens":0,"cacheWriteTokens":0,"inputTokens":10,"outputTokens":5},"wait":"next-user-message"},"type":"session.waiting","meta":{"at":"2026-12-01T06:14:56.440Z","id":"evt_01M8R3VX5RS8ZTK4756VKBV0A4"}}"#,
+        r#"{"data":{"sequence":5,"sessionId":"wrun_01M8R3VVZVZAGF6PPHE9S2GBRN","turnId":"turn_5"},"type":"context.cleared","meta":{"at":"2026-12-01T06:16:00.000Z","id":"evt_01M8R3WXQMBNRHQRYP4Y70QAYX"}}"#,
+        r#"{"data":{"modelId":"fake/fake-model","sequence":6,"sessionId":"wrun_01M8R3VVZVZAGF6PPHE9S2GBRN","stepIndex":0,"turnId":"turn_6","usageInputTokens":32.75},"type":"compaction.requested","meta":{"at":"2026-12-01T06:16:00.000Z","id":"evt_01M8R3WXQMBNRHQRYP4Y70QAYY"}}"#,
+    ];
 
     #[test]
-    fn events_serialize_with_their_dotted_type_and_camel_case_fields() {
-        let e = Event::ToolResult {
-            tool_call_id: "c1".into(),
-            tool_name: "get_weather".into(),
-            output: serde_json::json!({"ok": true}),
-            is_error: false,
-            synthetic: false,
-            discarded: false,
-            truncated: false,
-        };
+    fn recorded_eve_events_parse_and_serialize_back_to_the_same_json() {
+        for line in RECORDED {
+            let parsed: Envelope = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            let back: Value = serde_json::from_str(&parsed.to_json()).unwrap();
+            let orig: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(back, orig, "{line}");
+        }
+    }
+
+    #[test]
+    fn type_names_match_the_serialized_type() {
+        for line in RECORDED {
+            let parsed: Envelope = serde_json::from_str(line).unwrap();
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["type"], parsed.event.type_name());
+        }
+    }
+
+    #[test]
+    fn settling_events_are_the_waits_and_the_ends_of_a_session() {
+        for t in ["session.waiting", "session.failed", "session.completed", "turn.waiting"] {
+            assert!(is_settling_type(t), "{t}");
+        }
+        for t in ["turn.completed", "turn.cancelled", "message.completed", "authorization.required"] {
+            assert!(!is_settling_type(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn accepted_answers_are_eves() {
+        let a = Accepted::new(Some("wrun_x"), status::ACCEPTED);
         assert_eq!(
-            e.to_json(),
-            r#"{"type":"tool.call.result","toolCallId":"c1","toolName":"get_weather","output":{"ok":true},"isError":false}"#
+            serde_json::to_value(&a).unwrap(),
+            json!({"ok": true, "sessionId": "wrun_x", "status": "accepted"})
         );
-        assert_eq!(e.type_name(), "tool.call.result");
-    }
-
-    #[test]
-    fn stream_events_carry_their_index_next_to_the_type() {
-        let s = StreamEvent {
-            index: 7,
-            event: Event::TextDelta { delta: "hi".into() },
-        };
-        let v = serde_json::to_value(&s).unwrap();
-        assert_eq!(v["index"], 7);
-        assert_eq!(v["type"], "assistant.text.delta");
-        let back: StreamEvent = serde_json::from_value(v).unwrap();
-        assert_eq!(back, s);
-    }
-
-    #[test]
-    fn the_four_settling_events_are_exactly_the_seeds() {
-        assert!(Event::SessionWaiting { reason: None }.is_settling());
-        assert!(Event::SessionCompleted {
-            finish_reason: None
-        }
-        .is_settling());
-        assert!(Event::SessionFailed {
-            message: "x".into(),
-            code: None
-        }
-        .is_settling());
-        assert!(is_settling_type("authorization.required"));
-        assert!(!Event::TextDelta { delta: "x".into() }.is_settling());
-        assert!(!is_settling_type("authorization.completed"));
-    }
-
-    #[test]
-    fn every_type_name_matches_its_serialized_type() {
-        let all = vec![
-            Event::UserMessage { text: "a".into() },
-            Event::ReasoningDelta { delta: "a".into() },
-            Event::ToolCallStarted {
-                tool_call_id: "a".into(),
-                tool_name: "b".into(),
-            },
-            Event::ToolInputDelta {
-                tool_call_id: "a".into(),
-                delta: "{".into(),
-            },
-            Event::ToolCallReady {
-                tool_call_id: "a".into(),
-                tool_name: "b".into(),
-                input: Value::Null,
-            },
-            Event::AuthorizationRequired {
-                authorization_id: "a".into(),
-                connection: "notion".into(),
-                display_name: "Notion".into(),
-                description: "d".into(),
-                connect_url: "/u".into(),
-                tool_call_id: "c".into(),
-            },
-            Event::AuthorizationCompleted {
-                authorization_id: "a".into(),
-                connection: "notion".into(),
-                outcome: AuthorizationOutcome::Declined,
-            },
-            Event::InputRequested {
-                request_id: "r".into(),
-                prompt: "p".into(),
-                options: vec![],
-            },
-            Event::Usage {
-                input_tokens: 1,
-                output_tokens: 2,
-            },
-        ];
-        for e in all {
-            let v: Value = serde_json::from_str(&e.to_json()).unwrap();
-            assert_eq!(v["type"], e.type_name());
-            let back: Event = serde_json::from_value(v).unwrap();
-            assert_eq!(back, e);
-        }
-    }
-
-    #[test]
-    fn a_session_request_takes_a_message_or_input_responses() {
-        let r: SessionRequest =
-            serde_json::from_str(r#"{"message":"hi","clientContext":"ctx"}"#).unwrap();
-        assert_eq!(r.message.as_deref(), Some("hi"));
-        let r: SessionRequest =
-            serde_json::from_str(r#"{"inputResponses":[{"requestId":"a1","outcome":"declined"}]}"#)
-                .unwrap();
+        let a = Accepted::new(None, status::NO_ACTIVE_TURN);
         assert_eq!(
-            r.input_responses.unwrap()[0].outcome,
-            Some(AuthorizationOutcome::Declined)
+            serde_json::to_value(&a).unwrap(),
+            json!({"ok": true, "status": "no_active_turn"})
         );
+    }
+
+    #[test]
+    fn message_parts_are_text_or_file() {
+        let p: Vec<MessagePart> = serde_json::from_value(json!([
+            {"type": "text", "text": "hi"},
+            {"type": "file", "mediaType": "text/plain", "filename": "a.txt", "data": "aGk="}
+        ]))
+        .unwrap();
+        assert_eq!(p[0], MessagePart::Text { text: "hi".into() });
+        assert!(matches!(&p[1], MessagePart::File { media_type, .. } if media_type == "text/plain"));
     }
 }

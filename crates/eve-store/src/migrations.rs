@@ -29,6 +29,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0002_chat_search",
         sql: include_str!("../../../migrations/0002_chat_search.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_eve_agent",
+        sql: include_str!("../../../migrations/0003_eve_agent.sql"),
+    },
 ];
 
 /// The bookkeeping table.
