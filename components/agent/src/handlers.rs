@@ -1,283 +1,246 @@
-//! The session routes. A POST that starts a turn records what starts it, answers (the
-//! response is complete), and then runs the turn in the same invocation: a reader that goes
-//! away never stops it.
+//! The session routes, as eve answers them. A request that brings work (a message, an
+//! answer, a control) records it durably, answers `202`, and then runs the work in the same
+//! invocation ([`runner::drain`]): a reader that goes away never stops it, and a message sent
+//! while a turn runs waits in the inbox for the next turn instead of being refused.
 
 use std::time::Duration;
 
-use eve_agent::assertion::AssertionCodec;
 use eve_agent::oauth::{self, FlowState, OAuthClient};
-use eve_agent::request::{self, Validated};
-use eve_agent::resume::{RUNNER_LOST, RUNNER_LOST_MESSAGE};
-use eve_agent::store::{AgentStore, SessionRow, SessionState};
-use eve_agent::transcript;
-use eve_agent::turn;
-use eve_api::eve::{AuthorizationOutcome, Event, APP_ORIGIN_HEADER, SESSION_ID_HEADER};
-use eve_api::{ApiError, ErrorCode};
-use eve_auth::crypto::random_token;
+use eve_agent::protocol::{self, Refusal, SessionRequest};
+use eve_agent::store::{AgentStore, SessionState};
+use eve_agent::{ids, info, tools, transcript, turn};
+use eve_api::eve::{status, Accepted, Event, APP_ORIGIN_HEADER, SESSION_ID_HEADER};
+use eve_auth::crypto::random_bytes;
 use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming;
-use serde_json::json;
 use spin_sdk::http::ResponseOutparam;
 
-use crate::api::{db_error, open_db, send_error, send_json, Call};
-use crate::runner::{self, Resumable, TakenOver};
+use crate::api::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, Call};
+use crate::runner::{self, First, Queued};
 
-fn conflict(message: &str) -> ApiError {
-    ApiError::new(ErrorCode::Conflict, message)
+fn accepted(out: ResponseOutparam, status: u16, body: &Accepted) {
+    let value = serde_json::to_value(body).expect("answers serialize");
+    match &body.session_id {
+        Some(id) => send_json(out, status, &[(SESSION_ID_HEADER, id)], &value),
+        None => send_json(out, status, &[], &value),
+    }
 }
 
-fn session_not_found() -> ApiError {
-    ApiError::not_found("session not found")
+fn delivery_id() -> String {
+    ids::delivery_id(random_bytes::<16>())
 }
 
-/// The session of this principal, or 404 (another principal's session is "not found" too).
-fn load(store: &AgentStore<'_, Db>, id: &str, principal: &str) -> Result<SessionRow, ApiError> {
-    store
-        .session(id, principal)
-        .map_err(db_error)?
-        .ok_or_else(session_not_found)
+/// `GET /eve/v1/info`.
+pub fn info(_call: Call, out: ResponseOutparam) {
+    let model_id = eve_agent::config::from_lookup(|n| spin_sdk::variables::get(n).ok())
+        .map(|c| c.model_id())
+        .unwrap_or_default();
+    let all: Vec<&eve_agent::connections::Connection> =
+        eve_agent::connections::CONNECTIONS.iter().collect();
+    send_json(
+        out,
+        200,
+        &[],
+        &info::agent_info(&model_id, &tools::specs(&all)),
+    );
 }
 
-fn append(
+fn queue_message(
     store: &AgentStore<'_, Db>,
     id: &str,
-    runner: &str,
-    event: &Event,
-) -> Result<u64, ApiError> {
+    m: &protocol::Message,
+) -> Result<String, Refusal> {
+    let delivery = delivery_id();
+    let body = serde_json::to_string(&Queued {
+        text: m.text.clone(),
+        parts: m.parts.clone(),
+        client_context: m.client_context.clone(),
+    })
+    .expect("messages serialize");
     store
-        .append(id, runner, event, now_ms())
-        .map_err(db_error)?
-        .ok_or_else(|| conflict("the session changed hands; try again"))
+        .push_inbox(id, "message", &delivery, &body, now_ms())
+        .map_err(db_refusal)?;
+    Ok(delivery)
 }
 
-fn state_body(id: &str, stream_index: u64) -> serde_json::Value {
-    json!({ "sessionId": id, "streamIndex": stream_index })
-}
-
-/// `POST /eve/v1/session`: a new session with its first message.
+/// `POST /eve/v1/session`: a new session, with its first message or parked without one.
 pub fn create(call: Call, out: ResponseOutparam) {
     let prepared = (|| {
-        let Validated::Message {
-            text,
-            client_context,
-        } = request::validate(&call.body, true)?
-        else {
-            return Err(ApiError::bad_request("a new session starts with a message"));
-        };
+        let request = protocol::session_request(&call.body, true)?;
         let db = open_db()?;
-        let id = request::new_session_id(&random_token());
-        let runner_id = random_token();
+        let now = now_ms();
+        let id = ids::session_id(now, random_bytes::<10>());
         let store = AgentStore::new(&db);
         store
-            .create_session(
-                &id,
-                &call.principal.id,
-                &runner_id,
-                now_ms(),
-                client_context.as_deref(),
-            )
-            .map_err(db_error)?;
-        let index = append(&store, &id, &runner_id, &Event::UserMessage { text })?;
-        Ok((db, id, runner_id, index, client_context))
+            .create_session(&id, &call.principal.id, now)
+            .map_err(db_refusal)?;
+        if let SessionRequest::Message(m) = &request {
+            queue_message(&store, &id, m)?;
+        }
+        Ok((db, id))
     })();
     match prepared {
-        Ok((db, id, runner_id, index, client_context)) => {
-            send_json(
-                out,
-                201,
-                &[(SESSION_ID_HEADER, &id)],
-                &state_body(&id, index),
-            );
-            runner::run(
-                &db,
-                &id,
-                &call.principal.id,
-                &runner_id,
-                client_context.as_deref(),
-            );
+        Ok((db, id)) => {
+            accepted(out, 202, &Accepted::new(Some(&id), status::ACCEPTED));
+            runner::drain(&db, &id, &call.principal.id, First::Nothing, None);
         }
-        Err(e) => send_error(out, &e),
+        Err(e) => send_refusal(out, &e),
     }
 }
 
-/// Settles what a dead runner or a pending authorization left open, under our lease, before a
-/// new message starts the next turn.
-fn settle_leftovers(store: &AgentStore<'_, Db>, id: &str, runner_id: &str) -> Result<(), ApiError> {
-    let log = store.all_events(id).map_err(db_error)?;
-    let events = if turn::pending_authorization(&log).is_some() {
-        turn::declined_events(&log)
-    } else if !transcript::is_settled(&log) {
-        turn::failed_events(&log, RUNNER_LOST_MESSAGE, RUNNER_LOST)
-    } else {
-        // An unanswered question (or anything else left open) is closed.
-        turn::unanswered_events(&log)
-    };
-    for e in &events {
-        append(store, id, runner_id, e)?;
-    }
-    Ok(())
+/// The active session of this principal; eve's 409 `session_not_active` for anything else
+/// (unknown, another principal's, reset, failed).
+fn active(store: &AgentStore<'_, Db>, id: &str, principal: &str) -> Result<Vec<Event>, Refusal> {
+    let row = store
+        .session(id, principal)
+        .map_err(db_refusal)?
+        .filter(|r| r.state(now_ms()) != SessionState::Ended)
+        .ok_or_else(Refusal::session_not_active)?;
+    let _ = row;
+    store.all_events(id).map_err(db_refusal)
 }
 
-/// What a `POST /eve/v1/session/:id` leads to.
-enum Sent {
-    /// A turn to run after answering: `(db, runner id, streamIndex, client context)`.
-    Turn(Db, String, u64, Option<String>),
-    /// Nothing to run (a declined authorization): the `streamIndex`.
-    Settled(u64),
-    /// The session's turn had lost its runner and this request took it over: answer 409 (a
-    /// turn is running) and resume it.
-    Resume(Db, Resumable),
-}
-
-const STILL_RUNNING: &str =
-    "a turn is still running in this session; interrupt it or wait for it to settle";
-
-/// `POST /eve/v1/session/:id`: the next message, or responses to what the session waits for.
+/// `POST /eve/v1/session/:id`: the next message (it starts the next turn, or steers a parked
+/// one), or answers to what the session asks.
 pub fn send(call: Call, id: &str, out: ResponseOutparam) {
     let prepared = (|| {
-        let validated = request::validate(&call.body, false)?;
+        let request = protocol::session_request(&call.body, false)?;
         let db = open_db()?;
         let store = AgentStore::new(&db);
-        let row = load(&store, id, &call.principal.id)?;
-        match row.state(now_ms()) {
-            SessionState::Running => return Err(conflict(STILL_RUNNING)),
-            // The runner died mid-turn: resume the turn (as if it had never stopped, this
-            // message finds it running), or settle it and go on.
-            SessionState::Orphaned => {
-                match runner::take_over(&store, id, &call.principal.id, false).map_err(db_error)? {
-                    TakenOver::Resume(turn) => return Ok(Sent::Resume(db, turn)),
-                    TakenOver::NotOurs => return Err(conflict(STILL_RUNNING)),
-                    TakenOver::Settled(_) => {}
-                }
+        let log = active(&store, id, &call.principal.id)?;
+        match request {
+            SessionRequest::Message(m) => {
+                let delivery = queue_message(&store, id, &m)?;
+                Ok((db, delivery, First::Nothing))
             }
-            SessionState::Idle | SessionState::AwaitingAuthorization => {}
-        }
-        let runner_id = random_token();
-        match validated {
-            Validated::Message {
-                text,
-                client_context,
-            } => {
-                store
-                    .claim(
-                        id,
-                        &call.principal.id,
-                        &runner_id,
-                        now_ms(),
-                        Some(client_context.as_deref()),
-                    )
-                    .map_err(db_error)?
-                    .ok_or_else(|| conflict("a turn is still running in this session"))?;
-                settle_leftovers(&store, id, &runner_id)?;
-                let index = append(&store, id, &runner_id, &Event::UserMessage { text })?;
-                Ok(Sent::Turn(db, runner_id, index, client_context))
-            }
-            Validated::InputResponses(responses) => {
-                let log = store.all_events(id).map_err(db_error)?;
-                if let Some((request_id, question)) = turn::pending_input(&log) {
-                    let value = responses
-                        .iter()
-                        .find(|r| r.request_id == request_id)
-                        .and_then(|r| r.value.as_deref())
-                        .map(str::trim)
-                        .filter(|v| !v.is_empty())
-                        .ok_or_else(|| {
-                            conflict("this session is waiting for an answer to another request")
-                        })?;
-                    store
-                        .claim(id, &call.principal.id, &runner_id, now_ms(), None)
-                        .map_err(db_error)?
-                        .ok_or_else(|| conflict("a turn is still running in this session"))?;
-                    let index = append(
-                        &store,
-                        id,
-                        &runner_id,
-                        &turn::answer_event(&question, value),
-                    )?;
-                    return Ok(Sent::Turn(db, runner_id, index, row.client_context.clone()));
-                }
-                let (pending, _) = turn::pending_authorization(&log)
-                    .ok_or_else(|| conflict("this session is not waiting for a response"))?;
-                let response = responses
+            SessionRequest::InputResponses(responses) => {
+                if !responses
                     .iter()
-                    .find(|r| r.request_id == pending)
-                    .ok_or_else(|| conflict("this session is not waiting for that request"))?;
-                if response.outcome != Some(AuthorizationOutcome::Declined) {
-                    return Err(ApiError::bad_request(
-                        "an authorization is granted through its connectUrl; here it can only be declined",
+                    .any(|r| turn::answer_events(&log, r).is_some())
+                {
+                    return Err(Refusal::new(
+                        409,
+                        Some("input_not_pending"),
+                        "No pending input request matches these responses.",
                     ));
                 }
-                store
-                    .claim(id, &call.principal.id, &runner_id, now_ms(), None)
-                    .map_err(db_error)?
-                    .ok_or_else(|| conflict("a turn is still running in this session"))?;
-                let mut first = None;
-                for e in turn::declined_events(&log) {
-                    let i = append(&store, id, &runner_id, &e)?;
-                    first.get_or_insert(i);
-                }
-                // Best effort: an unreleased lease expires on its own.
-                let _ = store.release(id, &runner_id, now_ms());
-                Ok(Sent::Settled(first.unwrap_or(row.next_index())))
+                Ok((db, delivery_id(), First::Answer(responses)))
             }
+            SessionRequest::Empty => Err(Refusal::bad_request(
+                "Expected a non-empty 'message' or a non-empty 'inputResponses' array.",
+            )),
         }
     })();
     match prepared {
-        Ok(Sent::Turn(db, runner_id, index, client_context)) => {
-            send_json(out, 200, &[(SESSION_ID_HEADER, id)], &state_body(id, index));
-            runner::run(
-                &db,
-                id,
-                &call.principal.id,
-                &runner_id,
-                client_context.as_deref(),
-            );
+        Ok((db, delivery, first)) => {
+            let mut a = Accepted::new(Some(id), status::ACCEPTED);
+            a.delivery_id = Some(delivery);
+            accepted(out, 202, &a);
+            runner::drain(&db, id, &call.principal.id, first, None);
         }
-        Ok(Sent::Settled(index)) => {
-            send_json(out, 200, &[(SESSION_ID_HEADER, id)], &state_body(id, index))
-        }
-        Ok(Sent::Resume(db, turn)) => {
-            send_error(out, &conflict(STILL_RUNNING));
-            runner::resume(&db, id, &call.principal.id, turn, None);
-        }
-        Err(e) => send_error(out, &e),
+        Err(e) => send_refusal(out, &e),
     }
 }
 
-/// `POST /eve/v1/session/:id/interrupt`: asks the running turn to stop at its next checkpoint.
-pub fn interrupt(call: Call, id: &str, out: ResponseOutparam) {
+/// `POST /eve/v1/session/:id/cancel` (optional `turnId`): asks the open turn to stop; `202
+/// accepted` for a live session (also when nothing runs), `200 no_active_turn` otherwise.
+pub fn cancel(call: Call, id: &str, out: ResponseOutparam) {
     let result = (|| {
+        let turn_id = protocol::cancel_request(&call.body)?;
         let db = open_db()?;
         let store = AgentStore::new(&db);
-        let row = load(&store, id, &call.principal.id)?;
-        let interrupted = match row.state(now_ms()) {
-            SessionState::Running => store
-                .request_interrupt(id, &call.principal.id, now_ms())
-                .map_err(db_error)?,
-            // The runner died mid-turn: a stopped turn is never resumed, it settles as stopped.
-            SessionState::Orphaned => {
-                match runner::take_over(&store, id, &call.principal.id, true).map_err(db_error)? {
-                    TakenOver::Settled(wrote) => wrote,
-                    // Another request took it over a moment ago (to resume it): ask it to stop.
-                    TakenOver::NotOurs => store
-                        .request_interrupt(id, &call.principal.id, now_ms())
-                        .map_err(db_error)?,
-                    // Not with a stop (it settles); the lease expires on its own.
-                    TakenOver::Resume(_) => false,
-                }
-            }
-            _ => false,
+        let Some(row) = store.session(id, &call.principal.id).map_err(db_refusal)? else {
+            return Ok(None);
         };
-        Ok(interrupted)
+        if row.state(now_ms()) == SessionState::Ended {
+            return Ok(None);
+        }
+        let log = store.all_events(id).map_err(db_refusal)?;
+        let open = transcript::open_turn(&log);
+        let matches = match (&open, &turn_id) {
+            (Some(o), Some(t)) => &o.turn.turn_id == t,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if matches {
+            store
+                .request_cancel(id, &call.principal.id, log.len() as u64, now_ms())
+                .map_err(db_refusal)?;
+        }
+        Ok(Some((db, matches)))
     })();
     match result {
-        Ok(interrupted) => send_json(
-            out,
-            if interrupted { 202 } else { 200 },
+        Ok(Some((db, matches))) => {
+            accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED));
+            if matches {
+                // A parked turn (or one whose runner died) ends here; a running one at its
+                // next checkpoint.
+                runner::drain(&db, id, &call.principal.id, First::Nothing, None);
+            }
+        }
+        Ok(None) => accepted(out, 200, &Accepted::new(None, status::NO_ACTIVE_TURN)),
+        Err(e) => send_refusal(out, &e),
+    }
+}
+
+/// `POST /eve/v1/session/:id/clear` and `/compact`: queued until the open turn settles.
+pub fn control(call: Call, id: &str, kind: &str, out: ResponseOutparam) {
+    let result = (|| {
+        protocol::control_request(&call.body)?;
+        let db = open_db()?;
+        let store = AgentStore::new(&db);
+        let live = store
+            .session(id, &call.principal.id)
+            .map_err(db_refusal)?
+            .is_some_and(|r| r.state(now_ms()) != SessionState::Ended);
+        if !live {
+            return Ok(None);
+        }
+        store
+            .push_inbox(id, kind, &delivery_id(), "{}", now_ms())
+            .map_err(db_refusal)?;
+        Ok(Some(db))
+    })();
+    match result {
+        Ok(Some(db)) => {
+            accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED));
+            runner::drain(&db, id, &call.principal.id, First::Nothing, None);
+        }
+        Ok(None) => accepted(out, 200, &Accepted::new(None, status::NO_ACTIVE_SESSION)),
+        Err(e) => send_refusal(out, &e),
+    }
+}
+
+/// `POST /eve/v1/session/:id/reset` (optional `reason`): retires the session for good; its
+/// stream ends with `session.completed`.
+pub fn reset(call: Call, id: &str, out: ResponseOutparam) {
+    let result = (|| {
+        protocol::reset_request(&call.body)?;
+        let db = open_db()?;
+        let store = AgentStore::new(&db);
+        if !store
+            .mark_reset(id, &call.principal.id, now_ms())
+            .map_err(db_refusal)?
+        {
+            return Ok(false);
+        }
+        let log = store.all_events(id).map_err(db_refusal)?;
+        let usage = transcript::usage(&log);
+        let end = runner::envelope(
+            Event::SessionCompleted(serde_json::json!({ "usage": usage })),
             &[],
-            &json!({ "interrupted": interrupted }),
-        ),
-        Err(e) => send_error(out, &e),
+        );
+        store.append(id, None, &end, now_ms()).map_err(db_refusal)?;
+        Ok(true)
+    })();
+    match result {
+        Ok(true) => {
+            let mut a = Accepted::new(None, status::RESET);
+            a.previous_session_id = Some(id.to_string());
+            accepted(out, 200, &a)
+        }
+        Ok(false) => accepted(out, 200, &Accepted::new(None, status::NO_ACTIVE_SESSION)),
+        Err(e) => send_refusal(out, &e),
     }
 }
 
@@ -316,19 +279,20 @@ fn oauth_client(connection: &str) -> Option<OAuthClient> {
     OAuthClient::from_lookup(connection, variable)
 }
 
-/// The pending authorization `authorization_id` of the session, with the session's log.
+/// The connection of the pending sign-in `attempt_id` of the session.
 fn pending(
     store: &AgentStore<'_, Db>,
     id: &str,
     principal: &str,
-    authorization_id: &str,
-) -> Result<Option<(Vec<Event>, String)>, ApiError> {
-    load(store, id, principal)?;
-    let log = store.all_events(id).map_err(db_error)?;
-    let connection = turn::pending_authorization(&log)
-        .filter(|(aid, _)| aid == authorization_id)
-        .map(|(_, c)| c);
-    Ok(connection.map(|c| (log, c)))
+    attempt_id: &str,
+) -> Result<Option<String>, Refusal> {
+    if store.session(id, principal).map_err(db_refusal)?.is_none() {
+        return Err(Refusal::session_not_found());
+    }
+    let log = store.all_events(id).map_err(db_refusal)?;
+    Ok(turn::pending_authorization(&log)
+        .filter(|(aid, _)| aid == attempt_id)
+        .map(|(_, c)| c))
 }
 
 fn no_longer_pending(out: ResponseOutparam) {
@@ -344,70 +308,30 @@ fn display_name(connection: &str) -> &str {
     eve_agent::connections::by_id(connection).map_or(connection, |c| c.display_name)
 }
 
-/// Grants `connection`, records `authorization.completed` (granted), answers with a page, and
-/// continues the turn.
-fn grant_and_continue(
-    db: &Db,
-    principal: &str,
-    id: &str,
-    log: &[Event],
-    connection: &str,
-    out: ResponseOutparam,
-) {
-    let store = AgentStore::new(db);
-    let runner_id = random_token();
-    match store.claim(id, principal, &runner_id, now_ms(), None) {
-        Ok(Some(_)) => {}
-        Ok(None) => return send_error(out, &conflict("a turn is running in this session")),
-        Err(e) => return send_error(out, &db_error(e)),
+/// Grants `connection`, answers with a page, and continues the turn (`authorization.completed`
+/// authorized, then the call it waited for).
+fn grant_and_continue(db: &Db, principal: &str, id: &str, connection: &str, out: ResponseOutparam) {
+    if let Err(e) = AgentStore::new(db).grant(principal, connection, now_ms()) {
+        return send_refusal(out, &db_refusal(e));
     }
-    let granted = turn::granted_event(log).expect("the caller checked that it is pending");
-    let written = store
-        .grant(principal, connection, now_ms())
-        .and_then(|_| store.append(id, &runner_id, &granted, now_ms()));
-    if let Err(e) = written {
-        // Best effort: an unreleased lease expires on its own.
-        let _ = store.release(id, &runner_id, now_ms());
-        return send_error(out, &db_error(e));
-    }
-    let context = store
-        .session(id, principal)
-        .ok()
-        .flatten()
-        .and_then(|r| r.client_context);
     send_html(
         out,
         200,
         &format!("{} connected", display_name(connection)),
         "<p>You can close this window; the chat continues.</p>",
     );
-    runner::run(db, id, principal, &runner_id, context.as_deref());
+    runner::drain(db, id, principal, First::Authorize(true), None);
 }
 
-/// Declines the pending authorization and settles the turn.
-fn decline(
-    store: &AgentStore<'_, Db>,
-    principal: &str,
-    id: &str,
-    log: &[Event],
-) -> Result<(), ApiError> {
-    let runner_id = random_token();
-    store
-        .claim(id, principal, &runner_id, now_ms(), None)
-        .map_err(db_error)?
-        .ok_or_else(|| conflict("a turn is running in this session"))?;
-    for e in turn::declined_events(log) {
-        if store
-            .append(id, &runner_id, &e, now_ms())
-            .map_err(db_error)?
-            .is_none()
-        {
-            break;
-        }
-    }
-    // Best effort: an unreleased lease expires on its own.
-    let _ = store.release(id, &runner_id, now_ms());
-    Ok(())
+/// Declines the pending sign-in and continues the turn without the call.
+fn decline_and_continue(db: &Db, principal: &str, id: &str, name: &str, out: ResponseOutparam) {
+    send_html(
+        out,
+        200,
+        &format!("{name} not connected"),
+        "<p>You can close this window.</p>",
+    );
+    runner::drain(db, id, principal, First::Authorize(false), None);
 }
 
 /// The connect page. With OAuth variables for the connection, `GET` redirects to the
@@ -417,14 +341,14 @@ fn decline(
 pub fn authorization(call: Call, id: &str, authorization_id: &str, out: ResponseOutparam) {
     let db = match open_db() {
         Ok(db) => db,
-        Err(e) => return send_error(out, &e),
+        Err(e) => return send_refusal(out, &e),
     };
     let store = AgentStore::new(&db);
     let principal = call.principal.id.as_str();
-    let (log, connection) = match pending(&store, id, principal, authorization_id) {
-        Ok(Some(p)) => p,
+    let connection = match pending(&store, id, principal, authorization_id) {
+        Ok(Some(c)) => c,
         Ok(None) => return no_longer_pending(out),
-        Err(e) => return send_error(out, &e),
+        Err(e) => return send_refusal(out, &e),
     };
     let name = display_name(&connection).to_string();
     let description = eve_agent::connections::by_id(&connection).map_or("", |c| c.description);
@@ -449,33 +373,24 @@ pub fn authorization(call: Call, id: &str, authorization_id: &str, out: Response
     }
     let form = String::from_utf8_lossy(&call.body).to_string();
     match oauth::query_value(&form, "decision").as_deref() {
-        Some("allow") if client.is_some() => send_error(
+        Some("allow") if client.is_some() => send_refusal(
             out,
-            &ApiError::forbidden(format!(
-                "{name} is connected through its provider; open the connect link"
-            )),
-        ),
-        Some("allow") => grant_and_continue(&db, principal, id, &log, &connection, out),
-        Some("deny") => match decline(&store, principal, id, &log) {
-            Ok(()) => send_html(
-                out,
-                200,
-                &format!("{name} not connected"),
-                "<p>You can close this window.</p>",
+            &Refusal::new(
+                403,
+                Some("forbidden"),
+                format!("{name} is connected through its provider; open the connect link"),
             ),
-            Err(e) => send_error(out, &e),
-        },
-        _ => send_error(
-            out,
-            &ApiError::bad_request("decision must be allow or deny"),
         ),
+        Some("allow") => grant_and_continue(&db, principal, id, &connection, out),
+        Some("deny") => decline_and_continue(&db, principal, id, &name, out),
+        _ => send_refusal(out, &Refusal::bad_request("decision must be allow or deny")),
     }
 }
 
-fn callback_uri(call: &Call) -> Result<String, ApiError> {
+fn callback_uri(call: &Call) -> Result<String, Refusal> {
     let origin = call
         .header(APP_ORIGIN_HEADER)
-        .ok_or_else(|| ApiError::bad_request("the app's origin is unknown; set app_base_url"))?;
+        .ok_or_else(|| Refusal::bad_request("the app's origin is unknown; set app_base_url"))?;
     Ok(format!(
         "{}{}",
         origin.trim_end_matches('/'),
@@ -491,8 +406,9 @@ fn redirect_to_provider(
     out: ResponseOutparam,
 ) {
     let result = (|| {
-        let codec = AssertionCodec::state_codec(&eve_spin::auth::config())
-            .ok_or_else(ApiError::unauthorized)?;
+        let codec = upstream_jwt()
+            .map(|j| j.state_codec())
+            .ok_or_else(Refusal::unauthorized)?;
         let state = codec.seal(&FlowState {
             session_id: id.to_string(),
             authorization_id: authorization_id.to_string(),
@@ -509,7 +425,7 @@ fn redirect_to_provider(
             ];
             streaming::respond(out, 302, &headers, b"");
         }
-        Err(e) => send_error(out, &e),
+        Err(e) => send_refusal(out, &e),
     }
 }
 
@@ -518,53 +434,46 @@ fn redirect_to_provider(
 /// continues. A provider error (the user refused) declines the authorization.
 pub fn connection_callback(call: Call, out: ResponseOutparam) {
     let state = oauth::query_value(&call.query, "state").unwrap_or_default();
-    let flow = AssertionCodec::state_codec(&eve_spin::auth::config())
-        .and_then(|codec| codec.open(&state, eve_spin::auth::now_secs()))
+    let flow = upstream_jwt()
+        .and_then(|j| j.state_codec().open(&state, eve_spin::auth::now_secs()))
         .filter(|f| f.principal == call.principal.id);
     let Some(flow) = flow else {
-        return send_error(
+        return send_refusal(
             out,
-            &ApiError::bad_request("invalid or expired authorization state"),
+            &Refusal::bad_request("invalid or expired authorization state"),
         );
     };
     let db = match open_db() {
         Ok(db) => db,
-        Err(e) => return send_error(out, &e),
+        Err(e) => return send_refusal(out, &e),
     };
     let store = AgentStore::new(&db);
     let principal = call.principal.id.as_str();
     let id = flow.session_id.as_str();
-    let (log, connection) = match pending(&store, id, principal, &flow.authorization_id) {
-        Ok(Some(p)) => p,
+    let connection = match pending(&store, id, principal, &flow.authorization_id) {
+        Ok(Some(c)) => c,
         Ok(None) => return no_longer_pending(out),
-        Err(e) => return send_error(out, &e),
+        Err(e) => return send_refusal(out, &e),
     };
     let name = display_name(&connection).to_string();
     if oauth::query_value(&call.query, "error").is_some() {
-        return match decline(&store, principal, id, &log) {
-            Ok(()) => send_html(
-                out,
-                200,
-                &format!("{name} not connected"),
-                "<p>You can close this window.</p>",
-            ),
-            Err(e) => send_error(out, &e),
-        };
+        return decline_and_continue(&db, principal, id, &name, out);
     }
     let (Some(client), Some(code)) = (
         oauth_client(&connection),
         oauth::query_value(&call.query, "code"),
     ) else {
-        return send_error(
+        return send_refusal(
             out,
-            &ApiError::bad_request("missing code, or the connection has no OAuth client"),
+            &Refusal::bad_request("missing code, or the connection has no OAuth client"),
         );
     };
     let token = callback_uri(&call).and_then(|redirect_uri| {
         exchange_code(&client, &code, &redirect_uri).map_err(|e| {
             eprintln!("agent: {name} token exchange failed: {e}");
-            ApiError::new(
-                ErrorCode::Upstream,
+            Refusal::new(
+                502,
+                Some("upstream"),
                 format!("{name} did not accept the authorization: {e}"),
             )
         })
@@ -572,12 +481,12 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
     match token.and_then(|t| {
         store
             .save_token(principal, &connection, &t, now_ms())
-            .map_err(db_error)
+            .map_err(db_refusal)
     }) {
-        Ok(()) => grant_and_continue(&db, principal, id, &log, &connection, out),
+        Ok(()) => grant_and_continue(&db, principal, id, &connection, out),
         Err(e) => send_html(
             out,
-            e.status(),
+            e.status,
             &format!("{name} could not be connected"),
             &format!(
                 "<p>{}</p><p>Close this window and try Connect again, or Skip.</p>",

@@ -1,34 +1,43 @@
-//! `GET /eve/v1/session/:id/stream?startIndex=n`: the session's events from index n, exactly
-//! once each, in order — NDJSON by default, SSE (`id:` = index, `Last-Event-ID` resumes) when
-//! asked for `text/event-stream`. Only persisted events are read, so whatever a reader sees is
-//! durable. A running turn is tailed (short polls) until it settles; a quiet stream gets a
-//! keep-alive well inside Spin's 600 s outbound idle limit. A turn whose runner died (lease
-//! expired, log not settled) is taken over here: resumed in this request (its new events are
-//! written to this reader as they are persisted, and it runs to its end even if this reader
-//! goes away), or settled (see [`crate::runner::take_over`]).
+//! `GET /eve/v1/session/:id/stream`: the session's durable stream from a cursor, as eve serves
+//! it — NDJSON envelopes (SSE with `id:` = index when asked for `text/event-stream`, our
+//! addition), eve's headers, negative cursors from the tail, `follow=false` bounded at the tail
+//! (with `x-eve-stream-tail-index`), and a following stream that stays open after
+//! `session.waiting` until the session ends. Only persisted events are read, so whatever a
+//! reader sees is durable. Quiet streams get a bare-newline keep-alive; with
+//! `streamControlVersion=1` the stream ends after a bounded lifetime with eve's lease-ended
+//! control line, and the client reconnects from its cursor.
+//!
+//! A session whose runner died (lease expired, log unsettled) or whose inbox waits with nobody
+//! to run it is taken over here: its work runs in this request, and its new events are written
+//! to this reader as they are persisted.
 
 use std::time::{Duration, Instant};
 
-use eve_agent::framing::{start_index, StreamFormat};
+use eve_agent::framing::{resolve_start, StreamFormat};
+use eve_agent::protocol::{self, Refusal};
 use eve_agent::store::{AgentStore, SessionState};
-use eve_api::eve::{Event, SESSION_ID_HEADER, SESSION_STATE_HEADER};
-use eve_api::ApiError;
+use eve_api::eve::{
+    Envelope, SESSION_ID_HEADER, STREAM_FORMAT_HEADER, STREAM_VERSION, STREAM_VERSION_HEADER,
+    TAIL_INDEX_HEADER,
+};
 use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming::{sleep_ms, BodyWriter};
 use spin_sdk::http::ResponseOutparam;
 
-use crate::api::{db_error, open_db, send_error, Call};
-use crate::runner::{self, Sink, TakenOver};
+use crate::api::{db_refusal, open_db, send_refusal, Call};
+use crate::runner::{self, First, Sink};
 
 /// Events read per query.
 const PAGE: u32 = 256;
 /// Poll interval while tailing: short after activity, backing off to this when quiet.
 const MIN_POLL_MS: u64 = 5;
 const MAX_POLL_MS: u64 = 100;
-/// A stream ends after this long (the client reconnects from its last index).
+/// A stream without lease control ends after this long (the client reconnects).
 const MAX_STREAM: Duration = Duration::from_secs(30 * 60);
-/// Default keep-alive interval (variable `agent_keepalive_secs`).
-const DEFAULT_KEEPALIVE_SECS: u64 = 15;
+/// A leased stream (`streamControlVersion=1`) lasts this long, as eve's.
+const LEASED_STREAM: Duration = Duration::from_secs(60);
+/// Default keep-alive interval (variable `agent_keepalive_secs`), as eve's heartbeat.
+const DEFAULT_KEEPALIVE_SECS: u64 = 10;
 
 fn keepalive_interval() -> Duration {
     let secs = spin_sdk::variables::get("agent_keepalive_secs")
@@ -39,8 +48,8 @@ fn keepalive_interval() -> Duration {
     Duration::from_secs(secs)
 }
 
-/// The reader of a request that resumed a turn: each event is written as soon as it is
-/// persisted (from the table when it is not the next one this reader expects).
+/// The reader of a request that runs the session's work: each event is written as soon as it
+/// is persisted (from the table when it is not the next one this reader expects).
 struct ReaderSink<'a> {
     w: &'a mut BodyWriter,
     store: &'a AgentStore<'a, Db>,
@@ -53,7 +62,7 @@ struct ReaderSink<'a> {
 
 impl ReaderSink<'_> {
     fn write(&mut self, bytes: &[u8]) {
-        // A reader that went away is not written to again; the turn runs on.
+        // A reader that went away is not written to again; the work runs on.
         if self.w.write(bytes) {
             self.last_write = Instant::now();
         }
@@ -61,12 +70,12 @@ impl ReaderSink<'_> {
 }
 
 impl Sink for ReaderSink<'_> {
-    fn appended(&mut self, index: u64, event: &Event) {
+    fn appended(&mut self, index: u64, envelope: &Envelope) {
         if self.w.closed || index < self.pos {
             return;
         }
         if index == self.pos {
-            let frame = self.format.frame(index, &event.to_json());
+            let frame = self.format.frame(index, &envelope.to_json());
             self.pos = index + 1;
             return self.write(frame.as_bytes());
         }
@@ -98,55 +107,79 @@ impl Sink for ReaderSink<'_> {
 
 pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
     let format = StreamFormat::from_accept(call.header("accept"));
-    let start = match start_index(&call.query, call.header("last-event-id")) {
-        Ok(s) => s,
-        Err(m) => return send_error(out, &ApiError::bad_request(m)),
+    let query = match protocol::stream_query(&call.query, call.header("last-event-id")) {
+        Ok(q) => q,
+        Err(r) => return send_refusal(out, &r),
     };
     let db = match open_db() {
         Ok(db) => db,
-        Err(e) => return send_error(out, &e),
+        Err(r) => return send_refusal(out, &r),
     };
     let store = AgentStore::new(&db);
     let principal = call.principal.id.as_str();
     let row = match store.session(id, principal) {
         Ok(Some(row)) => row,
-        Ok(None) => return send_error(out, &ApiError::not_found("session not found")),
-        Err(e) => return send_error(out, &db_error(e)),
+        Ok(None) => return send_refusal(out, &Refusal::session_not_found()),
+        Err(e) => return send_refusal(out, &db_refusal(e)),
     };
-    let state = row.state(now_ms());
-    let headers = vec![
+    let tail = row.len;
+    let mut headers = vec![
+        (
+            "cache-control".to_string(),
+            b"no-store, no-transform".to_vec(),
+        ),
         (
             "content-type".to_string(),
             format.content_type().as_bytes().to_vec(),
         ),
-        ("cache-control".to_string(), b"no-store".to_vec()),
         ("x-accel-buffering".to_string(), b"no".to_vec()),
         (SESSION_ID_HEADER.to_string(), id.as_bytes().to_vec()),
         (
-            SESSION_STATE_HEADER.to_string(),
-            state.as_str().as_bytes().to_vec(),
+            STREAM_FORMAT_HEADER.to_string(),
+            format.name().as_bytes().to_vec(),
+        ),
+        (
+            STREAM_VERSION_HEADER.to_string(),
+            STREAM_VERSION.to_string().into_bytes(),
         ),
     ];
+    if query.include_tail_index {
+        let t = tail as i64 - 1;
+        headers.push((TAIL_INDEX_HEADER.to_string(), t.to_string().into_bytes()));
+    }
     let mut w = BodyWriter::start(out, 200, &headers);
     w.write(format.preamble().as_bytes());
+    let mut pos = resolve_start(query.start_index, tail);
 
-    // A reader that starts after a still-pending `authorization.required` gets that event (with
-    // its own index) first, so it can always rebuild the Connect / Skip state.
-    if state == SessionState::AwaitingAuthorization {
-        if let Some(last) = row.last_index.filter(|i| *i < start) {
-            if let Ok(Some(e)) = store.event_at(id, last) {
-                w.write(format.frame(e.index, &e.body).as_bytes());
+    if !query.follow {
+        while pos < tail {
+            let events = match store.events_from(id, pos, PAGE) {
+                Ok(e) if !e.is_empty() => e,
+                _ => break,
+            };
+            let mut chunk = String::new();
+            for e in events.iter().take_while(|e| e.index < tail) {
+                chunk.push_str(&format.frame(e.index, &e.body));
+                pos = e.index + 1;
+            }
+            if !w.write(chunk.as_bytes()) {
+                return;
             }
         }
+        return w.finish();
     }
 
     let keepalive = keepalive_interval();
+    let lifetime = if query.stream_control {
+        LEASED_STREAM
+    } else {
+        MAX_STREAM
+    };
     let opened = Instant::now();
     let mut last_write = Instant::now();
-    let mut pos = start;
     let mut poll_ms = MIN_POLL_MS;
-    let mut final_check = false;
-    while opened.elapsed() < MAX_STREAM {
+    let mut ended = false;
+    while opened.elapsed() < lifetime {
         let events = match store.events_from(id, pos, PAGE) {
             Ok(e) => e,
             Err(e) => {
@@ -159,17 +192,17 @@ pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
             for e in &events {
                 chunk.push_str(&format.frame(e.index, &e.body));
                 pos = e.index + 1;
+                ended |= matches!(e.kind.as_str(), "session.completed" | "session.failed");
             }
             if !w.write(chunk.as_bytes()) {
-                return; // The reader went away; the turn (if any) runs on regardless.
+                return; // The reader went away; the work (if any) runs on regardless.
             }
             last_write = Instant::now();
             poll_ms = MIN_POLL_MS;
-            final_check = false;
             continue;
         }
-        if final_check {
-            break;
+        if ended {
+            return w.finish();
         }
         let state = match store.session(id, principal) {
             Ok(Some(row)) => row.state(now_ms()),
@@ -180,37 +213,29 @@ pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
             }
         };
         match state {
-            SessionState::Running => {}
             SessionState::Orphaned => {
-                match runner::take_over(&store, id, principal, false) {
-                    Ok(TakenOver::Resume(turn)) => {
-                        // This reader has every persisted event (it reads until none is
-                        // left before it looks at the state); the sink writes the new ones.
-                        let mut sink = ReaderSink {
-                            w: &mut w,
-                            store: &store,
-                            id,
-                            format,
-                            pos,
-                            last_write,
-                            keepalive,
-                        };
-                        runner::resume(&db, id, principal, turn, Some(&mut sink));
-                        (pos, last_write) = (sink.pos, sink.last_write);
-                        if w.closed {
-                            return;
-                        }
-                    }
-                    Ok(TakenOver::NotOurs | TakenOver::Settled(_)) => {}
-                    Err(e) => eprintln!("agent: taking over an orphaned turn: {e}"),
+                let mut sink = ReaderSink {
+                    w: &mut w,
+                    store: &store,
+                    id,
+                    format,
+                    pos,
+                    last_write,
+                    keepalive,
+                };
+                runner::drain(&db, id, principal, First::Nothing, Some(&mut sink));
+                (pos, last_write) = (sink.pos, sink.last_write);
+                if w.closed {
+                    return;
                 }
                 continue;
             }
-            // Nothing runs: one more read closes the race with the last append, then the end.
-            SessionState::Idle | SessionState::AwaitingAuthorization => {
-                final_check = true;
+            // A reset session's last event is its `session.completed`: read it, then end.
+            SessionState::Ended => {
+                ended = true;
                 continue;
             }
+            SessionState::Running | SessionState::Idle => {}
         }
         if last_write.elapsed() >= keepalive {
             if !w.write(format.keepalive().as_bytes()) {
@@ -219,7 +244,14 @@ pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
             last_write = Instant::now();
         }
         sleep_ms(poll_ms);
-        poll_ms = (poll_ms * 2).min(MAX_POLL_MS);
+        poll_ms = (poll_ms * 2).min(if state == SessionState::Running {
+            MAX_POLL_MS
+        } else {
+            250
+        });
+    }
+    if query.stream_control && !ended {
+        w.write(format.lease_ended().as_bytes());
     }
     w.finish();
 }

@@ -1,61 +1,87 @@
-//! Runs a turn after its POST answered: the [`TurnHost`] over SQLite, holding the session's
-//! lease (renewed every 2 s; a runner that loses it is fenced out of the log), checking the
-//! interrupt flag at the checkpoints (at most every 100 ms), releasing the lease at the end.
+//! Runs a session's work after a request has answered: the [`TurnHost`] over SQLite, holding
+//! the session's lease (renewed every 400 ms; a runner that loses it is fenced out of the log),
+//! checking the cancel request at the checkpoints (at most every 100 ms), releasing the lease
+//! at the end.
 //!
-//! A turn whose runner died (the host was killed; its lease expired) is taken over by the
-//! next request that finds it ([`take_over`]): resumed by replay when the provider is
-//! deterministic ([`resume`]; see `eve_agent::resume`), else settled. A resumed turn runs in
-//! the request that took it over, and its events also go to that request's reader ([`Sink`]).
+//! [`drain`] is the one way work runs: it takes the lease (or leaves, when a live runner has
+//! it — that runner will see the new work), resumes a turn whose runner died
+//! (`eve_agent::resume`), then takes the inbox in order (each message starts a turn, or steers
+//! a parked one; a clear or compact waits its turn), and releases. After releasing it looks
+//! once more, so a message that arrived while it was finishing is never left waiting.
 
-use std::cell::Cell;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use eve_agent::config::{self, ProviderConfig};
 use eve_agent::demo::DemoModel;
+use eve_agent::ids;
 use eve_agent::model::Model;
 use eve_agent::provider::HttpModel;
-use eve_agent::resume::{self, Takeover, RUNNER_LOST, RUNNER_LOST_MESSAGE};
+use eve_agent::resume::{self, Takeover};
 use eve_agent::store::{AgentStore, RENEW_EVERY_MS};
 use eve_agent::tools::ToolHost;
-use eve_agent::turn::{self, Fenced, TurnHost, TurnOutcome};
-use eve_api::eve::Event;
-use eve_auth::crypto::random_token;
+use eve_agent::transcript;
+use eve_agent::turn::{self, Fenced, TurnContext, TurnHost, TurnOutcome};
+use eve_api::eve::{Compaction, ContextCleared, Envelope, Event, InputResponse, MessagePart, Meta};
+use eve_auth::crypto::{random_bytes, random_token};
 use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming::sleep_ms;
+use serde::{Deserialize, Serialize};
 
 use crate::transport::WasiTransport;
 
-/// How often the interrupt flag is read while a turn runs.
+/// How often the cancel request is read while a turn runs.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 
-/// Where a resumed turn's events also go as they are persisted: the reader whose request took
-/// the turn over.
+/// A message waiting in the inbox (its JSON body).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Queued {
+    pub text: String,
+    #[serde(default)]
+    pub parts: Vec<MessagePart>,
+    #[serde(default)]
+    pub client_context: Option<String>,
+}
+
+/// Where events also go as they are persisted: the reader whose request runs the work.
 pub trait Sink {
-    /// `event` was persisted at `index`.
-    fn appended(&mut self, index: u64, event: &Event);
+    /// `envelope` was persisted at `index`.
+    fn appended(&mut self, index: u64, envelope: &Envelope);
     /// Called at the checkpoints (at most every 100 ms): a chance to send a keep-alive.
     fn idle(&mut self);
 }
 
-struct Runner<'a, 's> {
+/// A fresh envelope for `event` (its `meta` is minted here, once).
+pub fn envelope(event: Event, delivery_ids: &[String]) -> Envelope {
+    let now = now_ms();
+    Envelope {
+        event,
+        meta: Meta {
+            at: ids::iso8601(now),
+            id: ids::event_id(now, random_bytes::<10>()),
+            delivery_ids: delivery_ids.to_vec(),
+        },
+    }
+}
+
+struct Runner<'a, 's, 'o> {
     store: AgentStore<'a, Db>,
     session_id: &'a str,
     principal: &'a str,
-    runner_id: &'a str,
-    turn: i64,
+    runner_id: String,
+    /// The log index of the open turn's `turn.started` (a cancel reaches that turn only).
+    turn_start: usize,
+    cancel_at: i64,
+    delivery_ids: Vec<String>,
     last_check: Instant,
     last_renew: Instant,
-    stop: bool,
     lost: bool,
-    /// Set while a resumed turn replays persisted events: the demo model skips its pacing.
-    replaying: Rc<Cell<bool>>,
-    sink: Option<&'s mut dyn Sink>,
+    sink: Option<&'s mut (dyn Sink + 'o)>,
 }
 
-impl Runner<'_, '_> {
+impl Runner<'_, '_, '_> {
     fn check(&mut self) {
-        if self.stop || self.lost || self.last_check.elapsed() < CHECK_EVERY {
+        if self.lost || self.last_check.elapsed() < CHECK_EVERY {
             return;
         }
         self.last_check = Instant::now();
@@ -65,28 +91,43 @@ impl Runner<'_, '_> {
         let state = if self.last_renew.elapsed() >= Duration::from_millis(RENEW_EVERY_MS as u64) {
             self.last_renew = Instant::now();
             self.store
-                .renew(self.session_id, self.runner_id, now_ms())
-                .map(|r| r.map(|(interrupt, turn)| (interrupt, turn, true)))
+                .renew(self.session_id, &self.runner_id, now_ms())
+                .map(|r| r.map(|cancel_at| (cancel_at, true)))
         } else {
             self.store.runner_state(self.session_id).map(|r| {
-                r.map(|(interrupt, turn, owner)| {
-                    (interrupt, turn, owner.as_deref() == Some(self.runner_id))
+                r.map(|(cancel_at, owner, active)| {
+                    (
+                        cancel_at,
+                        active && owner.as_deref() == Some(self.runner_id.as_str()),
+                    )
                 })
             })
         };
         match state {
-            Ok(Some((interrupt, turn, owner))) => {
+            Ok(Some((cancel_at, owner))) => {
                 self.lost = !owner;
-                self.stop = interrupt == turn && turn == self.turn;
+                self.cancel_at = cancel_at;
             }
             Ok(None) => self.lost = true,
             // A passing database error: try again at the next checkpoint.
             Err(e) => eprintln!("agent: checkpoint: {e}"),
         }
     }
+
+    /// Appends one event now (outside a turn, or to open one).
+    fn write(&mut self, event: Event) -> Result<(), Fenced> {
+        self.emit(&event)
+    }
+
+    fn log(&self) -> Result<Vec<Envelope>, Fenced> {
+        self.store.envelopes(self.session_id).map_err(|e| {
+            eprintln!("agent: reading the log: {e}");
+            Fenced
+        })
+    }
 }
 
-impl ToolHost for Runner<'_, '_> {
+impl ToolHost for Runner<'_, '_, '_> {
     fn memory(&mut self) -> Result<String, String> {
         self.store.memory(self.principal)
     }
@@ -110,18 +151,19 @@ impl ToolHost for Runner<'_, '_> {
     }
 }
 
-impl TurnHost for Runner<'_, '_> {
+impl TurnHost for Runner<'_, '_, '_> {
     fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
-        // One retry for a passing error; then this runner gives up the turn (a reader settles it
-        // once the lease expires).
+        let env = envelope(event.clone(), &self.delivery_ids);
+        // One retry for a passing error; then this runner gives up (the next reader or request
+        // takes the session over once the lease expires).
         for _ in 0..2 {
             match self
                 .store
-                .append(self.session_id, self.runner_id, event, now_ms())
+                .append(self.session_id, Some(&self.runner_id), &env, now_ms())
             {
                 Ok(Some(index)) => {
                     if let Some(sink) = self.sink.as_mut() {
-                        sink.appended(index, event);
+                        sink.appended(index, &env);
                     }
                     return Ok(());
                 }
@@ -140,7 +182,7 @@ impl TurnHost for Runner<'_, '_> {
 
     fn stop_requested(&mut self) -> bool {
         self.check();
-        self.stop || self.lost
+        self.lost || resume::cancel_applies(self.cancel_at, self.turn_start)
     }
 
     fn connection_granted(&mut self, connection: &str) -> bool {
@@ -149,24 +191,20 @@ impl TurnHost for Runner<'_, '_> {
             .unwrap_or(false)
     }
 
-    fn store_output_aside(&mut self, tool_call_id: &str, output: &str) {
-        if let Err(e) =
-            self.store
-                .store_tool_output(self.session_id, tool_call_id, output, now_ms())
+    fn store_output_aside(&mut self, call_id: &str, output: &str) {
+        if let Err(e) = self
+            .store
+            .store_tool_output(self.session_id, call_id, output, now_ms())
         {
             eprintln!("agent: storing a large tool output: {e}");
         }
     }
 
-    fn connect_url(&self, authorization_id: &str) -> String {
+    fn connect_url(&self, attempt_id: &str) -> String {
         format!(
-            "/eve/v1/session/{}/authorizations/{authorization_id}",
+            "/eve/v1/session/{}/authorizations/{attempt_id}",
             self.session_id
         )
-    }
-
-    fn set_replaying(&mut self, replaying: bool) {
-        self.replaying.set(replaying);
     }
 }
 
@@ -174,244 +212,297 @@ fn variable(name: &str) -> Option<String> {
     spin_sdk::variables::get(name).ok()
 }
 
-/// Runs the session's current turn to its end (the caller holds the lease as `runner_id`).
-pub fn run(
+/// The configured model and its id, or why there is none.
+fn model() -> Result<(Box<dyn Model>, String), String> {
+    let cfg = config::from_lookup(variable)?;
+    let id = cfg.model_id();
+    let model: Box<dyn Model> = match cfg {
+        ProviderConfig::Demo { pacing_ms } => Box::new(DemoModel {
+            pacing_ms,
+            sleep: sleep_ms,
+        }),
+        ProviderConfig::OpenAi(protocol) => Box::new(HttpModel {
+            protocol,
+            transport: WasiTransport,
+        }),
+        ProviderConfig::Anthropic(protocol) => Box::new(HttpModel {
+            protocol,
+            transport: WasiTransport,
+        }),
+    };
+    Ok((model, id))
+}
+
+/// Runs the open turn of the log to its end or its next wait.
+fn run_turn(r: &mut Runner<'_, '_, '_>, client_context: Option<String>) -> TurnOutcome {
+    let Ok(log) = r.log() else {
+        return TurnOutcome::Fenced;
+    };
+    let events: Vec<Event> = log.iter().map(|e| e.event.clone()).collect();
+    if let Some(open) = transcript::open_turn(&events) {
+        r.turn_start = open.start;
+        if r.delivery_ids.is_empty() {
+            r.delivery_ids = log[open.start].meta.delivery_ids.clone();
+        }
+    }
+    let (mut model, model_id) = match model() {
+        Ok(m) => m,
+        Err(message) => {
+            eprintln!("agent: {message}");
+            let at = transcript::open_turn(&events)
+                .map_or(eve_api::eve::TurnRef::new(0).step(0), |o| {
+                    o.turn.step(o.step)
+                });
+            for e in turn::failed_events(
+                r.session_id,
+                &events,
+                &at,
+                "not_configured",
+                &format!("the model provider is misconfigured: {message}"),
+            ) {
+                if r.write(e).is_err() {
+                    return TurnOutcome::Fenced;
+                }
+            }
+            return TurnOutcome::Failed(message);
+        }
+    };
+    let ctx = TurnContext {
+        session_id: r.session_id.to_string(),
+        model_id,
+        client_context,
+    };
+    turn::run(r, model.as_mut(), events, &ctx)
+}
+
+/// What [`drain`] does first, before the inbox.
+pub enum First {
+    Nothing,
+    /// Answer the parked question (the turn then continues).
+    Answer(Vec<InputResponse>),
+    /// Grant (`true`) or decline the parked sign-in.
+    Authorize(bool),
+}
+
+/// Runs whatever the session has to do, as described in the module documentation.
+pub fn drain(
     db: &Db,
     session_id: &str,
     principal: &str,
-    runner_id: &str,
-    client_context: Option<&str>,
+    mut first: First,
+    mut sink: Option<&mut dyn Sink>,
 ) {
-    let log = match AgentStore::new(db).all_events(session_id) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("agent: reading the log: {e}");
+    loop {
+        let store = AgentStore::new(db);
+        let runner_id = random_token();
+        let cancel_at = match store.claim(session_id, principal, &runner_id, now_ms()) {
+            Ok(Some(c)) => c,
+            Ok(None) => return,
+            Err(e) => {
+                eprintln!("agent: claiming the session: {e}");
+                return;
+            }
+        };
+        let mut r = Runner {
+            store: AgentStore::new(db),
+            session_id,
+            principal,
+            runner_id: runner_id.clone(),
+            turn_start: usize::MAX,
+            cancel_at,
+            delivery_ids: Vec::new(),
+            last_check: Instant::now(),
+            last_renew: Instant::now(),
+            lost: false,
+            sink: sink.as_deref_mut(),
+        };
+        let work = std::mem::replace(&mut first, First::Nothing);
+        let fenced = work_through(&mut r, work).is_err();
+        if fenced {
             return;
         }
-    };
-    drive(
-        db,
-        session_id,
-        principal,
-        runner_id,
-        client_context,
-        log,
-        None,
-        None,
-    );
-}
-
-/// A turn taken over from a dead runner, to be resumed by [`resume`].
-pub struct Resumable {
-    runner_id: String,
-    log: Vec<Event>,
-    start: usize,
-    client_context: Option<String>,
-    lease_expired_ms: i64,
-}
-
-/// What [`take_over`] did.
-pub enum TakenOver {
-    /// Another request holds the lease (it took the turn over first, or a runner is alive).
-    NotOurs,
-    /// The turn is settled now (`true` when events were written to settle it).
-    Settled(bool),
-    /// This request now owns the turn and must [`resume`] it.
-    Resume(Resumable),
-}
-
-/// Takes over the orphaned turn of a session (lease expired, log unsettled): fenced, so of
-/// two takers only one gets it. A turn the user asked to stop (`stop`, or an interrupt that
-/// reached it before its runner died) settles as stopped; a turn of a deterministic provider
-/// is handed back to be resumed; any other settles with `session.failed` (`runner_lost`).
-pub fn take_over(
-    store: &AgentStore<'_, Db>,
-    session_id: &str,
-    principal: &str,
-    stop: bool,
-) -> Result<TakenOver, String> {
-    let before = store.session(session_id, principal)?;
-    let runner_id = random_token();
-    let now = now_ms();
-    let Some((turn, interrupt_turn)) = store.take_over(session_id, principal, &runner_id, now)?
-    else {
-        return Ok(TakenOver::NotOurs);
-    };
-    let log = store.all_events(session_id)?;
-    let row = store.session(session_id, principal)?;
-    // Every persisted event must have been read back, or the replay would misalign.
-    let whole = row
-        .as_ref()
-        .is_some_and(|r| r.next_index() == log.len() as u64);
-    let deterministic = config::from_lookup(variable).is_ok_and(|c| c.replays_deterministically());
-    let stopped = stop || interrupt_turn == turn;
-    let lease_expired_ms = before.map_or(0, |r| now - r.lease_expires);
-    let events = match resume::plan(&log, stopped, deterministic && whole) {
-        Takeover::Resume { start } => {
-            eprintln!(
-                "agent: session {session_id}: its runner died (lease expired {lease_expired_ms} ms ago); \
-                 resuming the turn by replay ({} of its events persisted)",
-                log.len() - start
-            );
-            return Ok(TakenOver::Resume(Resumable {
-                runner_id,
-                log,
-                start,
-                client_context: row.and_then(|r| r.client_context),
-                lease_expired_ms,
-            }));
-        }
-        Takeover::Settle(events) => {
-            eprintln!(
-                "agent: session {session_id}: its runner died; settling the turn ({})",
-                if stopped { "stopped" } else { RUNNER_LOST }
-            );
-            events
-        }
-        Takeover::Nothing => Vec::new(),
-    };
-    let mut wrote = false;
-    for e in &events {
-        if store.append(session_id, &runner_id, e, now_ms())?.is_none() {
-            break;
-        }
-        wrote = true;
-    }
-    store.release(session_id, &runner_id, now_ms())?;
-    Ok(TakenOver::Settled(wrote))
-}
-
-/// Resumes a turn this request took over, to its end; its new events also go to `sink`.
-pub fn resume(
-    db: &Db,
-    session_id: &str,
-    principal: &str,
-    turn: Resumable,
-    sink: Option<&mut dyn Sink>,
-) {
-    let started = Instant::now();
-    let before = turn.log.len();
-    let outcome = drive(
-        db,
-        session_id,
-        principal,
-        &turn.runner_id,
-        turn.client_context.as_deref(),
-        turn.log,
-        Some(turn.start),
-        sink,
-    );
-    let written = AgentStore::new(db)
-        .session(session_id, principal)
-        .ok()
-        .flatten()
-        .map_or(0, |r| r.next_index().saturating_sub(before as u64));
-    eprintln!(
-        "agent: session {session_id}: resumed turn ended {outcome:?} after {} ms \
-         ({written} new events; the lease had expired {} ms before the takeover)",
-        started.elapsed().as_millis(),
-        turn.lease_expired_ms
-    );
-}
-
-/// Runs (`resume_at: None`) or resumes (`Some(start)`) the turn over `log`, then releases the
-/// lease.
-#[allow(clippy::too_many_arguments)]
-fn drive(
-    db: &Db,
-    session_id: &str,
-    principal: &str,
-    runner_id: &str,
-    client_context: Option<&str>,
-    log: Vec<Event>,
-    resume_at: Option<usize>,
-    sink: Option<&mut dyn Sink>,
-) -> TurnOutcome {
-    let store = AgentStore::new(db);
-    let turn_number = store
-        .runner_state(session_id)
-        .ok()
-        .flatten()
-        .map_or(0, |(_, turn, _)| turn);
-    let replaying = Rc::new(Cell::new(false));
-    let mut runner = Runner {
-        store: AgentStore::new(db),
-        session_id,
-        principal,
-        runner_id,
-        turn: turn_number,
-        last_check: Instant::now() - CHECK_EVERY,
-        last_renew: Instant::now(),
-        stop: false,
-        lost: false,
-        replaying: replaying.clone(),
-        sink,
-    };
-    let failed = |runner: &mut Runner<'_, '_>, log: &[Event], message: &str, code: &str| {
-        let events = turn::failed_events(log, message, code);
-        let mut outcome = TurnOutcome::Failed(message.to_string());
-        for e in &events {
-            if runner.emit(e).is_err() {
-                outcome = TurnOutcome::Fenced;
-                break;
-            }
-        }
-        outcome
-    };
-    let outcome = match (config::from_lookup(variable), resume_at) {
-        (Ok(ProviderConfig::Demo { pacing_ms }), _) => {
-            let mut model = DemoModel {
-                pacing_ms,
-                // No pacing while the replay reproduces what is already persisted.
-                sleep: |ms| {
-                    if !replaying.get() {
-                        sleep_ms(ms)
-                    }
-                },
-            };
-            match resume_at {
-                Some(start) => {
-                    turn::resume_turn(&mut runner, &mut model, log, start, client_context)
-                }
-                None => turn::run_turn(&mut runner, &mut model, log, client_context),
-            }
-        }
-        // Only a deterministic provider is resumed (`take_over` checked; the variables may not
-        // change under a running instance, but stay safe).
-        (Ok(_), Some(_)) => failed(&mut runner, &log, RUNNER_LOST_MESSAGE, RUNNER_LOST),
-        (Ok(ProviderConfig::OpenAi(protocol)), None) => {
-            let mut model = HttpModel {
-                protocol,
-                transport: WasiTransport,
-            };
-            turn::run_turn(
-                &mut runner,
-                &mut model as &mut dyn Model,
-                log,
-                client_context,
-            )
-        }
-        (Ok(ProviderConfig::Anthropic(protocol)), None) => {
-            let mut model = HttpModel {
-                protocol,
-                transport: WasiTransport,
-            };
-            turn::run_turn(&mut runner, &mut model, log, client_context)
-        }
-        (Err(message), _) => {
-            eprintln!("agent: {message}");
-            failed(
-                &mut runner,
-                &log,
-                &format!("the model provider is misconfigured: {message}"),
-                "not_configured",
-            )
-        }
-    };
-    if outcome != TurnOutcome::Fenced {
-        if let Err(e) = store.release(session_id, runner_id, now_ms()) {
+        if let Err(e) = store.release(session_id, &runner_id, now_ms()) {
             eprintln!("agent: releasing the lease: {e} (it expires on its own)");
         }
+        // Work that arrived while this runner was finishing.
+        match store.session(session_id, principal) {
+            Ok(Some(row)) if row.inbox > 0 && row.active => {
+                let parked = row.last_type.as_deref() == Some("turn.waiting");
+                let ended = matches!(
+                    row.last_type.as_deref(),
+                    Some("session.failed" | "session.completed")
+                );
+                if ended || (parked && !inbox_steers(&store, session_id)) {
+                    return;
+                }
+            }
+            _ => return,
+        }
     }
-    outcome
+}
+
+/// Whether the inbox's head can act on a parked turn (a message steers it; a clear cancels
+/// it first).
+fn inbox_steers(store: &AgentStore<'_, Db>, session_id: &str) -> bool {
+    store.inbox_head(session_id).ok().flatten().is_some()
+}
+
+fn client_context(r: &Runner<'_, '_, '_>) -> Option<String> {
+    r.store
+        .session(r.session_id, r.principal)
+        .ok()
+        .flatten()
+        .and_then(|s| s.client_context)
+}
+
+fn events_of(log: &[Envelope]) -> Vec<Event> {
+    log.iter().map(|e| e.event.clone()).collect()
+}
+
+fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> {
+    let log = events_of(&r.log()?);
+    // A turn left open by a runner that died, or parked and asked to stop.
+    if let Some(open) = transcript::open_turn(&log) {
+        r.turn_start = open.start;
+    }
+    match resume::plan(&log, r.cancel_at) {
+        Takeover::Cancel => {
+            for e in turn::cancel_events(r.session_id, &log) {
+                r.write(e)?;
+            }
+        }
+        Takeover::Continue => {
+            eprintln!("agent: session {}: resuming its open turn", r.session_id);
+            if run_turn(r, client_context(r)) == TurnOutcome::Fenced {
+                return Err(Fenced);
+            }
+        }
+        Takeover::Nothing => {}
+    }
+    // What the request that called us brought for a parked turn.
+    let log = events_of(&r.log()?);
+    let events = match first {
+        First::Nothing => None,
+        First::Answer(responses) => responses
+            .iter()
+            .find_map(|resp| turn::answer_events(&log, resp)),
+        First::Authorize(true) => turn::granted_events(&log),
+        First::Authorize(false) => turn::declined_events(&log),
+    };
+    if let Some(events) = events {
+        for e in events {
+            r.write(e)?;
+        }
+        if run_turn(r, client_context(r)) == TurnOutcome::Fenced {
+            return Err(Fenced);
+        }
+    }
+    // The inbox, in order.
+    loop {
+        let item = match r.store.inbox_head(r.session_id) {
+            Ok(Some(i)) => i,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                eprintln!("agent: reading the inbox: {e}");
+                return Ok(());
+            }
+        };
+        let log = events_of(&r.log()?);
+        if transcript::is_terminal(&log) {
+            return Ok(());
+        }
+        let delivered = r
+            .store
+            .delivered(r.session_id, &item.delivery_id)
+            .unwrap_or(false);
+        if !delivered {
+            let parked = matches!(log.last(), Some(Event::TurnWaiting(_)));
+            match item.kind.as_str() {
+                "message" => {
+                    let Ok(q) = serde_json::from_str::<Queued>(&item.body) else {
+                        eprintln!("agent: dropping an unreadable inbox message");
+                        let _ = r.store.delete_inbox(r.session_id, item.seq);
+                        continue;
+                    };
+                    if q.client_context.is_some() {
+                        let _ = r.store.set_client_context(
+                            r.session_id,
+                            r.principal,
+                            q.client_context.as_deref(),
+                        );
+                    }
+                    if parked {
+                        if let Some(events) = turn::steer_events(&log, &q.text, &q.parts) {
+                            r.delivery_ids.push(item.delivery_id.clone());
+                            for e in events {
+                                r.write(e)?;
+                            }
+                        }
+                    } else {
+                        let first = !log.iter().any(|e| matches!(e, Event::SessionStarted(_)));
+                        r.delivery_ids = vec![item.delivery_id.clone()];
+                        r.turn_start = log.len() + usize::from(first);
+                        for e in turn::start_events(
+                            transcript::turns_used(&log),
+                            first,
+                            &q.text,
+                            &q.parts,
+                        ) {
+                            r.write(e)?;
+                        }
+                    }
+                    let _ = r.store.delete_inbox(r.session_id, item.seq);
+                    match run_turn(r, client_context(r)) {
+                        TurnOutcome::Fenced => return Err(Fenced),
+                        TurnOutcome::Waiting => return Ok(()),
+                        _ => {}
+                    }
+                    continue;
+                }
+                "clear" | "compact" => {
+                    if parked {
+                        for e in turn::cancel_events(r.session_id, &log) {
+                            r.write(e)?;
+                        }
+                    }
+                    let envelopes = r.log()?;
+                    // A control belongs to no delivery of its own: its events carry the
+                    // latest turn's, as eve's do.
+                    r.delivery_ids = envelopes
+                        .last()
+                        .map(|e| e.meta.delivery_ids.clone())
+                        .unwrap_or_default();
+                    let log = events_of(&envelopes);
+                    let sequence = transcript::turns_used(&log);
+                    let turn_id = format!("turn_{sequence}");
+                    if item.kind == "clear" {
+                        r.write(Event::ContextCleared(ContextCleared {
+                            sequence,
+                            session_id: r.session_id.into(),
+                            turn_id,
+                        }))?;
+                    } else {
+                        let model_id = model().map(|(_, id)| id).unwrap_or_default();
+                        let c = Compaction {
+                            model_id,
+                            sequence,
+                            session_id: r.session_id.into(),
+                            step_index: 0,
+                            turn_id,
+                            usage_input_tokens: Some(transcript::usage(&log).input_tokens as f64),
+                        };
+                        r.write(Event::CompactionRequested(c.clone()))?;
+                        r.write(Event::CompactionCompleted(Compaction {
+                            usage_input_tokens: None,
+                            ..c
+                        }))?;
+                    }
+                    let log = events_of(&r.log()?);
+                    r.write(turn::session_waiting(r.session_id, &log))?;
+                }
+                other => eprintln!("agent: dropping an inbox item of kind {other}"),
+            }
+        }
+        let _ = r.store.delete_inbox(r.session_id, item.seq);
+    }
 }

@@ -1,14 +1,16 @@
 //! `eve-proxy`: the public face of the eve session API (`/eve/v1/*`).
 //!
-//! 1. Routes and validates (`eve_agent::request`): unknown route 404, wrong method 405, bad
-//!    body 400/413/415, message ≤ 8000 characters — before anything is forwarded.
+//! 1. Routes and validates as eve does (`eve_agent::protocol`): unknown route 404, bad body 400
+//!    with eve's texts, 413, 415, message ≤ 8000 characters — before anything is forwarded.
+//!    Every refusal is eve's error body `{"ok":false,"code"?,"error"}`.
 //! 2. Authenticates the session cookie (`eve_spin::auth`; 401), and requires a same-origin
-//!    request for every POST (403).
+//!    request for every POST (403). `GET|HEAD /eve/v1/health` is open.
 //! 3. Counts `chat:send` (25 per hour per principal, variable `chat_send_per_hour`) for each
-//!    message, in an atomic fixed window (`eve_spin::ratelimit`; 429 with `Retry-After`).
-//! 4. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`) with the
-//!    principal in a signed assertion header (`eve_agent::assertion`) — the cookie is not
-//!    forwarded, and the agent trusts nothing else.
+//!    request that starts model work (a message, answers to a question), in an atomic fixed
+//!    window (`eve_spin::ratelimit`; 429 with `Retry-After`).
+//! 4. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`, or any
+//!    real eve agent) with the principal in a short-lived HS256 JWT (`Authorization: Bearer`,
+//!    `eve_agent::jwt`): the scheme eve's `jwtHmac` verifies. The cookie is not forwarded.
 //! 5. Streams the agent's response through as it arrives: status and headers
 //!    (`x-eve-session-id`, content type) first, then each chunk the moment it is read. Nothing
 //!    is buffered; a browser that goes away drops the upstream stream (the turn runs on in the
@@ -16,10 +18,9 @@
 
 use std::time::Duration;
 
-use eve_agent::assertion::AssertionCodec;
-use eve_agent::request::{self, Route, Validated};
-use eve_api::eve::{APP_ORIGIN_HEADER, PRINCIPAL_ASSERTION_HEADER};
-use eve_api::{ApiError, ErrorCode};
+use eve_agent::jwt::UpstreamJwt;
+use eve_agent::protocol::{self, Refusal, Route, SessionRequest};
+use eve_api::eve::APP_ORIGIN_HEADER;
 use eve_spin::streaming::{self, BodyWriter, Read};
 use eve_store::limits::{RatePolicy, CHAT_SEND};
 use spin_sdk::http::{Request, ResponseOutparam};
@@ -42,8 +43,11 @@ const FORWARDED_RESPONSE_HEADERS: &[&str] = &[
     "retry-after",
     "content-security-policy",
     "x-accel-buffering",
+    "www-authenticate",
     "x-eve-session-id",
-    "x-eve-session-state",
+    "x-eve-stream-format",
+    "x-eve-stream-tail-index",
+    "x-eve-stream-version",
 ];
 
 fn variable(name: &str) -> Option<String> {
@@ -64,7 +68,7 @@ fn send_policy() -> RatePolicy {
     }
 }
 
-fn send_error(out: ResponseOutparam, err: &ApiError, set_cookie: Option<&str>) {
+fn send_error(out: ResponseOutparam, err: &Refusal, set_cookie: Option<&str>) {
     let mut headers = vec![
         ("content-type".to_string(), b"application/json".to_vec()),
         ("cache-control".to_string(), b"no-store".to_vec()),
@@ -75,24 +79,31 @@ fn send_error(out: ResponseOutparam, err: &ApiError, set_cookie: Option<&str>) {
     if let Some(c) = set_cookie {
         headers.push(("set-cookie".into(), c.as_bytes().to_vec()));
     }
-    streaming::respond(out, err.status(), &headers, err.to_json().as_bytes());
+    streaming::respond(out, err.status, &headers, err.to_json().as_bytes());
 }
 
 fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
     req.header(name).and_then(|v| v.as_str())
 }
 
-/// Everything before the upstream call: the route, the principal's assertion, the body.
-fn admit(req: &Request) -> Result<(String, Option<String>), (ApiError, Option<String>)> {
+fn api(e: eve_api::ApiError) -> Refusal {
+    Refusal::from_api(&e)
+}
+
+/// Everything before the upstream call: the route, the principal's token, the body.
+fn admit(req: &Request) -> Result<(Option<String>, Option<String>), (Refusal, Option<String>)> {
     let method = req.method().to_string();
-    let route = request::route(&method, req.path()).map_err(|e| (e, None))?;
-    let session = eve_spin::auth::authenticate_session(req).map_err(|e| (e, None))?;
-    let cookie = session.refreshed_cookie.clone();
-    let fail = |e: ApiError| (e, cookie.clone());
-    if method.eq_ignore_ascii_case("POST") {
-        eve_spin::auth::require_same_origin(req).map_err(fail)?;
+    let route = protocol::route(&method, req.path()).map_err(|e| (e, None))?;
+    if route == Route::Health {
+        return Ok((None, None));
     }
-    if matches!(route, Route::Create | Route::Send(_)) {
+    let session = eve_spin::auth::authenticate_session(req).map_err(|e| (api(e), None))?;
+    let cookie = session.refreshed_cookie.clone();
+    let fail = |e: Refusal| (e, cookie.clone());
+    if method == "POST" {
+        eve_spin::auth::require_same_origin(req).map_err(|e| fail(api(e)))?;
+    }
+    if route.takes_session_request() {
         let media = header(req, "content-type")
             .unwrap_or("")
             .split(';')
@@ -101,28 +112,33 @@ fn admit(req: &Request) -> Result<(String, Option<String>), (ApiError, Option<St
             .trim()
             .to_ascii_lowercase();
         if media != "application/json" {
-            return Err(fail(ApiError::new(
-                ErrorCode::UnsupportedMediaType,
-                "expected a JSON body (content-type: application/json)",
+            return Err(fail(Refusal::new(
+                415,
+                Some("unsupported_media_type"),
+                "Expected a JSON body (content-type: application/json).",
             )));
         }
-    }
-    if matches!(route, Route::Create | Route::Send(_)) {
-        let validated = request::validate(req.body(), route == Route::Create).map_err(fail)?;
-        if matches!(validated, Validated::Message { .. }) {
+        let request =
+            protocol::session_request(req.body(), route == Route::Create).map_err(fail)?;
+        if matches!(
+            request,
+            SessionRequest::Message(_) | SessionRequest::InputResponses(_)
+        ) {
             eve_spin::ratelimit::check_policy(send_policy(), &session.principal.id)
-                .map_err(fail)?;
+                .map_err(|e| fail(api(e)))?;
         }
     }
-    let codec = AssertionCodec::from_config(&eve_spin::auth::config())
-        .ok_or_else(|| fail(ApiError::unauthorized()))?;
-    let assertion = codec.seal(&session.principal, eve_spin::auth::now_secs());
-    Ok((assertion, cookie))
+    let jwt = UpstreamJwt::from_config(&eve_spin::auth::config(), variable)
+        .ok_or_else(|| fail(Refusal::unauthorized()))?;
+    Ok((
+        Some(jwt.bearer(&session.principal, eve_spin::auth::now_secs())),
+        cookie,
+    ))
 }
 
 #[http_component]
 async fn handle(req: Request, out: ResponseOutparam) {
-    let (assertion, cookie) = match admit(&req) {
+    let (bearer, cookie) = match admit(&req) {
         Ok(a) => a,
         Err((e, cookie)) => return send_error(out, &e, cookie.as_deref()),
     };
@@ -137,10 +153,9 @@ async fn handle(req: Request, out: ResponseOutparam) {
         .iter()
         .filter_map(|name| header(&req, name).map(|v| (name.to_string(), v.as_bytes().to_vec())))
         .collect();
-    headers.push((
-        PRINCIPAL_ASSERTION_HEADER.to_string(),
-        assertion.into_bytes(),
-    ));
+    if let Some(b) = bearer {
+        headers.push(("authorization".to_string(), b.into_bytes()));
+    }
     // The app's public origin, for the redirect URI of a connection's OAuth flow.
     if let Some(origin) = eve_spin::auth::base_origin(&eve_spin::auth::config(), &req) {
         headers.push((
@@ -161,7 +176,11 @@ async fn handle(req: Request, out: ResponseOutparam) {
             eprintln!("eve-proxy: agent unreachable at {upstream}: {e}");
             return send_error(
                 out,
-                &ApiError::new(ErrorCode::Upstream, "the agent is unreachable; try again"),
+                &Refusal::new(
+                    502,
+                    Some("upstream"),
+                    "The agent is unreachable; try again.",
+                ),
                 cookie.as_deref(),
             );
         }
@@ -174,14 +193,14 @@ async fn handle(req: Request, out: ResponseOutparam) {
             "eve-proxy: agent answered {} without an error body",
             incoming.status
         );
-        let code = if incoming.status == 503 {
-            ErrorCode::NotConfigured
+        let (status, code) = if incoming.status == 503 {
+            (503, "not_configured")
         } else {
-            ErrorCode::Upstream
+            (502, "upstream")
         };
         return send_error(
             out,
-            &ApiError::new(code, "the agent failed; try again"),
+            &Refusal::new(status, Some(code), "The agent failed; try again."),
             cookie.as_deref(),
         );
     }

@@ -79,7 +79,9 @@ mod tests {
     fn model_ids_name_the_provider_and_the_model() {
         assert_eq!(cfg(&[]).unwrap().model_id(), "demo/eve-demo");
         assert_eq!(
-            cfg(&[("llm_provider", "openai"), ("llm_model", "m1")]).unwrap().model_id(),
+            cfg(&[("llm_provider", "openai"), ("llm_model", "m1")])
+                .unwrap()
+                .model_id(),
             "openai/m1"
         );
     }

@@ -199,7 +199,10 @@ mod tests {
     fn ndjson_frames_are_the_envelope_on_one_line_and_sse_frames_carry_the_index() {
         let body = r#"{"type":"turn.started","data":{"sequence":0,"turnId":"turn_0"},"meta":{"at":"x","id":"evt_1"}}"#;
         assert_eq!(StreamFormat::Ndjson.frame(3, body), format!("{body}\n"));
-        assert_eq!(StreamFormat::Sse.frame(3, body), format!("id: 3\ndata: {body}\n\n"));
+        assert_eq!(
+            StreamFormat::Sse.frame(3, body),
+            format!("id: 3\ndata: {body}\n\n")
+        );
     }
 
     #[test]
@@ -215,9 +218,18 @@ mod tests {
 
     #[test]
     fn accept_selects_sse_only_when_it_names_text_event_stream() {
-        assert_eq!(StreamFormat::from_accept(Some("text/event-stream")), StreamFormat::Sse);
-        assert_eq!(StreamFormat::from_accept(Some("application/json, text/event-stream;q=0.9")), StreamFormat::Sse);
-        assert_eq!(StreamFormat::from_accept(Some("application/x-ndjson")), StreamFormat::Ndjson);
+        assert_eq!(
+            StreamFormat::from_accept(Some("text/event-stream")),
+            StreamFormat::Sse
+        );
+        assert_eq!(
+            StreamFormat::from_accept(Some("application/json, text/event-stream;q=0.9")),
+            StreamFormat::Sse
+        );
+        assert_eq!(
+            StreamFormat::from_accept(Some("application/x-ndjson")),
+            StreamFormat::Ndjson
+        );
         assert_eq!(StreamFormat::from_accept(None), StreamFormat::Ndjson);
     }
 
@@ -252,5 +264,4 @@ mod tests {
         assert!(d.push(b"data: partial").is_empty());
         assert!(d.finish().is_none());
     }
-
 }

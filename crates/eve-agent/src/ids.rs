@@ -17,9 +17,7 @@ pub fn ulid(now_ms: i64, random: [u8; 10]) -> String {
 
 /// Whether `s` is a ULID (26 Crockford characters; the first at most `7`).
 pub fn is_ulid(s: &str) -> bool {
-    s.len() == 26
-        && s.as_bytes()[0] <= b'7'
-        && s.bytes().all(|c| CROCKFORD.contains(&c))
+    s.len() == 26 && s.as_bytes()[0] <= b'7' && s.bytes().all(|c| CROCKFORD.contains(&c))
 }
 
 /// An event id: `evt_<ULID>`.
@@ -42,7 +40,14 @@ pub fn delivery_id(mut random: [u8; 16]) -> String {
     random[6] = (random[6] & 0x0f) | 0x40;
     random[8] = (random[8] & 0x3f) | 0x80;
     let h: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 /// Milliseconds since the epoch as ISO-8601 UTC with milliseconds (`meta.at`).

@@ -7,48 +7,128 @@ use serde_json::{json, Value};
 use crate::connections::CONNECTIONS;
 use crate::model::ToolSpec;
 
-/// The agent-info version the reference eve 0.80.1 serves.
+/// The agent-info version the reference eve 0.80.1 serves (its client accepts only this one).
 pub const INFO_VERSION: u64 = 5;
 
-/// The info document for `tools` (every tool the agent may offer) and `model_id`.
+/// eve's description of where something comes from: here, always compiled-in code of this
+/// application (`programmatic` module backing).
+fn source(logical_path: &str) -> Value {
+    json!({
+        "binding": {
+            "backing": {
+                "kind": "programmatic",
+                "moduleId": logical_path,
+                "registryId": "eve-chat",
+                "revision": concat!("eve-chat@", env!("CARGO_PKG_VERSION")),
+            },
+            "logicalPath": logical_path,
+            "owner": { "kind": "application" },
+        },
+        "logicalPath": logical_path,
+        "owner": { "kind": "application" },
+        "sourceId": logical_path,
+        "sourceKind": "module",
+    })
+}
+
+fn with(mut base: Value, extra: Value) -> Value {
+    for (k, v) in extra.as_object().expect("an object") {
+        base[k] = v.clone();
+    }
+    base
+}
+
+/// The info document for `tools` (every tool the agent may offer) and `model_id`
+/// (`provider/model`). It passes eve's client validation (`AgentInfoResultSchema`).
 pub fn agent_info(model_id: &str, tools: &[ToolSpec]) -> Value {
+    let provider = model_id.split('/').next().unwrap_or("demo");
     let tools: Vec<Value> = tools
         .iter()
         .map(|t| {
-            json!({
-                "description": t.description,
-                "hasAuth": crate::connections::for_tool(&t.name).is_some(),
-                "hasExecute": true,
-                "inputSchema": t.input_schema,
-                "name": t.name,
-                "owner": { "kind": "application" },
-                "requiresApproval": false,
-            })
+            with(
+                source(&format!("tools/{}", t.name)),
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "hasAuth": crate::connections::for_tool(&t.name).is_some(),
+                    "hasExecute": true,
+                    "hasModelOutputProjection": false,
+                    "hasOutputSchema": false,
+                    "inputSchema": t.input_schema,
+                    "requiresApproval": false,
+                }),
+            )
         })
         .collect();
     let connections: Vec<Value> = CONNECTIONS
         .iter()
         .map(|c| {
-            json!({
-                "description": c.description,
-                "displayName": c.display_name,
-                "name": c.id,
-                "owner": { "kind": "application" },
-            })
+            with(
+                source(&format!("connections/{}", c.id)),
+                json!({
+                    "connectionName": c.id,
+                    "description": c.description,
+                    "hasApproval": false,
+                    "hasAuthorization": true,
+                    "hasHeaders": false,
+                    "protocol": "builtin",
+                    "url": "",
+                }),
+            )
         })
         .collect();
+    let routes: Vec<Value> = [
+        ("GET", "/eve/v1/health"),
+        ("HEAD", "/eve/v1/health"),
+        ("GET", "/eve/v1/info"),
+        ("POST", "/eve/v1/session"),
+        ("POST", "/eve/v1/session/:sessionId"),
+        ("GET", "/eve/v1/session/:sessionId/stream"),
+        ("POST", "/eve/v1/session/:sessionId/cancel"),
+        ("POST", "/eve/v1/session/:sessionId/clear"),
+        ("POST", "/eve/v1/session/:sessionId/compact"),
+        ("POST", "/eve/v1/session/:sessionId/reset"),
+    ]
+    .iter()
+    .map(|(method, path)| {
+        with(
+            source("channels/eve"),
+            json!({ "name": "eve", "method": method, "urlPath": path }),
+        )
+    })
+    .collect();
     json!({
-        "kind": "eve-agent-info",
-        "version": INFO_VERSION,
-        "mode": "production",
         "agent": {
+            "agentRoot": "crates/eve-agent",
+            "appRoot": ".",
+            "config": source("agent"),
+            "model": {
+                "endpoint": { "kind": "external", "provider": provider },
+                "id": model_id,
+                "routing": { "kind": "external", "provider": provider },
+            },
             "name": "eve-chat",
-            "model": { "id": model_id },
+            "nodeId": "__root__",
         },
-        "capabilities": {},
-        "channels": { "routes": [{ "path": "/eve/v1" }] },
+        "capabilities": { "devRoutes": false },
+        "channels": { "routes": routes, "shadowed": [] },
+        "composition": { "disabled": [], "shadowed": [] },
         "connections": connections,
-        "tools": { "static": tools, "dynamic": [] },
+        "diagnostics": { "discoveryErrors": 0, "discoveryWarnings": 0 },
+        "hooks": [],
+        "instructions": { "dynamic": [], "static": [] },
+        "kernelEffects": [],
+        "kind": "eve-agent-info",
+        "memories": [],
+        "mode": "production",
+        "remoteAgents": { "entries": [], "total": 0 },
+        "sandbox": with(source("sandbox"), json!({ "revisionHash": "none" })),
+        "schedules": [],
+        "skills": { "dynamic": [], "static": [] },
+        "subagents": { "local": [], "total": 0 },
+        "tools": { "dynamic": [], "static": tools },
+        "version": INFO_VERSION,
+        "workspace": { "resourceRoot": null, "rootEntries": [] },
     })
 }
 
@@ -70,6 +150,10 @@ mod tests {
             .map(|t| t["name"].as_str().unwrap())
             .collect();
         assert!(names.contains(&"get_weather") && names.contains(&"ask_user"));
-        assert_eq!(v["connections"].as_array().unwrap().len(), CONNECTIONS.len());
+        assert_eq!(
+            v["connections"].as_array().unwrap().len(),
+            CONNECTIONS.len()
+        );
+        assert_eq!(v["version"], 5);
     }
 }

@@ -61,13 +61,24 @@ impl std::fmt::Debug for UpstreamJwt {
 impl UpstreamJwt {
     /// The codec of this configuration (`lookup` reads Spin variables); `None` when no key is
     /// available (sign-in is not configured: the proxy answers 401 anyway).
-    pub fn from_config(config: &AuthConfig, lookup: impl Fn(&str) -> Option<String>) -> Option<Self> {
-        let var = |n: &str| lookup(n).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    pub fn from_config(
+        config: &AuthConfig,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Option<Self> {
+        let var = |n: &str| {
+            lookup(n)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
         let secret = match var("eve_jwt_secret") {
             Some(s) if s.chars().count() >= MIN_SECRET_CHARS => s.into_bytes(),
             Some(_) => return None,
             None => match config.usable_session_secret() {
-                Some(s) => hex(&hmac_sha256(s.expose().as_bytes(), b"eve-chat upstream jwt")).into_bytes(),
+                Some(s) => hex(&hmac_sha256(
+                    s.expose().as_bytes(),
+                    b"eve-chat upstream jwt",
+                ))
+                .into_bytes(),
                 None if config.mode() == AuthMode::LocalDev => LOCAL_DEV_KEY.as_bytes().to_vec(),
                 None => return None,
             },
@@ -126,13 +137,16 @@ impl UpstreamJwt {
         let fresh = claims.exp + CLOCK_SKEW_SECS >= now_secs
             && claims.iat <= now_secs + CLOCK_SKEW_SECS
             && claims.exp <= claims.iat + TOKEN_TTL_SECS;
-        (fresh && claims.iss == self.issuer && claims.aud == self.audience && !claims.sub.is_empty())
-            .then_some(Principal {
-                id: claims.sub,
-                mode: claims.mode,
-                name: claims.name,
-                email: claims.email,
-            })
+        (fresh
+            && claims.iss == self.issuer
+            && claims.aud == self.audience
+            && !claims.sub.is_empty())
+        .then_some(Principal {
+            id: claims.sub,
+            mode: claims.mode,
+            name: claims.name,
+            email: claims.email,
+        })
     }
 
     /// The `Authorization` header value of a token.
@@ -143,7 +157,9 @@ impl UpstreamJwt {
     /// The token of an `Authorization: Bearer …` header value.
     pub fn from_bearer(header: &str) -> Option<&str> {
         let (scheme, token) = header.trim().split_once(' ')?;
-        scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
+        scheme
+            .eq_ignore_ascii_case("bearer")
+            .then_some(token.trim())
     }
 
     /// The key of connection OAuth `state` values, derived from the same secret.
@@ -169,7 +185,11 @@ mod tests {
 
     #[test]
     fn a_minted_token_verifies_to_its_principal() {
-        let j = UpstreamJwt::new("a shared secret of at least 32 characters", "eve-chat", "eve-agent");
+        let j = UpstreamJwt::new(
+            "a shared secret of at least 32 characters",
+            "eve-chat",
+            "eve-agent",
+        );
         let t = j.mint(&alice(), NOW);
         assert_eq!(t.split('.').count(), 3);
         assert_eq!(j.verify(&t, NOW + 10), Some(alice()));
@@ -177,27 +197,55 @@ mod tests {
 
     #[test]
     fn the_token_is_a_standard_hs256_jwt_with_sub_iss_aud_and_exp() {
-        let j = UpstreamJwt::new("a shared secret of at least 32 characters", "iss-x", "aud-y");
+        let j = UpstreamJwt::new(
+            "a shared secret of at least 32 characters",
+            "iss-x",
+            "aud-y",
+        );
         let t = j.mint(&alice(), NOW);
         let mut p = t.split('.');
-        let header: serde_json::Value = serde_json::from_slice(&b64url_decode(p.next().unwrap()).unwrap()).unwrap();
-        let claims: serde_json::Value = serde_json::from_slice(&b64url_decode(p.next().unwrap()).unwrap()).unwrap();
+        let header: serde_json::Value =
+            serde_json::from_slice(&b64url_decode(p.next().unwrap()).unwrap()).unwrap();
+        let claims: serde_json::Value =
+            serde_json::from_slice(&b64url_decode(p.next().unwrap()).unwrap()).unwrap();
         assert_eq!(header["alg"], "HS256");
         assert_eq!(claims["sub"], "alice");
         assert_eq!(claims["iss"], "iss-x");
         assert_eq!(claims["aud"], "aud-y");
-        assert_eq!(claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap(), TOKEN_TTL_SECS);
+        assert_eq!(
+            claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap(),
+            TOKEN_TTL_SECS
+        );
     }
 
     #[test]
     fn expired_foreign_tampered_or_misaddressed_tokens_are_refused() {
-        let j = UpstreamJwt::new("a shared secret of at least 32 characters", "eve-chat", "eve-agent");
+        let j = UpstreamJwt::new(
+            "a shared secret of at least 32 characters",
+            "eve-chat",
+            "eve-agent",
+        );
         let t = j.mint(&alice(), NOW);
-        assert_eq!(j.verify(&t, NOW + TOKEN_TTL_SECS + CLOCK_SKEW_SECS + 1), None);
-        assert_eq!(j.verify(&t, NOW - CLOCK_SKEW_SECS - 1), None, "issued in the future");
-        let other = UpstreamJwt::new("another secret of at least 32 characters", "eve-chat", "eve-agent");
+        assert_eq!(
+            j.verify(&t, NOW + TOKEN_TTL_SECS + CLOCK_SKEW_SECS + 1),
+            None
+        );
+        assert_eq!(
+            j.verify(&t, NOW - CLOCK_SKEW_SECS - 1),
+            None,
+            "issued in the future"
+        );
+        let other = UpstreamJwt::new(
+            "another secret of at least 32 characters",
+            "eve-chat",
+            "eve-agent",
+        );
         assert_eq!(other.verify(&t, NOW), None);
-        let aud = UpstreamJwt::new("a shared secret of at least 32 characters", "eve-chat", "other");
+        let aud = UpstreamJwt::new(
+            "a shared secret of at least 32 characters",
+            "eve-chat",
+            "other",
+        );
         assert_eq!(aud.verify(&t, NOW), None);
         let mut bad = t.clone();
         bad.insert(t.find('.').unwrap() + 3, 'x');

@@ -90,7 +90,11 @@ impl Refusal {
     }
     /// eve's answer to an unknown or inactive session on a send.
     pub fn session_not_active() -> Self {
-        Refusal::new(409, Some("session_not_active"), "The session is no longer active.")
+        Refusal::new(
+            409,
+            Some("session_not_active"),
+            "The session is no longer active.",
+        )
     }
     /// eve's answer to a stream of an unknown session.
     pub fn session_not_found() -> Self {
@@ -107,10 +111,18 @@ impl Refusal {
         Refusal::new(401, Some("unauthorized"), "Sign in first.")
     }
     pub fn too_large() -> Self {
-        Refusal::new(413, Some("payload_too_large"), "The request body is too large.")
+        Refusal::new(
+            413,
+            Some("payload_too_large"),
+            "The request body is too large.",
+        )
     }
     pub fn unavailable() -> Self {
-        Refusal::new(503, Some("not_configured"), "The database is not available.")
+        Refusal::new(
+            503,
+            Some("not_configured"),
+            "The database is not available.",
+        )
     }
     /// From the app's error envelope (auth, rate limits): same status, its code.
     pub fn from_api(e: &eve_api::ApiError) -> Self {
@@ -139,9 +151,16 @@ impl Refusal {
 pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
     let full = path;
     let path = path.strip_prefix(PREFIX).unwrap_or(path);
-    let path = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(path);
+    let path = path
+        .strip_suffix('/')
+        .filter(|p| !p.is_empty())
+        .unwrap_or(path);
     let no_route = || Refusal::no_route(method, full);
-    let segments: Vec<&str> = path.strip_prefix('/').ok_or_else(no_route)?.split('/').collect();
+    let segments: Vec<&str> = path
+        .strip_prefix('/')
+        .ok_or_else(no_route)?
+        .split('/')
+        .collect();
     if segments.iter().any(|s| s.is_empty()) {
         return Err(no_route());
     }
@@ -178,7 +197,8 @@ pub fn is_session_id(id: &str) -> bool {
 fn is_token(s: &str, max: usize) -> bool {
     !s.is_empty()
         && s.len() <= max
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// A validated `POST /session` or `POST /session/:id` body.
@@ -211,7 +231,11 @@ fn object(body: &[u8], empty_ok: bool) -> Result<serde_json::Map<String, Value>,
         return Err(Refusal::too_large());
     }
     if body.iter().all(u8::is_ascii_whitespace) {
-        return if empty_ok { Ok(Default::default()) } else { Err(invalid_json()) };
+        return if empty_ok {
+            Ok(Default::default())
+        } else {
+            Err(invalid_json())
+        };
     }
     let v: Value = serde_json::from_slice(body).map_err(|_| invalid_json())?;
     match v {
@@ -281,9 +305,8 @@ pub fn session_request(body: &[u8], new_session: bool) -> Result<SessionRequest,
                         "Unsupported message part type \"{t}\". Use 'text' or 'file'."
                     )));
                 }
-                let part: MessagePart = serde_json::from_value(item.clone()).map_err(|_| {
-                    Refusal::bad_request(format!("Invalid '{t}' message part."))
-                })?;
+                let part: MessagePart = serde_json::from_value(item.clone())
+                    .map_err(|_| Refusal::bad_request(format!("Invalid '{t}' message part.")))?;
                 parts.push(part);
             }
             if parts.len() > MAX_PARTS {
@@ -362,7 +385,9 @@ pub fn cancel_request(body: &[u8]) -> Result<Option<String>, Refusal> {
     match m.get("turnId") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err(Refusal::bad_request("Expected 'turnId' to be a non-empty string.")),
+        Some(_) => Err(Refusal::bad_request(
+            "Expected 'turnId' to be a non-empty string.",
+        )),
     }
 }
 
@@ -372,7 +397,9 @@ pub fn reset_request(body: &[u8]) -> Result<Option<String>, Refusal> {
     match m.get("reason") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err(Refusal::bad_request("Expected 'reason' to be a non-empty string.")),
+        Some(_) => Err(Refusal::bad_request(
+            "Expected 'reason' to be a non-empty string.",
+        )),
     }
 }
 
@@ -395,7 +422,10 @@ pub struct StreamQuery {
 /// Parses the stream query (`Last-Event-ID`, SSE's resume header, wins over `startIndex`).
 pub fn stream_query(query: &str, last_event_id: Option<&str>) -> Result<StreamQuery, Refusal> {
     let param = |name: &str| crate::framing::query_param(query, name);
-    let start_index = match (last_event_id.map(str::trim).filter(|s| !s.is_empty()), param("startIndex")) {
+    let start_index = match (
+        last_event_id.map(str::trim).filter(|s| !s.is_empty()),
+        param("startIndex"),
+    ) {
         (Some(id), _) => id
             .parse::<u64>()
             .map(|i| i as i64 + 1)
@@ -424,12 +454,24 @@ mod tests {
         assert_eq!(route("GET", "/eve/v1/health"), Ok(Route::Health));
         assert_eq!(route("HEAD", "/eve/v1/health"), Ok(Route::Health));
         assert_eq!(route("POST", "/eve/v1/session"), Ok(Route::Create));
-        assert_eq!(route("POST", "/eve/v1/session/x/cancel"), Ok(Route::Cancel("x".into())));
-        assert_eq!(route("POST", "/eve/v1/session/x/reset"), Ok(Route::Reset("x".into())));
-        assert_eq!(route("GET", "/eve/v1/session/x/stream"), Ok(Route::Stream("x".into())));
+        assert_eq!(
+            route("POST", "/eve/v1/session/x/cancel"),
+            Ok(Route::Cancel("x".into()))
+        );
+        assert_eq!(
+            route("POST", "/eve/v1/session/x/reset"),
+            Ok(Route::Reset("x".into()))
+        );
+        assert_eq!(
+            route("GET", "/eve/v1/session/x/stream"),
+            Ok(Route::Stream("x".into()))
+        );
         let e = route("GET", "/eve/v1/session").unwrap_err();
         assert_eq!(e.status, 404);
-        assert_eq!(e.message, "Cannot find any route matching [GET] /eve/v1/session");
+        assert_eq!(
+            e.message,
+            "Cannot find any route matching [GET] /eve/v1/session"
+        );
         assert_eq!(route("POST", "/eve/v1/nope").unwrap_err().status, 404);
         assert_eq!(route("post", "/eve/v1/session").unwrap_err().status, 404);
         assert_eq!(route("POST", "/eve/v1//session").unwrap_err().status, 404);
@@ -441,17 +483,44 @@ mod tests {
         assert_eq!(msg("{bad json", true), "Invalid JSON body.");
         assert_eq!(msg("", false), "Invalid JSON body.");
         assert_eq!(msg("[1,2]", false), "Expected a JSON object.");
-        assert_eq!(msg(r#"{"message":""}"#, false), "Expected a non-empty 'message' or a non-empty 'inputResponses' array.");
-        assert_eq!(msg("{}", false), "Expected a non-empty 'message' or a non-empty 'inputResponses' array.");
-        assert_eq!(msg(r#"{"message":42}"#, false), "Expected 'message' to be a string or an array of text/file parts.");
         assert_eq!(
-            msg(r#"{"message":"hi","inputResponses":[{"requestId":"a","optionId":"b"}]}"#, false),
+            msg(r#"{"message":""}"#, false),
+            "Expected a non-empty 'message' or a non-empty 'inputResponses' array."
+        );
+        assert_eq!(
+            msg("{}", false),
+            "Expected a non-empty 'message' or a non-empty 'inputResponses' array."
+        );
+        assert_eq!(
+            msg(r#"{"message":42}"#, false),
+            "Expected 'message' to be a string or an array of text/file parts."
+        );
+        assert_eq!(
+            msg(
+                r#"{"message":"hi","inputResponses":[{"requestId":"a","optionId":"b"}]}"#,
+                false
+            ),
             "'message' and 'inputResponses' are mutually exclusive."
         );
-        assert_eq!(msg(r#"{"inputResponses":[{"requestId":"a","optionId":"b"}]}"#, true), "'inputResponses' is only accepted for an existing session.");
-        assert_eq!(msg(r#"{"inputResponses":[]}"#, false), "Expected 'inputResponses' to be a non-empty array.");
-        assert_eq!(msg(r#"{"message":"hi","turnPolicy":"bogus"}"#, false), "Expected 'turnPolicy' to be either 'queue' or 'steer'.");
-        assert_eq!(msg(r#"{"message":[{"type":"image"}]}"#, true), "Unsupported message part type \"image\". Use 'text' or 'file'.");
+        assert_eq!(
+            msg(
+                r#"{"inputResponses":[{"requestId":"a","optionId":"b"}]}"#,
+                true
+            ),
+            "'inputResponses' is only accepted for an existing session."
+        );
+        assert_eq!(
+            msg(r#"{"inputResponses":[]}"#, false),
+            "Expected 'inputResponses' to be a non-empty array."
+        );
+        assert_eq!(
+            msg(r#"{"message":"hi","turnPolicy":"bogus"}"#, false),
+            "Expected 'turnPolicy' to be either 'queue' or 'steer'."
+        );
+        assert_eq!(
+            msg(r#"{"message":[{"type":"image"}]}"#, true),
+            "Unsupported message part type \"image\". Use 'text' or 'file'."
+        );
     }
 
     #[test]
@@ -471,33 +540,67 @@ mod tests {
 
     #[test]
     fn input_responses_need_a_request_id_and_an_option_or_text() {
-        let Ok(SessionRequest::InputResponses(r)) =
-            session_request(br#"{"inputResponses":[{"requestId":"req_1","text":"blue"}]}"#, false)
-        else {
+        let Ok(SessionRequest::InputResponses(r)) = session_request(
+            br#"{"inputResponses":[{"requestId":"req_1","text":"blue"}]}"#,
+            false,
+        ) else {
             panic!()
         };
         assert_eq!(r[0].text.as_deref(), Some("blue"));
         assert!(session_request(br#"{"inputResponses":[{"requestId":"req_1"}]}"#, false).is_err());
-        assert!(session_request(br#"{"inputResponses":[{"requestId":"r","text":"x","extra":1}]}"#, false).is_err());
+        assert!(session_request(
+            br#"{"inputResponses":[{"requestId":"r","text":"x","extra":1}]}"#,
+            false
+        )
+        .is_err());
     }
 
     #[test]
     fn controls_take_eves_optional_fields() {
         assert_eq!(cancel_request(b""), Ok(None));
-        assert_eq!(cancel_request(br#"{"turnId":"turn_3"}"#), Ok(Some("turn_3".into())));
-        assert_eq!(cancel_request(br#"{"turnId":""}"#).unwrap_err().message, "Expected 'turnId' to be a non-empty string.");
-        assert_eq!(reset_request(br#"{"reason":""}"#).unwrap_err().message, "Expected 'reason' to be a non-empty string.");
-        assert_eq!(control_request(b"{bad").unwrap_err().message, "Invalid JSON body.");
+        assert_eq!(
+            cancel_request(br#"{"turnId":"turn_3"}"#),
+            Ok(Some("turn_3".into()))
+        );
+        assert_eq!(
+            cancel_request(br#"{"turnId":""}"#).unwrap_err().message,
+            "Expected 'turnId' to be a non-empty string."
+        );
+        assert_eq!(
+            reset_request(br#"{"reason":""}"#).unwrap_err().message,
+            "Expected 'reason' to be a non-empty string."
+        );
+        assert_eq!(
+            control_request(b"{bad").unwrap_err().message,
+            "Invalid JSON body."
+        );
     }
 
     #[test]
     fn stream_queries_take_negative_cursors_and_follow_false_implies_the_tail_index() {
         let q = stream_query("startIndex=-2&follow=false", None).unwrap();
-        assert_eq!((q.start_index, q.follow, q.include_tail_index), (-2, false, true));
+        assert_eq!(
+            (q.start_index, q.follow, q.include_tail_index),
+            (-2, false, true)
+        );
         let q = stream_query("startIndex=3&streamControlVersion=1", None).unwrap();
-        assert_eq!((q.start_index, q.follow, q.include_tail_index, q.stream_control), (3, true, false, true));
-        assert_eq!(stream_query("startIndex=x", None).unwrap_err().message, "Expected startIndex to be an integer.");
-        assert_eq!(stream_query("startIndex=1", Some("9")).unwrap().start_index, 10);
+        assert_eq!(
+            (
+                q.start_index,
+                q.follow,
+                q.include_tail_index,
+                q.stream_control
+            ),
+            (3, true, false, true)
+        );
+        assert_eq!(
+            stream_query("startIndex=x", None).unwrap_err().message,
+            "Expected startIndex to be an integer."
+        );
+        assert_eq!(
+            stream_query("startIndex=1", Some("9")).unwrap().start_index,
+            10
+        );
     }
 
     #[test]
@@ -506,6 +609,9 @@ mod tests {
             Refusal::session_not_active().to_json(),
             r#"{"ok":false,"code":"session_not_active","error":"The session is no longer active."}"#
         );
-        assert_eq!(Refusal::session_not_found().to_json(), r#"{"ok":false,"error":"Session not found."}"#);
+        assert_eq!(
+            Refusal::session_not_found().to_json(),
+            r#"{"ok":false,"error":"Session not found."}"#
+        );
     }
 }

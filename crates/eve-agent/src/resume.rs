@@ -26,8 +26,8 @@ pub enum Takeover {
 pub fn plan(log: &[Event], cancel_at: i64) -> Takeover {
     match transcript::open_turn(log) {
         None => Takeover::Nothing,
-        Some(open) if open.waiting.is_some() => Takeover::Nothing,
-        Some(open) if cancel_at > open.start as i64 => Takeover::Cancel,
+        Some(open) if cancel_applies(cancel_at, open.start) => Takeover::Cancel,
+        Some(_) if matches!(log.last(), Some(Event::TurnWaiting(_))) => Takeover::Nothing,
         Some(_) => Takeover::Continue,
     }
 }
@@ -63,13 +63,14 @@ mod tests {
     }
 
     #[test]
-    fn a_parked_turn_is_not_resumed() {
+    fn a_parked_turn_is_not_resumed_but_can_be_cancelled() {
         let mut log = open();
         log.push(Event::TurnWaiting(TurnWaiting {
             on: "input".into(),
             at: TurnRef::new(0),
         }));
         assert_eq!(plan(&log, -1), Takeover::Nothing);
+        assert_eq!(plan(&log, 3), Takeover::Cancel);
     }
 
     #[test]

@@ -36,7 +36,8 @@ pub const RENEW: &str =
 pub const SELECT_RUNNER_STATE: &str =
     "SELECT cancel_at, lease_owner, status FROM eve_session WHERE id = ?1";
 
-pub const RELEASE: &str = "UPDATE eve_session SET lease_owner = NULL, lease_expires = 0, updated_at = ?3 \
+pub const RELEASE: &str =
+    "UPDATE eve_session SET lease_owner = NULL, lease_expires = 0, updated_at = ?3 \
     WHERE id = ?1 AND lease_owner = ?2";
 
 /// Asks the turn open at `?3` (the log's length when the cancel arrived) to stop.
@@ -49,21 +50,22 @@ pub const SET_CLIENT_CONTEXT: &str =
 pub const MARK_RESET: &str = "UPDATE eve_session SET status = 'reset', updated_at = ?3 \
     WHERE id = ?1 AND principal = ?2 AND status = 'active' RETURNING id";
 
-/// Appends at the next index, only while `?5` holds the lease.
+/// Appends at the next index, only while `?5` holds the lease of an active session (a reset
+/// fences its runner out too).
 pub const APPEND_EVENT: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
     SELECT ?1, (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), ?2, ?3, ?4 \
-    WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?5) RETURNING idx";
+    WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?5 AND status = 'active') RETURNING idx";
 
 /// Appends without a lease: the terminal events of a reset (the runner, if any, is fenced
 /// off by the status change).
-pub const APPEND_EVENT_UNLEASED: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
+pub const APPEND_EVENT_UNLEASED: &str =
+    "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
     SELECT ?1, (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), ?2, ?3, ?4 RETURNING idx";
 
 pub const SELECT_EVENTS_FROM: &str =
     "SELECT idx, type, body FROM eve_event WHERE session_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3";
 
-pub const SELECT_ALL_EVENTS: &str =
-    "SELECT body FROM eve_event WHERE session_id = ?1 ORDER BY idx";
+pub const SELECT_ALL_EVENTS: &str = "SELECT body FROM eve_event WHERE session_id = ?1 ORDER BY idx";
 
 pub const COUNT_EVENTS: &str = "SELECT COUNT(*) FROM eve_event WHERE session_id = ?1";
 
@@ -189,7 +191,10 @@ impl<'a, S: Sql> AgentStore<'a, S> {
 
     pub fn create_session(&self, id: &str, principal: &str, now_ms: i64) -> Result<(), String> {
         self.db
-            .execute(INSERT_SESSION, vec![id.into(), principal.into(), now_ms.into()])
+            .execute(
+                INSERT_SESSION,
+                vec![id.into(), principal.into(), now_ms.into()],
+            )
             .map(|_| ())
     }
 
@@ -260,20 +265,40 @@ impl<'a, S: Sql> AgentStore<'a, S> {
     }
 
     /// Asks the turn open at log length `at` to stop.
-    pub fn request_cancel(&self, id: &str, principal: &str, at: u64, now_ms: i64) -> Result<(), String> {
+    pub fn request_cancel(
+        &self,
+        id: &str,
+        principal: &str,
+        at: u64,
+        now_ms: i64,
+    ) -> Result<(), String> {
         self.db
             .execute(
                 REQUEST_CANCEL,
-                vec![id.into(), principal.into(), (at as i64).into(), now_ms.into()],
+                vec![
+                    id.into(),
+                    principal.into(),
+                    (at as i64).into(),
+                    now_ms.into(),
+                ],
             )
             .map(|_| ())
     }
 
-    pub fn set_client_context(&self, id: &str, principal: &str, context: Option<&str>) -> Result<(), String> {
+    pub fn set_client_context(
+        &self,
+        id: &str,
+        principal: &str,
+        context: Option<&str>,
+    ) -> Result<(), String> {
         self.db
             .execute(
                 SET_CLIENT_CONTEXT,
-                vec![id.into(), principal.into(), context.map_or(SqlValue::Null, Into::into)],
+                vec![
+                    id.into(),
+                    principal.into(),
+                    context.map_or(SqlValue::Null, Into::into),
+                ],
             )
             .map(|_| ())
     }
@@ -357,7 +382,13 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         self.db
             .execute(
                 INSERT_INBOX,
-                vec![id.into(), kind.into(), delivery_id.into(), body.into(), now_ms.into()],
+                vec![
+                    id.into(),
+                    kind.into(),
+                    delivery_id.into(),
+                    body.into(),
+                    now_ms.into(),
+                ],
             )
             .map(|_| ())
     }
@@ -550,14 +581,34 @@ mod tests {
         let db = db();
         let s = AgentStore::new(&db);
         s.create_session("wrun_a", "p", 1).unwrap();
-        assert_eq!(s.append("wrun_a", Some("r1"), &env(0), 2).unwrap(), None, "no lease yet");
+        assert_eq!(
+            s.append("wrun_a", Some("r1"), &env(0), 2).unwrap(),
+            None,
+            "no lease yet"
+        );
         assert!(s.claim("wrun_a", "p", "r1", 10).unwrap().is_some());
-        assert!(s.claim("wrun_a", "p", "r2", 11).unwrap().is_none(), "a live lease is not taken");
-        assert_eq!(s.append("wrun_a", Some("r1"), &env(0), 12).unwrap(), Some(0));
-        assert_eq!(s.append("wrun_a", Some("r1"), &env(1), 13).unwrap(), Some(1));
-        assert_eq!(s.append("wrun_a", Some("r2"), &env(2), 14).unwrap(), None, "fenced");
+        assert!(
+            s.claim("wrun_a", "p", "r2", 11).unwrap().is_none(),
+            "a live lease is not taken"
+        );
+        assert_eq!(
+            s.append("wrun_a", Some("r1"), &env(0), 12).unwrap(),
+            Some(0)
+        );
+        assert_eq!(
+            s.append("wrun_a", Some("r1"), &env(1), 13).unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            s.append("wrun_a", Some("r2"), &env(2), 14).unwrap(),
+            None,
+            "fenced"
+        );
         // An expired lease is taken over, and the old runner is fenced out.
-        assert!(s.claim("wrun_a", "p", "r2", 12 + LEASE_MS + 1).unwrap().is_some());
+        assert!(s
+            .claim("wrun_a", "p", "r2", 12 + LEASE_MS + 1)
+            .unwrap()
+            .is_some());
         assert_eq!(s.append("wrun_a", Some("r1"), &env(2), 15).unwrap(), None);
         assert_eq!(s.len("wrun_a").unwrap(), 2);
         assert_eq!(s.envelopes("wrun_a").unwrap()[1], env(1));
@@ -574,7 +625,10 @@ mod tests {
         assert!(s.mark_reset("wrun_a", "p", 2).unwrap());
         assert!(!s.mark_reset("wrun_a", "p", 3).unwrap());
         assert!(s.claim("wrun_a", "p", "r", 4).unwrap().is_none());
-        assert_eq!(s.session("wrun_a", "p").unwrap().unwrap().state(5), SessionState::Ended);
+        assert_eq!(
+            s.session("wrun_a", "p").unwrap().unwrap().state(5),
+            SessionState::Ended
+        );
     }
 
     #[test]
@@ -585,11 +639,18 @@ mod tests {
         s.push_inbox("wrun_a", "message", "d1", "{}", 1).unwrap();
         s.push_inbox("wrun_a", "clear", "d2", "{}", 2).unwrap();
         let head = s.inbox_head("wrun_a").unwrap().unwrap();
-        assert_eq!((head.kind.as_str(), head.delivery_id.as_str()), ("message", "d1"));
+        assert_eq!(
+            (head.kind.as_str(), head.delivery_id.as_str()),
+            ("message", "d1")
+        );
         s.delete_inbox("wrun_a", head.seq).unwrap();
         assert_eq!(s.inbox_head("wrun_a").unwrap().unwrap().kind, "clear");
         let row = s.session("wrun_a", "p").unwrap().unwrap();
         assert_eq!(row.inbox, 1);
-        assert_eq!(row.state(3), SessionState::Orphaned, "work waits with nobody to run it");
+        assert_eq!(
+            row.state(3),
+            SessionState::Orphaned,
+            "work waits with nobody to run it"
+        );
     }
 }

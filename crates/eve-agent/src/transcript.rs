@@ -5,9 +5,7 @@
 //! `context.cleared`. Also: where the current turn stands (its coordinates, its open tool
 //! calls, what it waits for), which a resumed runner and the routes read.
 
-use eve_api::eve::{
-    ActionRequest, Event, InputRequest, StepRef, TokenUsage, TurnRef,
-};
+use eve_api::eve::{ActionRequest, Event, InputRequest, StepRef, TokenUsage, TurnRef};
 use serde_json::Value;
 
 use crate::model::{ModelMessage, ToolCall};
@@ -30,7 +28,7 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
     let mut out: Vec<ModelMessage> = Vec::new();
     // The step whose assistant message is the last one of `out`, if it may still grow.
     let mut open: Option<(u64, u64)> = None;
-    let mut assistant = |out: &mut Vec<ModelMessage>, open: &mut Option<(u64, u64)>, at: &StepRef| {
+    let assistant = |out: &mut Vec<ModelMessage>, open: &mut Option<(u64, u64)>, at: &StepRef| {
         let key = (at.sequence, at.step_index);
         if *open != Some(key) {
             out.push(ModelMessage::Assistant {
@@ -343,8 +341,12 @@ mod tests {
         let m = messages(&log);
         assert_eq!(m.len(), 5, "{m:?}");
         assert_eq!(m[0], ModelMessage::User("weather?".into()));
-        assert!(matches!(&m[1], ModelMessage::Assistant { tool_calls, .. } if tool_calls.len() == 1));
-        assert!(matches!(&m[2], ModelMessage::ToolResult { tool_call_id, .. } if tool_call_id == "c1"));
+        assert!(
+            matches!(&m[1], ModelMessage::Assistant { tool_calls, .. } if tool_calls.len() == 1)
+        );
+        assert!(
+            matches!(&m[2], ModelMessage::ToolResult { tool_call_id, .. } if tool_call_id == "c1")
+        );
         assert!(matches!(&m[3], ModelMessage::Assistant { text, .. } if text == "It is 20°C."));
         assert_eq!(m[4], ModelMessage::User("and tomorrow?".into()));
     }
@@ -382,7 +384,9 @@ mod tests {
         }));
         assert_eq!(open_turn(&log).unwrap().step_state, StepState::Interrupted);
         log.push(requested(0, 0, "c1"));
-        assert!(matches!(open_turn(&log).unwrap().step_state, StepState::Calls(ref c) if c.len() == 1));
+        assert!(
+            matches!(open_turn(&log).unwrap().step_state, StepState::Calls(ref c) if c.len() == 1)
+        );
         log.push(result(0, 0, "c1"));
         log.push(Event::StepCompleted(StepCompleted {
             finish_reason: "tool-calls".into(),

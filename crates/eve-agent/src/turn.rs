@@ -153,7 +153,14 @@ pub fn session_waiting(session_id: &str, log: &[Event]) -> Event {
     })
 }
 
-fn action_result(at: &StepRef, call: &ToolCall, output: Value, is_error: bool, status: &str, error: Option<ActionError>) -> Event {
+fn action_result(
+    at: &StepRef,
+    call: &ToolCall,
+    output: Value,
+    is_error: bool,
+    status: &str,
+    error: Option<ActionError>,
+) -> Event {
     Event::ActionResult(ActionResult {
         error,
         result: ActionOutput {
@@ -192,7 +199,11 @@ pub fn cancel_events(session_id: &str, log: &[Event]) -> Vec<Event> {
     if let StepState::Calls(calls) = &open.step_state {
         let at = open.turn.step(open.step);
         for c in transcript::unanswered(&log[open.start..], calls) {
-            v.push(cancelled_result(&at, &transcript::tool_call(c), CANCELLED_BY_USER));
+            v.push(cancelled_result(
+                &at,
+                &transcript::tool_call(c),
+                CANCELLED_BY_USER,
+            ));
         }
     }
     v.push(Event::TurnCancelled(open.turn.clone()));
@@ -203,7 +214,11 @@ pub fn cancel_events(session_id: &str, log: &[Event]) -> Vec<Event> {
 }
 
 /// What withdraws the open turn's pending question or sign-in.
-fn withdraw(open: &OpenTurn, input_outcome: &str, auth_outcome: AuthorizationOutcome) -> Vec<Event> {
+fn withdraw(
+    open: &OpenTurn,
+    input_outcome: &str,
+    auth_outcome: AuthorizationOutcome,
+) -> Vec<Event> {
     match &open.waiting {
         Some(Waiting::Input { request, at }) => vec![Event::InputResolved(InputResolved {
             resolutions: vec![InputResolution {
@@ -232,7 +247,13 @@ fn withdraw(open: &OpenTurn, input_outcome: &str, auth_outcome: AuthorizationOut
 
 /// The events that fail turn `at` for good (eve's cascade: `step.failed`, `turn.failed` with
 /// `terminal: true`, `session.failed`).
-pub fn failed_events(session_id: &str, log: &[Event], at: &StepRef, code: &str, message: &str) -> Vec<Event> {
+pub fn failed_events(
+    session_id: &str,
+    log: &[Event],
+    at: &StepRef,
+    code: &str,
+    message: &str,
+) -> Vec<Event> {
     let details = json!({ "message": message });
     vec![
         Event::StepFailed(StepFailed {
@@ -309,7 +330,14 @@ pub fn answer_events(log: &[Event], response: &InputResponse) -> Option<Vec<Even
             }],
             at: at.clone(),
         }),
-        action_result(at, &call, json!({ "answer": value }), false, "completed", None),
+        action_result(
+            at,
+            &call,
+            json!({ "answer": value }),
+            false,
+            "completed",
+            None,
+        ),
     ])
 }
 
@@ -319,14 +347,21 @@ pub fn granted_events(log: &[Event]) -> Option<Vec<Event>> {
     let Some(Waiting::Authorization { .. }) = &open.waiting else {
         return None;
     };
-    Some(withdraw(&open, "answered", AuthorizationOutcome::Authorized))
+    Some(withdraw(
+        &open,
+        "answered",
+        AuthorizationOutcome::Authorized,
+    ))
 }
 
 /// The events that decline the parked sign-in: `authorization.completed` (declined) and the
 /// waiting call answered as failed (the turn then continues without it).
 pub fn declined_events(log: &[Event]) -> Option<Vec<Event>> {
     let open = transcript::open_turn(log)?;
-    let Some(Waiting::Authorization { name, call_id, at, .. }) = &open.waiting else {
+    let Some(Waiting::Authorization {
+        name, call_id, at, ..
+    }) = &open.waiting
+    else {
         return None;
     };
     let mut v = withdraw(&open, "cancelled", AuthorizationOutcome::Declined);
@@ -370,7 +405,12 @@ pub fn steer_events(log: &[Event], text: &str, parts: &[MessagePart]) -> Option<
 }
 
 /// Runs the open turn of `log` from where it stands to its end or its next wait.
-pub fn run(host: &mut dyn TurnHost, model: &mut dyn Model, log: Vec<Event>, ctx: &TurnContext) -> TurnOutcome {
+pub fn run(
+    host: &mut dyn TurnHost,
+    model: &mut dyn Model,
+    log: Vec<Event>,
+    ctx: &TurnContext,
+) -> TurnOutcome {
     let mut turn = Turn { host, log, ctx };
     match turn.run(model) {
         Ok(o) => o,
@@ -421,7 +461,13 @@ impl Turn<'_> {
     }
 
     fn failed(&mut self, at: &StepRef, message: &str) -> Result<TurnOutcome, Fenced> {
-        for e in failed_events(&self.ctx.session_id, &self.log, at, MODEL_CALL_FAILED, message) {
+        for e in failed_events(
+            &self.ctx.session_id,
+            &self.log,
+            at,
+            MODEL_CALL_FAILED,
+            message,
+        ) {
             self.emit(e)?;
         }
         Ok(TurnOutcome::Failed(message.into()))
@@ -438,7 +484,7 @@ impl Turn<'_> {
         let Some(open) = transcript::open_turn(&self.log) else {
             return Ok(TurnOutcome::Idle);
         };
-        if open.waiting.is_some() {
+        if matches!(self.log.last(), Some(Event::TurnWaiting(_))) {
             return Ok(TurnOutcome::Waiting);
         }
         let enabled = connections::enabled(self.ctx.client_context.as_deref());
@@ -517,7 +563,17 @@ impl Turn<'_> {
                             return Ok(TurnOutcome::Waiting);
                         }
                         Err(message) => {
-                            self.emit(action_result(&at, &call, json!({ "error": message }), true, "failed", Some(ActionError { code: "invalid_input".into(), message: message.into() })))?;
+                            self.emit(action_result(
+                                &at,
+                                &call,
+                                json!({ "error": message }),
+                                true,
+                                "failed",
+                                Some(ActionError {
+                                    code: "invalid_input".into(),
+                                    message: message.into(),
+                                }),
+                            ))?;
                             continue;
                         }
                     }
@@ -525,7 +581,17 @@ impl Turn<'_> {
                 if let Some(c) = connections::for_tool(&call.name) {
                     if !enabled.iter().any(|e| e.id == c.id) {
                         let message = format!("{} is disabled for this turn", c.display_name);
-                        self.emit(action_result(&at, &call, json!({ "error": message }), true, "failed", Some(ActionError { code: "connection_disabled".into(), message })))?;
+                        self.emit(action_result(
+                            &at,
+                            &call,
+                            json!({ "error": message }),
+                            true,
+                            "failed",
+                            Some(ActionError {
+                                code: "connection_disabled".into(),
+                                message,
+                            }),
+                        ))?;
                         continue;
                     }
                     if !self.host.connection_granted(c.id) {
@@ -536,7 +602,10 @@ impl Turn<'_> {
                             authorization: AuthorizationChallenge {
                                 url: Some(url),
                                 display_name: Some(c.display_name.into()),
-                                instructions: Some(format!("Connect {} to continue.", c.display_name)),
+                                instructions: Some(format!(
+                                    "Connect {} to continue.",
+                                    c.display_name
+                                )),
                             },
                             call_id: Some(call.id.clone()),
                             description: c.description.into(),
@@ -558,8 +627,18 @@ impl Turn<'_> {
                             self.host.store_output_aside(&call.id, full);
                         }
                         let (status, error) = if is_error {
-                            let message = shown.get("error").and_then(Value::as_str).unwrap_or("the tool failed").to_string();
-                            ("failed", Some(ActionError { code: "tool_error".into(), message }))
+                            let message = shown
+                                .get("error")
+                                .and_then(Value::as_str)
+                                .unwrap_or("the tool failed")
+                                .to_string();
+                            (
+                                "failed",
+                                Some(ActionError {
+                                    code: "tool_error".into(),
+                                    message,
+                                }),
+                            )
                         } else {
                             ("completed", None)
                         };

@@ -1,10 +1,11 @@
-//! Property tests of the stream framing: every stored event framed as NDJSON or SSE reads back
-//! as the same event at the same index, whatever the chunking of the bytes on the wire; the SSE
-//! decoder never panics and does not depend on where a byte stream is split; and no
-//! `Accept`, `Last-Event-ID` or query string makes the framing code panic.
+//! Property tests of the stream framing: every stored envelope framed as NDJSON or SSE reads
+//! back as the same envelope (SSE at the same index), whatever the chunking of the bytes on
+//! the wire; the SSE decoder never panics and does not depend on where a byte stream is split;
+//! and no `Accept`, `Last-Event-ID` or query string makes the cursor code panic.
 
-use eve_agent::framing::{query_param, start_index, with_index, SseDecoder, StreamFormat};
-use eve_api::eve::{AuthorizationOutcome, Event, StreamEvent};
+use eve_agent::framing::{query_param, resolve_start, SseDecoder, StreamFormat};
+use eve_agent::protocol::stream_query;
+use eve_api::eve::*;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -22,49 +23,94 @@ fn text() -> impl Strategy<Value = String> {
     prop_oneof![any::<String>(), "(\n|\r|data: |id: |\"|\\\\|[a-z ]){0,30}"]
 }
 
+fn step() -> impl Strategy<Value = StepRef> {
+    (0u64..50, 0u64..8).prop_map(|(n, i)| TurnRef::new(n).step(i))
+}
+
 fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
-        text().prop_map(|text| Event::UserMessage { text }),
-        text().prop_map(|delta| Event::TextDelta { delta }),
-        text().prop_map(|delta| Event::ReasoningDelta { delta }),
-        (text(), text()).prop_map(|(tool_call_id, tool_name)| Event::ToolCallStarted {
-            tool_call_id,
-            tool_name
-        }),
-        (text(), text()).prop_map(|(tool_call_id, delta)| Event::ToolInputDelta {
-            tool_call_id,
-            delta
-        }),
-        (text(), text(), any::<bool>(), any::<bool>()).prop_map(
-            |(id, out, is_error, synthetic)| {
-                Event::ToolResult {
-                    tool_call_id: id,
-                    tool_name: "t".into(),
-                    output: Value::String(out),
-                    is_error,
-                    synthetic,
-                    discarded: false,
-                    truncated: false,
-                }
-            }
+        (text(), 0u64..50).prop_map(|(message, n)| Event::MessageReceived(MessageReceived {
+            message,
+            parts: vec![],
+            at: TurnRef::new(n),
+        })),
+        (text(), step()).prop_map(
+            |(message_delta, at)| Event::MessageAppended(MessageAppended { message_delta, at })
         ),
-        (text(), any::<bool>()).prop_map(|(id, granted)| Event::AuthorizationCompleted {
-            authorization_id: id,
-            connection: "notion".into(),
-            outcome: if granted {
-                AuthorizationOutcome::Granted
-            } else {
-                AuthorizationOutcome::Declined
+        (text(), step()).prop_map(|(reasoning_delta, at)| Event::ReasoningAppended(
+            ReasoningAppended {
+                reasoning_delta,
+                at
+            }
+        )),
+        (text(), text(), text(), step()).prop_map(|(call_id, input_text_delta, tool_name, at)| {
+            Event::ActionInputAppended(ActionInputAppended {
+                call_id,
+                input_text_delta,
+                tool_name,
+                at,
+            })
+        }),
+        (text(), text(), step()).prop_map(|(call_id, out, at)| Event::ActionResult(ActionResult {
+            error: None,
+            result: ActionOutput {
+                call_id,
+                is_error: None,
+                kind: "tool-result".into(),
+                output: Value::String(out),
+                tool_name: "t".into(),
             },
+            status: "completed".into(),
+            at,
+        })),
+        (text(), any::<bool>(), step()).prop_map(|(attempt_id, ok, at)| {
+            Event::AuthorizationCompleted(AuthorizationCompleted {
+                attempt_id,
+                name: "notion".into(),
+                outcome: if ok {
+                    AuthorizationOutcome::Authorized
+                } else {
+                    AuthorizationOutcome::Declined
+                },
+                reason: None,
+                at,
+            })
         }),
-        (any::<u64>(), any::<u64>()).prop_map(|(input_tokens, output_tokens)| Event::Usage {
-            input_tokens,
-            output_tokens
-        }),
-        proptest::option::of(text()).prop_map(|reason| Event::SessionWaiting { reason }),
-        (text(), proptest::option::of(text()))
-            .prop_map(|(message, code)| Event::SessionFailed { message, code }),
+        (any::<u32>(), any::<u32>(), step()).prop_map(|(i, o, at)| Event::StepCompleted(
+            StepCompleted {
+                finish_reason: "stop".into(),
+                at,
+                usage: Some(StepUsage {
+                    input_tokens: i.into(),
+                    output_tokens: o.into(),
+                    cache_read_tokens: 0
+                }),
+            }
+        )),
+        text().prop_map(|t| Event::SessionWaiting(SessionWaiting {
+            continuation_token: t,
+            usage: None,
+            wait: "next-user-message".into(),
+        })),
+        (text(), text()).prop_map(|(code, message)| Event::SessionFailed(SessionFailed {
+            code,
+            details: None,
+            message,
+            session_id: "s".into(),
+            usage: None,
+        })),
     ]
+}
+
+fn envelope() -> impl Strategy<Value = Envelope> {
+    (event(), any::<u64>(), proptest::option::of(text())).prop_map(|(event, n, d)| Envelope {
+        event,
+        meta: Meta {
+            at: "2026-12-01T00:00:00.000Z".into(),
+            id: format!("evt_{n}"),
+            delivery_ids: d.into_iter().collect(),
+        },
+    })
 }
 
 /// Splits `bytes` at the given cut points (any byte offsets, inside UTF-8 sequences included).
@@ -95,17 +141,17 @@ proptest! {
     #![proptest_config(config(512))]
 
     #[test]
-    fn an_ndjson_frame_is_one_line_holding_the_event_and_its_index(index in any::<u64>(), e in event()) {
+    fn an_ndjson_frame_is_one_line_holding_the_envelope(index in any::<u64>(), e in envelope()) {
         let frame = StreamFormat::Ndjson.frame(index, &e.to_json());
         prop_assert!(frame.ends_with('\n'));
         prop_assert_eq!(frame.matches('\n').count(), 1, "one line: {:?}", frame);
-        let back: StreamEvent = serde_json::from_str(frame.trim_end()).expect("a JSON line");
-        prop_assert_eq!(back, StreamEvent { index, event: e });
+        let back: Envelope = serde_json::from_str(frame.trim_end()).expect("a JSON line");
+        prop_assert_eq!(back, e);
     }
 
     #[test]
-    fn sse_frames_decode_to_the_same_events_however_the_bytes_are_split(
-        events in proptest::collection::vec((any::<u32>(), event()), 1..8),
+    fn sse_frames_decode_to_the_same_envelopes_however_the_bytes_are_split(
+        events in proptest::collection::vec((any::<u32>(), envelope()), 1..8),
         cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..12),
         keepalives in any::<bool>(),
     ) {
@@ -120,8 +166,8 @@ proptest! {
         prop_assert_eq!(decoded.len(), events.len());
         for (msg, (index, e)) in decoded.iter().zip(&events) {
             prop_assert_eq!(msg.id.clone(), Some(index.to_string()));
-            let back: StreamEvent = serde_json::from_str(&msg.data).expect("JSON data");
-            prop_assert_eq!(back, StreamEvent { index: u64::from(*index), event: e.clone() });
+            let back: Envelope = serde_json::from_str(&msg.data).expect("JSON data");
+            prop_assert_eq!(&back, e);
         }
     }
 
@@ -142,40 +188,23 @@ proptest! {
     fn keepalives_are_never_mistaken_for_events(n in 1usize..20) {
         let wire = StreamFormat::Sse.keepalive().repeat(n);
         prop_assert!(decode(&[wire.into_bytes()]).is_empty());
-        for line in StreamFormat::Ndjson.keepalive().repeat(n).lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            prop_assert!(v.get("index").is_none());
-        }
+        prop_assert!(StreamFormat::Ndjson.keepalive().repeat(n).trim().is_empty());
     }
 
     #[test]
-    fn with_index_never_panics_and_puts_the_index_first_in_any_object(
-        index in any::<u64>(),
-        body in any::<String>(),
-        fields in proptest::collection::btree_map("[a-z]{1,6}", any::<i32>(), 0..5),
-    ) {
-        let _ = with_index(index, &body);
-        prop_assume!(!fields.contains_key("index"));
-        let object = serde_json::to_string(&fields).unwrap();
-        let framed: Value = serde_json::from_str(&with_index(index, &object)).expect("JSON");
-        prop_assert_eq!(&framed["index"], &Value::from(index));
-        prop_assert_eq!(framed.as_object().unwrap().len(), fields.len() + 1);
-    }
-
-    #[test]
-    fn the_start_index_comes_from_last_event_id_then_start_index_and_never_panics(
+    fn stream_queries_never_panic_and_negative_starts_count_from_the_tail(
         query in any::<String>(),
         last in proptest::option::of(any::<String>()),
-        n in any::<u64>(),
+        n in 0i64..1_000_000,
+        len in 0u64..1_000_000,
     ) {
-        let _ = start_index(&query, last.as_deref());
+        let _ = stream_query(&query, last.as_deref());
         let _ = query_param(&query, "startIndex");
         let _ = StreamFormat::from_accept(last.as_deref());
-        let with_n = format!("startIndex={n}");
-        prop_assert_eq!(start_index(&with_n, None), Ok(n));
-        let id = n.to_string();
-        prop_assert_eq!(start_index(&with_n, Some(&id)), Ok(n.saturating_add(1)));
-        let negative = format!("startIndex=-{n}");
-        prop_assert!(start_index(&negative, None).is_err());
+        let q = stream_query(&format!("startIndex={n}"), None).unwrap();
+        prop_assert_eq!(q.start_index, n);
+        let q = stream_query(&format!("startIndex=-{n}"), None).unwrap();
+        prop_assert_eq!(resolve_start(q.start_index, len), len.saturating_sub(n as u64));
+        prop_assert_eq!(stream_query("", Some(&n.to_string())).unwrap().start_index, n + 1);
     }
 }

@@ -689,7 +689,8 @@ mod tests {
     #[test]
     fn recorded_eve_events_parse_and_serialize_back_to_the_same_json() {
         for line in RECORDED {
-            let parsed: Envelope = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            let parsed: Envelope =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
             let back: Value = serde_json::from_str(&parsed.to_json()).unwrap();
             let orig: Value = serde_json::from_str(line).unwrap();
             assert_eq!(back, orig, "{line}");
@@ -707,10 +708,20 @@ mod tests {
 
     #[test]
     fn settling_events_are_the_waits_and_the_ends_of_a_session() {
-        for t in ["session.waiting", "session.failed", "session.completed", "turn.waiting"] {
+        for t in [
+            "session.waiting",
+            "session.failed",
+            "session.completed",
+            "turn.waiting",
+        ] {
             assert!(is_settling_type(t), "{t}");
         }
-        for t in ["turn.completed", "turn.cancelled", "message.completed", "authorization.required"] {
+        for t in [
+            "turn.completed",
+            "turn.cancelled",
+            "message.completed",
+            "authorization.required",
+        ] {
             assert!(!is_settling_type(t), "{t}");
         }
     }
@@ -737,6 +748,8 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(p[0], MessagePart::Text { text: "hi".into() });
-        assert!(matches!(&p[1], MessagePart::File { media_type, .. } if media_type == "text/plain"));
+        assert!(
+            matches!(&p[1], MessagePart::File { media_type, .. } if media_type == "text/plain")
+        );
     }
 }

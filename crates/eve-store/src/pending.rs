@@ -5,11 +5,14 @@
 
 use crate::time::Millis;
 
-/// Event types that end a turn (seed `isChatTurnSettledEvent`).
-pub const SETTLING_EVENT_TYPES: [&str; 4] = [
+/// Event types that settle a turn (seed `isChatTurnSettledEvent`, in eve's vocabulary: the
+/// session waits or ended, or the turn parked on a person with `turn.waiting`; the seed's
+/// `authorization.required` stays, as chats of the earlier dialect end with it).
+pub const SETTLING_EVENT_TYPES: [&str; 5] = [
     "session.completed",
     "session.failed",
     "session.waiting",
+    "turn.waiting",
     "authorization.required",
 ];
 
@@ -51,11 +54,12 @@ mod tests {
     }
 
     #[test]
-    fn settling_types_are_the_four_of_the_seed() {
+    fn settling_types_are_the_seeds_in_eves_vocabulary() {
         for t in [
             "session.completed",
             "session.failed",
             "session.waiting",
+            "turn.waiting",
             "authorization.required",
         ] {
             assert!(is_settling_event_type(t));
@@ -73,14 +77,17 @@ mod tests {
 
     #[test]
     fn settling_types_agree_with_the_eve_protocol_definition() {
-        for t in SETTLING_EVENT_TYPES {
+        for t in SETTLING_EVENT_TYPES
+            .iter()
+            .filter(|t| **t != "authorization.required")
+        {
             assert!(eve_api::eve::is_settling_type(t), "{t}");
         }
         for t in [
-            "user.message",
-            "assistant.text.delta",
+            "message.received",
+            "message.appended",
             "authorization.completed",
-            "usage",
+            "turn.completed",
         ] {
             assert_eq!(
                 is_settling_event_type(t),

@@ -61,7 +61,7 @@ SELECT event FROM chat_event WHERE chat_id = ?1 ORDER BY event_index";
 pub const LATEST_SETTLING_EVENT_AT: &str = "\
 SELECT max(created_at) FROM chat_event
 WHERE chat_id = ?1
-  AND event_type IN ('session.completed', 'session.failed', 'session.waiting', 'authorization.required')";
+  AND event_type IN ('session.completed', 'session.failed', 'session.waiting', 'turn.waiting', 'authorization.required')";
 
 /// Upserts many slots: `?4` is a JSON array of `[eventIndex, type, event]`. A slot written
 /// again gets the new event (invariant 1); its `created_at` moves only when the event changed,

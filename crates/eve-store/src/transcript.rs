@@ -1,14 +1,17 @@
 //! A readable transcript of an event log: what search indexes and what the Markdown export
 //! shows. The JSON export is the lossless one; this view keeps who said what.
 //!
-//! Events are read as the agent's [`eve_api::eve::Event`] (the one definition of the event
-//! types): `user.message` starts a user turn, `assistant.text.delta`s join into the assistant's
-//! turn, a `tool.call.started` names the tool, authorization and failure events become notes.
-//! Reasoning, tool input and output, usage and events of unknown types are left out.
+//! Events are read as eve's events ([`eve_api::eve::Event`], the one definition of them):
+//! `message.received` is a user turn, `message.completed` the assistant's authoritative text
+//! (the deltas of a block that never completed are joined instead), `actions.requested` names
+//! the tools, sign-ins and failures become notes. Chats written in the earlier dialect are read
+//! through [`eve_api::legacy`]. Reasoning, tool input and output, usage and events of unknown
+//! types are left out.
 
 use crate::limits::MAX_SEARCH_TEXT_BYTES;
 use eve_api::chat::ChatSummary;
 use eve_api::eve::{AuthorizationOutcome, Event};
+use eve_api::legacy;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -33,42 +36,76 @@ pub struct Turn {
 /// The turns of an event log, in order.
 pub fn transcript<'a>(events: impl IntoIterator<Item = &'a Value>) -> Vec<Turn> {
     let mut turns: Vec<Turn> = Vec::new();
-    for value in events {
-        let Ok(event) = Event::deserialize(value) else {
+    // The assistant text of the current block: `(turn sequence, step)` and whether its
+    // `message.completed` replaced the deltas.
+    let mut block: Option<((u64, u64), bool)> = None;
+    for value in events.into_iter().flat_map(legacy::to_eve) {
+        let Ok(event) = Event::deserialize(&value) else {
             continue;
         };
         let (role, text) = match event {
-            Event::UserMessage { text } => (Role::User, text),
-            Event::TextDelta { delta } => {
-                match turns.last_mut() {
-                    Some(last) if last.role == Role::Assistant => last.text.push_str(&delta),
-                    _ => turns.push(Turn {
-                        role: Role::Assistant,
-                        text: delta,
-                    }),
+            Event::MessageReceived(m) => (Role::User, m.message),
+            Event::MessageAppended(m) => {
+                let key = (m.at.sequence, m.at.step_index);
+                match (turns.last_mut(), block) {
+                    (Some(last), Some((k, false))) if last.role == Role::Assistant && k == key => {
+                        last.text.push_str(&m.message_delta)
+                    }
+                    _ => {
+                        turns.push(Turn {
+                            role: Role::Assistant,
+                            text: m.message_delta,
+                        });
+                        block = Some((key, false));
+                    }
                 }
                 continue;
             }
-            Event::ToolCallStarted { tool_name, .. } => (Role::Tool, tool_name),
-            Event::AuthorizationRequired { display_name, .. } => {
-                (Role::Note, format!("Connection needed: {display_name}"))
+            Event::MessageCompleted(m) => {
+                let key = (m.at.sequence, m.at.step_index);
+                match (turns.last_mut(), block) {
+                    (Some(last), Some((k, _))) if last.role == Role::Assistant && k == key => {
+                        last.text = m.message
+                    }
+                    _ => turns.push(Turn {
+                        role: Role::Assistant,
+                        text: m.message,
+                    }),
+                }
+                block = Some((key, true));
+                continue;
             }
-            Event::AuthorizationCompleted {
-                connection,
-                outcome,
-                ..
-            } => {
-                let outcome = match outcome {
-                    AuthorizationOutcome::Granted => "connected",
+            Event::ActionsRequested(a) => {
+                for action in a.actions {
+                    turns.push(Turn {
+                        role: Role::Tool,
+                        text: action.tool_name,
+                    });
+                }
+                block = None;
+                continue;
+            }
+            Event::AuthorizationRequired(a) => (
+                Role::Note,
+                format!(
+                    "Connection needed: {}",
+                    a.authorization.display_name.unwrap_or(a.name)
+                ),
+            ),
+            Event::AuthorizationCompleted(a) => {
+                let outcome = match a.outcome {
+                    AuthorizationOutcome::Authorized => "connected",
                     AuthorizationOutcome::Declined => "skipped",
+                    AuthorizationOutcome::Failed => "failed",
+                    AuthorizationOutcome::TimedOut => "timed out",
                 };
-                (Role::Note, format!("{connection}: {outcome}"))
+                (Role::Note, format!("{}: {outcome}", a.name))
             }
-            Event::SessionFailed { message, .. } => {
-                (Role::Note, format!("The turn failed: {message}"))
-            }
+            Event::TurnCancelled(_) => (Role::Note, "Stopped.".to_string()),
+            Event::SessionFailed(f) => (Role::Note, format!("The turn failed: {}", f.message)),
             _ => continue,
         };
+        block = None;
         if !text.is_empty() {
             turns.push(Turn { role, text });
         }
@@ -185,17 +222,37 @@ mod tests {
     use serde_json::json;
 
     fn sample() -> Vec<Value> {
+        let at = |step: u64| json!({ "sequence": 0, "stepIndex": step, "turnId": "turn_0" });
+        let with = |mut v: Value, extra: Value| {
+            for (k, x) in extra.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            v
+        };
         vec![
-            json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
-            json!({ "type": "assistant.reasoning.delta", "index": 1, "delta": "thinking hard" }),
-            json!({ "type": "assistant.text.delta", "index": 2, "delta": "Spin is " }),
-            json!({ "type": "assistant.text.delta", "index": 3, "delta": "a framework." }),
-            json!({ "type": "tool.call.started", "index": 4, "toolCallId": "c1", "toolName": "get_weather" }),
-            json!({ "type": "tool.call.result", "index": 5, "toolCallId": "c1", "toolName": "get_weather", "output": "sunny", "isError": false }),
-            json!({ "type": "usage", "index": 6, "inputTokens": 3, "outputTokens": 4 }),
-            json!({ "type": "session.completed", "index": 7 }),
-            json!({ "type": "something.new", "index": 8, "text": "ignored" }),
+            json!({ "type": "turn.started", "data": { "sequence": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e0" } }),
+            json!({ "type": "message.received", "data": { "message": "What is Spin?", "sequence": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e1" } }),
+            json!({ "type": "reasoning.appended", "data": with(at(0), json!({ "reasoningDelta": "thinking hard" })), "meta": { "at": "t", "id": "e2" } }),
+            json!({ "type": "message.appended", "data": with(at(0), json!({ "messageDelta": "Spin is " })), "meta": { "at": "t", "id": "e3" } }),
+            json!({ "type": "message.appended", "data": with(at(0), json!({ "messageDelta": "a frame" })), "meta": { "at": "t", "id": "e4" } }),
+            json!({ "type": "message.completed", "data": with(at(0), json!({ "message": "Spin is a framework.", "finishReason": "tool-calls" })), "meta": { "at": "t", "id": "e5" } }),
+            json!({ "type": "actions.requested", "data": with(at(0), json!({ "actions": [{ "callId": "c1", "input": {}, "kind": "tool-call", "toolName": "get_weather" }] })), "meta": { "at": "t", "id": "e6" } }),
+            json!({ "type": "session.waiting", "data": { "continuationToken": "s", "wait": "next-user-message" }, "meta": { "at": "t", "id": "e7" } }),
+            json!({ "type": "something.new", "data": { "text": "ignored" }, "meta": { "at": "t", "id": "e8" } }),
         ]
+    }
+
+    #[test]
+    fn a_chat_written_in_the_earlier_dialect_reads_the_same() {
+        let old = vec![
+            json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
+            json!({ "type": "assistant.text.delta", "index": 1, "delta": "Spin is " }),
+            json!({ "type": "assistant.text.delta", "index": 2, "delta": "a framework." }),
+            json!({ "type": "tool.call.started", "index": 3, "toolCallId": "c1", "toolName": "get_weather" }),
+            json!({ "type": "tool.call.ready", "index": 4, "toolCallId": "c1", "toolName": "get_weather", "input": {} }),
+            json!({ "type": "session.completed", "index": 5 }),
+        ];
+        assert_eq!(transcript(&old), transcript(&sample()));
     }
 
     #[test]
@@ -223,10 +280,12 @@ mod tests {
     #[test]
     fn authorization_and_failure_become_notes_in_the_export_but_not_in_search() {
         let events = vec![
-            json!({ "type": "authorization.required", "authorizationId": "a", "connection": "notion",
-                    "displayName": "Notion", "description": "d", "connectUrl": "u", "toolCallId": "c" }),
-            json!({ "type": "authorization.completed", "authorizationId": "a", "connection": "notion", "outcome": "declined" }),
-            json!({ "type": "session.failed", "message": "provider down" }),
+            json!({ "type": "authorization.required", "data": { "attemptId": "a", "name": "notion",
+                    "authorization": { "url": "u", "displayName": "Notion" }, "description": "d",
+                    "sequence": 0, "stepIndex": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e1" } }),
+            json!({ "type": "authorization.completed", "data": { "attemptId": "a", "name": "notion", "outcome": "declined",
+                    "sequence": 0, "stepIndex": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e2" } }),
+            json!({ "type": "session.failed", "data": { "code": "X", "message": "provider down", "sessionId": "s" }, "meta": { "at": "t", "id": "e3" } }),
         ];
         let notes: Vec<String> = transcript(&events).into_iter().map(|t| t.text).collect();
         assert_eq!(
@@ -249,7 +308,7 @@ mod tests {
     #[test]
     fn search_text_is_bounded_on_a_char_boundary() {
         let events =
-            vec![json!({ "type": "user.message", "message": "字".repeat(MAX_SEARCH_TEXT_BYTES) })];
+            vec![json!({ "type": "user.message", "text": "字".repeat(MAX_SEARCH_TEXT_BYTES) })];
         let text = search_text(&events);
         assert!(text.len() <= MAX_SEARCH_TEXT_BYTES);
         assert!(text.chars().all(|c| c == '字'));

@@ -79,7 +79,15 @@ fn page(limit: usize, cursor: Option<&str>) -> ListQuery {
 #[test]
 fn migrations_create_every_table_on_a_fresh_database() {
     let db = db();
-    for table in ["chat", "chat_event", "chat_search", "schema_migrations"] {
+    for table in [
+        "chat",
+        "chat_event",
+        "chat_search",
+        "schema_migrations",
+        "eve_session",
+        "eve_event",
+        "eve_inbox",
+    ] {
         let n = count(
             &db,
             &format!(
@@ -88,7 +96,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
         );
         assert_eq!(n, 1, "{table}");
     }
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2]);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3]);
 }
 
 #[test]
@@ -123,7 +131,7 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
     create(&old, "kept", 10);
     assert_eq!(
         migrations::report(&db).missing,
-        vec!["0002_chat_search".to_string()]
+        vec!["0002_chat_search".to_string(), "0003_eve_agent".to_string()]
     );
     let status = migrations::migrate_and_report(&db, 5);
     assert!(status.schema_ready, "{status:?}");
@@ -146,7 +154,7 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
         db.execute(&s, vec![]).unwrap();
     }
     migrations::migrate(&db, 1).unwrap();
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2]);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3]);
 }
 
 #[test]
@@ -162,7 +170,7 @@ fn migrations_are_safe_when_instances_start_together() {
         h.join().unwrap().unwrap();
     }
     let db = open_file(&path, false);
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2]);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3]);
 }
 
 #[test]
