@@ -4,12 +4,10 @@
 //! - [`chat`]: the `/api/chats` shapes (chat store).
 //! - [`auth`]: the `/api/auth/*` and `/api/setup` shapes.
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
-//! - [`legacy`]: events of the dialect spoken before eve v1, read as eve events.
 
 pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
-pub mod legacy;
 
 pub use error::{ApiError, ErrorCode};

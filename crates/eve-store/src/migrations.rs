@@ -34,6 +34,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0003_eve_agent",
         sql: include_str!("../../../migrations/0003_eve_agent.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_chat_events_in_eve",
+        sql: include_str!("../../../migrations/0004_chat_events_in_eve.sql"),
+    },
 ];
 
 /// The bookkeeping table.

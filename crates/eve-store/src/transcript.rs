@@ -4,14 +4,13 @@
 //! Events are read as eve's events ([`eve_api::eve::Event`], the one definition of them):
 //! `message.received` is a user turn, `message.completed` the assistant's authoritative text
 //! (the deltas of a block that never completed are joined instead), `actions.requested` names
-//! the tools, sign-ins and failures become notes. Chats written in the earlier dialect are read
-//! through [`eve_api::legacy`]. Reasoning, tool input and output, usage and events of unknown
+//! the tools, sign-ins and failures become notes. Chats written in the earlier dialect were
+//! rewritten into eve events by migration 0004. Reasoning, tool input and output, usage and events of unknown
 //! types are left out.
 
 use crate::limits::MAX_SEARCH_TEXT_BYTES;
 use eve_api::chat::ChatSummary;
 use eve_api::eve::{AuthorizationOutcome, Event};
-use eve_api::legacy;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -39,8 +38,8 @@ pub fn transcript<'a>(events: impl IntoIterator<Item = &'a Value>) -> Vec<Turn> 
     // The assistant text of the current block: `(turn sequence, step)` and whether its
     // `message.completed` replaced the deltas.
     let mut block: Option<((u64, u64), bool)> = None;
-    for value in events.into_iter().flat_map(legacy::to_eve) {
-        let Ok(event) = Event::deserialize(&value) else {
+    for value in events {
+        let Ok(event) = Event::deserialize(value) else {
             continue;
         };
         let (role, text) = match event {
@@ -243,19 +242,6 @@ mod tests {
     }
 
     #[test]
-    fn a_chat_written_in_the_earlier_dialect_reads_the_same() {
-        let old = vec![
-            json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
-            json!({ "type": "assistant.text.delta", "index": 1, "delta": "Spin is " }),
-            json!({ "type": "assistant.text.delta", "index": 2, "delta": "a framework." }),
-            json!({ "type": "tool.call.started", "index": 3, "toolCallId": "c1", "toolName": "get_weather" }),
-            json!({ "type": "tool.call.ready", "index": 4, "toolCallId": "c1", "toolName": "get_weather", "input": {} }),
-            json!({ "type": "session.completed", "index": 5 }),
-        ];
-        assert_eq!(transcript(&old), transcript(&sample()));
-    }
-
-    #[test]
     fn transcript_keeps_user_text_assistant_text_and_tool_names() {
         let turns = transcript(&sample());
         assert_eq!(
@@ -307,8 +293,9 @@ mod tests {
 
     #[test]
     fn search_text_is_bounded_on_a_char_boundary() {
-        let events =
-            vec![json!({ "type": "user.message", "text": "字".repeat(MAX_SEARCH_TEXT_BYTES) })];
+        let events = vec![
+            json!({ "type": "message.received", "data": { "message": "字".repeat(MAX_SEARCH_TEXT_BYTES), "sequence": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e" } }),
+        ];
         let text = search_text(&events);
         assert!(text.len() <= MAX_SEARCH_TEXT_BYTES);
         assert!(text.chars().all(|c| c == '字'));

@@ -96,7 +96,75 @@ fn migrations_create_every_table_on_a_fresh_database() {
         );
         assert_eq!(n, 1, "{table}");
     }
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3]);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn migration_4_rewrites_a_chat_of_the_earlier_dialect_into_eve_events_row_for_row() {
+    let db = Db(rusqlite::Connection::open_in_memory().unwrap());
+    db.execute(migrations::CREATE_SCHEMA_MIGRATIONS, vec![])
+        .unwrap();
+    for m in &MIGRATIONS[..3] {
+        for s in migrations::split_statements(m.sql) {
+            db.execute(&s, vec![]).unwrap();
+        }
+        db.execute(
+            migrations::RECORD_VERSION,
+            vec![m.version.into(), m.name.into(), 0i64.into()],
+        )
+        .unwrap();
+    }
+    let store = ChatStore::new(&db, "u");
+    create(&store, "old", 10);
+    let old = [
+        json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
+        json!({ "type": "assistant.reasoning.delta", "index": 1, "delta": "hmm" }),
+        json!({ "type": "assistant.text.delta", "index": 2, "delta": "Spin is " }),
+        json!({ "type": "assistant.text.delta", "index": 3, "delta": "a framework." }),
+        json!({ "type": "tool.call.started", "index": 4, "toolCallId": "c1", "toolName": "get_weather" }),
+        json!({ "type": "tool.call.ready", "index": 5, "toolCallId": "c1", "toolName": "get_weather", "input": { "city": "Paris" } }),
+        json!({ "type": "tool.call.result", "index": 6, "toolCallId": "c1", "toolName": "get_weather", "output": { "t": 2 }, "isError": false }),
+        json!({ "type": "usage", "index": 7, "inputTokens": 3, "outputTokens": 4 }),
+        json!({ "type": "authorization.required", "index": 8, "authorizationId": "a", "connection": "notion", "displayName": "Notion", "description": "d", "connectUrl": "/u", "toolCallId": "c2" }),
+        json!({ "type": "authorization.completed", "index": 9, "authorizationId": "a", "connection": "notion", "outcome": "declined" }),
+        json!({ "type": "input.requested", "index": 10, "requestId": "r", "prompt": "Which?", "options": ["a"] }),
+        json!({ "type": "session.waiting", "index": 11, "reason": "interrupted" }),
+        json!({ "type": "session.failed", "index": 12, "message": "down", "code": "x" }),
+        json!({ "type": "session.completed", "index": 13 }),
+    ];
+    for (i, e) in old.iter().enumerate() {
+        db.execute(
+            "INSERT INTO chat_event (chat_id, event_index, event_type, event, created_at) VALUES ('old', ?1, ?2, ?3, 1)",
+            vec![(i as i64).into(), e["type"].as_str().unwrap().into(), e.to_string().into()],
+        )
+        .unwrap();
+    }
+    db.execute(
+        "UPDATE chat SET eve_session = '{\"sessionId\":\"ses_abc\",\"streamIndex\":3}' WHERE id = 'old'",
+        vec![],
+    )
+    .unwrap();
+    migrations::migrate(&db, 20).unwrap();
+    migrations::migrate(&db, 21).unwrap();
+    let detail = ChatStore::new(&db, "u").get("old").unwrap();
+    assert_eq!(detail.events.len(), old.len(), "row for row");
+    for e in &detail.events {
+        let parsed: Result<eve_api::eve::Envelope, _> = serde_json::from_value(e.clone());
+        assert!(parsed.is_ok(), "{e}: {parsed:?}");
+    }
+    assert_eq!(detail.events[0]["type"], "message.received");
+    assert_eq!(detail.events[0]["data"]["message"], "What is Spin?");
+    assert_eq!(
+        detail.events[5]["data"]["actions"][0]["input"]["city"],
+        "Paris"
+    );
+    assert_eq!(detail.events[13]["type"], "session.waiting");
+    assert!(
+        detail.session.is_none(),
+        "the earlier agent's session is forgotten"
+    );
+    let turns = eve_store::transcript::search_text(&detail.events);
+    assert_eq!(turns, "What is Spin?\nSpin is a framework.");
 }
 
 #[test]
@@ -131,7 +199,11 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
     create(&old, "kept", 10);
     assert_eq!(
         migrations::report(&db).missing,
-        vec!["0002_chat_search".to_string(), "0003_eve_agent".to_string()]
+        vec![
+            "0002_chat_search".to_string(),
+            "0003_eve_agent".to_string(),
+            "0004_chat_events_in_eve".to_string()
+        ]
     );
     let status = migrations::migrate_and_report(&db, 5);
     assert!(status.schema_ready, "{status:?}");
@@ -154,7 +226,7 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
         db.execute(&s, vec![]).unwrap();
     }
     migrations::migrate(&db, 1).unwrap();
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3]);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3, 4]);
 }
 
 #[test]
@@ -170,7 +242,7 @@ fn migrations_are_safe_when_instances_start_together() {
         h.join().unwrap().unwrap();
     }
     let db = open_file(&path, false);
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3]);
+    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3, 4]);
 }
 
 #[test]
@@ -300,14 +372,12 @@ fn search_matches_titles_and_message_text_with_wildcards_escaped() {
     store.create("a", Some("Trip to Kyoto"), 1).unwrap();
     store.create("b", Some("Budget"), 2).unwrap();
     store.create("c", Some("100% sure_thing"), 3).unwrap();
-    let events = vec![
-        stored(&json!({ "type": "user.message", "text": "Budget" })),
-        stored(&json!({ "type": "assistant.text.delta", "delta": "Spend less on KYOTO hotels" })),
+    let log = [
+        json!({ "type": "message.received", "data": { "message": "Budget", "sequence": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e0" } }),
+        json!({ "type": "message.appended", "data": { "messageDelta": "Spend less on KYOTO hotels", "sequence": 0, "stepIndex": 0, "turnId": "turn_0" }, "meta": { "at": "t", "id": "e1" } }),
     ];
-    let text = eve_store::transcript::search_text(&[
-        json!({ "type": "user.message", "text": "Budget" }),
-        json!({ "type": "assistant.text.delta", "delta": "Spend less on KYOTO hotels" }),
-    ]);
+    let events: Vec<StoredEvent> = log.iter().map(stored).collect();
+    let text = eve_store::transcript::search_text(&log);
     store
         .save_snapshot("b", &events, &text, &SessionUpdate::Keep, 4)
         .unwrap();
