@@ -820,3 +820,394 @@ fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> {
         at: at.clone(),
     }))
 }
+
+#[cfg(test)]
+pub mod testing {
+    //! A recording [`TurnHost`] for native tests.
+    use super::*;
+
+    /// Records events; stops after a given number of checkpoints (or when `stop_when` says);
+    /// counts tool side effects; fences after `fence_after` events.
+    #[derive(Default)]
+    pub struct Host {
+        pub events: Vec<Event>,
+        pub checks: usize,
+        pub stop_at_check: Option<usize>,
+        pub stop_when: Option<fn(&[Event]) -> bool>,
+        pub granted: Vec<String>,
+        pub memory: String,
+        pub fence_after: Option<usize>,
+        pub pauses: usize,
+    }
+
+    impl ToolHost for Host {
+        fn memory(&mut self) -> Result<String, String> {
+            Ok(self.memory.clone())
+        }
+        fn set_memory(&mut self, d: &str) -> Result<(), String> {
+            self.memory = d.into();
+            Ok(())
+        }
+        fn pause(&mut self, _ms: u64) -> bool {
+            self.pauses += 1;
+            !self.stop_requested()
+        }
+    }
+
+    impl TurnHost for Host {
+        fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
+            if self.fence_after.is_some_and(|n| self.events.len() >= n) {
+                return Err(Fenced);
+            }
+            self.events.push(event.clone());
+            Ok(())
+        }
+        fn stop_requested(&mut self) -> bool {
+            self.checks += 1;
+            self.stop_at_check.is_some_and(|n| self.checks >= n)
+                || self.stop_when.is_some_and(|f| f(&self.events))
+        }
+        fn connection_granted(&mut self, c: &str) -> bool {
+            self.granted.iter().any(|g| g == c)
+        }
+        fn store_output_aside(&mut self, _: &str, _: &str) {}
+        fn connect_url(&self, id: &str) -> String {
+            format!("/eve/v1/session/s/authorizations/{id}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Host;
+    use super::*;
+    use crate::demo::DemoModel;
+
+    fn demo() -> DemoModel<fn(u64)> {
+        DemoModel {
+            pacing_ms: 0,
+            sleep: |_| {},
+        }
+    }
+
+    fn ctx() -> TurnContext {
+        TurnContext {
+            session_id: "wrun_s".into(),
+            model_id: "demo/eve-demo".into(),
+            client_context: None,
+        }
+    }
+
+    fn opened(text: &str) -> Vec<Event> {
+        start_events(0, true, text, &[MessagePart::Text { text: text.into() }])
+    }
+
+    fn types(events: &[Event]) -> Vec<&'static str> {
+        events.iter().map(Event::type_name).collect()
+    }
+
+    /// Runs the turn of `log` on `h`; the log with the new events.
+    fn drive(h: &mut Host, log: Vec<Event>) -> (TurnOutcome, Vec<Event>) {
+        let out = run(h, &mut demo(), log.clone(), &ctx());
+        let mut all = log;
+        all.extend(h.events.drain(..));
+        (out, all)
+    }
+
+    #[test]
+    fn a_turn_opens_with_session_started_turn_started_and_message_received() {
+        assert_eq!(
+            types(&opened("hi")),
+            vec!["session.started", "turn.started", "message.received"]
+        );
+        assert_eq!(
+            types(&start_events(3, false, "hi", &[])),
+            vec!["turn.started", "message.received"]
+        );
+    }
+
+    #[test]
+    fn a_tool_turn_is_eves_step_sequence() {
+        let (out, log) = drive(&mut Host::default(), opened("weather in Paris"));
+        assert_eq!(out, TurnOutcome::Completed);
+        let t = types(&log);
+        let pos = |x: &str| t.iter().position(|y| *y == x).unwrap();
+        assert!(pos("step.started") < pos("actions.requested"));
+        assert!(pos("actions.requested") < pos("action.result"));
+        assert!(pos("action.result") < pos("step.completed"), "{t:?}");
+        assert_eq!(&t[t.len() - 2..], ["turn.completed", "session.waiting"]);
+        let steps: Vec<u64> = log
+            .iter()
+            .filter_map(|e| match e {
+                Event::StepStarted(s) => Some(s.at.step_index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, vec![0, 1]);
+        let Some(Event::StepCompleted(first)) =
+            log.iter().find(|e| matches!(e, Event::StepCompleted(_)))
+        else {
+            panic!()
+        };
+        assert_eq!(first.finish_reason, "tool-calls");
+        let text: String = log
+            .iter()
+            .filter_map(|e| match e {
+                Event::MessageAppended(m) => Some(m.message_delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        let completed = log.iter().rev().find_map(|e| match e {
+            Event::MessageCompleted(m) => Some(m.message.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            completed.as_deref(),
+            Some(text.as_str()),
+            "completed is the deltas joined"
+        );
+        let Some(Event::SessionWaiting(w)) = log.last() else {
+            panic!()
+        };
+        assert_eq!(w.continuation_token, "wrun_s");
+        assert!(w.usage.unwrap().input_tokens > 0);
+    }
+
+    #[test]
+    fn a_cancel_before_the_model_call_ends_the_turn_cancelled() {
+        let mut h = Host {
+            stop_at_check: Some(1),
+            ..Default::default()
+        };
+        let (out, log) = drive(&mut h, opened("hello"));
+        assert_eq!(out, TurnOutcome::Cancelled);
+        assert_eq!(&types(&log)[3..], ["turn.cancelled", "session.waiting"]);
+    }
+
+    #[test]
+    fn a_cancel_while_streaming_stops_the_step_without_completing_it() {
+        let mut h = Host {
+            stop_when: Some(|e| {
+                e.iter()
+                    .filter(|e| matches!(e, Event::MessageAppended(_)))
+                    .count()
+                    >= 3
+            }),
+            ..Default::default()
+        };
+        let (out, log) = drive(&mut h, opened("count to 100"));
+        assert_eq!(out, TurnOutcome::Cancelled);
+        let t = types(&log);
+        assert!(
+            !t.contains(&"message.completed") && !t.contains(&"step.completed"),
+            "{t:?}"
+        );
+        assert_eq!(&t[t.len() - 2..], ["turn.cancelled", "session.waiting"]);
+    }
+
+    #[test]
+    fn a_cancel_while_a_tool_runs_answers_the_call_as_cancelled() {
+        let mut h = Host {
+            stop_when: Some(|e| e.iter().any(|e| matches!(e, Event::ActionsRequested(_)))),
+            ..Default::default()
+        };
+        let (out, log) = drive(&mut h, opened("wait 5"));
+        assert_eq!(out, TurnOutcome::Cancelled);
+        let result = log.iter().find_map(|e| match e {
+            Event::ActionResult(r) => Some(r.clone()),
+            _ => None,
+        });
+        let r = result.expect("the stopped call is answered");
+        assert_eq!(r.status, "failed");
+        assert_eq!(r.error.unwrap().code, "cancelled");
+        // The model's history stays consistent: the call and its result both appear.
+        let m = transcript::messages(&log);
+        assert!(m
+            .iter()
+            .any(|m| matches!(m, crate::model::ModelMessage::ToolResult { .. })));
+    }
+
+    #[test]
+    fn a_provider_failure_is_eves_terminal_cascade() {
+        let (out, log) = drive(&mut Host::default(), opened("please fail"));
+        assert!(matches!(out, TurnOutcome::Failed(_)));
+        let t = types(&log);
+        assert_eq!(
+            &t[t.len() - 3..],
+            ["step.failed", "turn.failed", "session.failed"]
+        );
+        let Some(Event::TurnFailed(f)) = log.iter().find(|e| matches!(e, Event::TurnFailed(_)))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (f.code.as_str(), f.terminal),
+            (MODEL_CALL_FAILED, Some(true))
+        );
+        assert!(transcript::is_terminal(&log));
+    }
+
+    #[test]
+    fn a_question_parks_the_turn_and_its_answer_continues_it() {
+        let (out, log) = drive(&mut Host::default(), opened("ask me something"));
+        assert_eq!(out, TurnOutcome::Waiting);
+        assert_eq!(
+            &types(&log)[log.len() - 2..],
+            ["input.requested", "turn.waiting"]
+        );
+        let q = pending_question(&log).expect("a pending question");
+        assert_eq!(q.kind, "question");
+        let response = InputResponse {
+            request_id: q.request_id.clone(),
+            option_id: q.options.first().map(|o| o.id.clone()),
+            text: None,
+        };
+        let mut log = log;
+        let answer = answer_events(&log, &response).unwrap();
+        assert_eq!(types(&answer), ["input.resolved", "action.result"]);
+        log.extend(answer);
+        let (out, log) = drive(&mut Host::default(), log);
+        assert_eq!(out, TurnOutcome::Completed);
+        assert_eq!(
+            &types(&log)[log.len() - 2..],
+            ["turn.completed", "session.waiting"]
+        );
+        // One turn throughout: every event carries turn_0.
+        assert!(log
+            .iter()
+            .all(|e| !matches!(e, Event::TurnStarted(t) if t.sequence != 0)));
+        let wrong = InputResponse {
+            request_id: "req_other".into(),
+            option_id: None,
+            text: Some("x".into()),
+        };
+        assert_eq!(answer_events(&log, &wrong), None);
+    }
+
+    #[test]
+    fn a_parked_question_is_withdrawn_by_a_cancel() {
+        let (_, log) = drive(&mut Host::default(), opened("ask me something"));
+        let v = cancel_events("wrun_s", &log);
+        assert_eq!(
+            types(&v),
+            [
+                "input.resolved",
+                "action.result",
+                "turn.cancelled",
+                "session.waiting"
+            ]
+        );
+        let Event::InputResolved(r) = &v[0] else {
+            panic!()
+        };
+        assert_eq!(r.resolutions[0].outcome, "cancelled");
+    }
+
+    #[test]
+    fn a_connection_not_granted_asks_for_sign_in_and_a_grant_runs_the_call() {
+        let (out, log) = drive(&mut Host::default(), opened("search notion for roadmap"));
+        assert_eq!(out, TurnOutcome::Waiting);
+        let (attempt, name) = pending_authorization(&log).expect("a pending sign-in");
+        assert_eq!(name, "notion");
+        let Some(Event::AuthorizationRequired(a)) = log
+            .iter()
+            .find(|e| matches!(e, Event::AuthorizationRequired(_)))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            a.authorization.url.as_deref(),
+            Some(format!("/eve/v1/session/s/authorizations/{attempt}").as_str())
+        );
+        let mut granted = log.clone();
+        granted.extend(granted_events(&log).unwrap());
+        let mut h = Host {
+            granted: vec!["notion".into()],
+            ..Default::default()
+        };
+        let (out, all) = drive(&mut h, granted);
+        assert_eq!(out, TurnOutcome::Completed);
+        let ok = all
+            .iter()
+            .any(|e| matches!(e, Event::ActionResult(r) if r.status == "completed"));
+        assert!(ok, "the call ran after the grant");
+        // Declining instead answers the call as failed and the turn goes on without it.
+        let mut declined = log.clone();
+        let d = declined_events(&log).unwrap();
+        assert_eq!(types(&d), ["authorization.completed", "action.result"]);
+        declined.extend(d);
+        let (out, _) = drive(&mut Host::default(), declined);
+        assert_eq!(out, TurnOutcome::Completed);
+    }
+
+    #[test]
+    fn a_turn_whose_runner_died_mid_step_runs_that_step_again() {
+        // The runner died after streaming part of step 0 of a plain answer.
+        let mut h = Host {
+            fence_after: Some(8),
+            ..Default::default()
+        };
+        let (out, log) = drive(&mut h, opened("count to 30"));
+        assert_eq!(out, TurnOutcome::Fenced);
+        let (out, all) = drive(&mut Host::default(), log.clone());
+        assert_eq!(out, TurnOutcome::Completed);
+        let restarted: Vec<u64> = all[log.len()..]
+            .iter()
+            .filter_map(|e| match e {
+                Event::StepStarted(s) => Some(s.at.step_index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            restarted,
+            vec![0],
+            "the interrupted step runs again under its index"
+        );
+        let completed: Vec<&str> = all
+            .iter()
+            .filter_map(|e| match e {
+                Event::MessageCompleted(m) => Some(m.message.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(completed.len(), 1);
+        assert!(completed[0].starts_with('1'), "{completed:?}");
+    }
+
+    #[test]
+    fn a_resumed_turn_does_not_run_a_tool_whose_result_is_persisted() {
+        // Died right after the first tool result of "weather in Paris and Tokyo".
+        let stop_after_result = |e: &[Event]| e.iter().any(|e| matches!(e, Event::ActionResult(_)));
+        let mut h = Host::default();
+        let log = opened("weather in Paris and Tokyo");
+        let _ = run(&mut h, &mut demo(), log.clone(), &ctx());
+        let cut = h
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::ActionResult(_)))
+            .unwrap()
+            + 1;
+        let mut partial = log;
+        partial.extend(h.events[..cut].iter().cloned());
+        assert!(stop_after_result(&partial));
+        let mut h2 = Host::default();
+        let (out, all) = drive(&mut h2, partial.clone());
+        assert_eq!(out, TurnOutcome::Completed);
+        let results = all
+            .iter()
+            .filter(|e| matches!(e, Event::ActionResult(_)))
+            .count();
+        assert_eq!(results, 2, "one persisted, one run now — not three");
+    }
+
+    #[test]
+    fn a_fenced_runner_writes_nothing_more() {
+        let mut h = Host {
+            fence_after: Some(2),
+            ..Default::default()
+        };
+        let (out, log) = drive(&mut h, opened("hello"));
+        assert_eq!(out, TurnOutcome::Fenced);
+        assert_eq!(log.len(), 3 + 2);
+    }
+}
