@@ -123,14 +123,14 @@ pub fn is_terminal(events: &[Event]) -> bool {
         .is_some_and(|e| matches!(e, Event::SessionFailed(_) | Event::SessionCompleted(_)))
 }
 
-/// The number of turns (`sequence`s) the session has used: turns, clears and compactions.
+/// The next turn's `sequence`: one past the last `turn.started`. A clear or compaction is
+/// numbered as the next turn without using it up (the message after a clear at `turn_5` is
+/// `turn_5` too, as in the reference).
 pub fn turns_used(events: &[Event]) -> u64 {
     events
         .iter()
         .filter_map(|e| match e {
             Event::TurnStarted(t) => Some(t.sequence + 1),
-            Event::ContextCleared(c) => Some(c.sequence + 1),
-            Event::CompactionRequested(c) => Some(c.sequence + 1),
             _ => None,
         })
         .max()
@@ -370,7 +370,7 @@ mod tests {
             received(2, "new"),
         ];
         assert_eq!(messages(&log), vec![ModelMessage::User("new".into())]);
-        assert_eq!(turns_used(&log), 2);
+        assert_eq!(turns_used(&log), 0, "no turn.started: a clear does not use a turn up");
     }
 
     #[test]
