@@ -10,4 +10,28 @@
 //
 // Paths: dot-separated keys, array indexes, `*`, or `[field=value]` to pick array elements
 // (`[type=…]` for events, `[label=…]` for steps). The value at the path is deleted on both sides.
-export const DIFFERENCES = [];
+export const DIFFERENCES = [
+  {
+    scenario: "*",
+    path: "streams.*.events.*.data.trace",
+    reason: "eve-chat has no tracing backend: it omits the optional W3C `trace` of session.started / turn.started (docs/eve-protocol.md)",
+  },
+  {
+    scenario: "model failure",
+    apply(record) {
+      for (const stream of Object.values(record.streams ?? {})) {
+        for (const e of stream.events ?? []) {
+          if (["step.failed", "turn.failed", "session.failed"].includes(e.type)) delete e.data?.details;
+        }
+      }
+    },
+    reason: "the details of a failed model call are the AI SDK's in eve (errorId, upstream*, responseBodySnippet); ours carry only the provider's message",
+  },
+  {
+    scenario: "error cases",
+    apply(record) {
+      for (const step of record.steps ?? []) delete step.headers?.["cache-control"];
+    },
+    reason: "eve-chat sends cache-control: no-store on every JSON answer, errors included; eve's router leaves it off",
+  },
+];

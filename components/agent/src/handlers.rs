@@ -18,11 +18,13 @@ use spin_sdk::http::ResponseOutparam;
 use crate::api::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, Call};
 use crate::runner::{self, First, Queued};
 
-fn accepted(out: ResponseOutparam, status: u16, body: &Accepted) {
+/// Sends an answer; `with_header`: create and send name the session in `x-eve-session-id` too
+/// (the controls do not, as the reference).
+fn accepted(out: ResponseOutparam, status: u16, body: &Accepted, with_header: bool) {
     let value = serde_json::to_value(body).expect("answers serialize");
-    match &body.session_id {
-        Some(id) => send_json(out, status, &[(SESSION_ID_HEADER, id)], &value),
-        None => send_json(out, status, &[], &value),
+    match (&body.session_id, with_header) {
+        (Some(id), true) => send_json(out, status, &[(SESSION_ID_HEADER, id)], &value),
+        _ => send_json(out, status, &[], &value),
     }
 }
 
@@ -81,7 +83,7 @@ pub fn create(call: Call, out: ResponseOutparam) {
     })();
     match prepared {
         Ok((db, id)) => {
-            accepted(out, 202, &Accepted::new(Some(&id), status::ACCEPTED));
+            accepted(out, 202, &Accepted::new(Some(&id), status::ACCEPTED), true);
             runner::drain(&db, &id, &call.principal.id, First::Nothing, None);
         }
         Err(e) => send_refusal(out, &e),
@@ -135,7 +137,7 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
         Ok((db, delivery, first)) => {
             let mut a = Accepted::new(Some(id), status::ACCEPTED);
             a.delivery_id = Some(delivery);
-            accepted(out, 202, &a);
+            accepted(out, 202, &a, true);
             runner::drain(&db, id, &call.principal.id, first, None);
         }
         Err(e) => send_refusal(out, &e),
@@ -171,14 +173,19 @@ pub fn cancel(call: Call, id: &str, out: ResponseOutparam) {
     })();
     match result {
         Ok(Some((db, matches))) => {
-            accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED));
+            accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED), false);
             if matches {
                 // A parked turn (or one whose runner died) ends here; a running one at its
                 // next checkpoint.
                 runner::drain(&db, id, &call.principal.id, First::Nothing, None);
             }
         }
-        Ok(None) => accepted(out, 200, &Accepted::new(None, status::NO_ACTIVE_TURN)),
+        Ok(None) => accepted(
+            out,
+            200,
+            &Accepted::new(None, status::NO_ACTIVE_TURN),
+            false,
+        ),
         Err(e) => send_refusal(out, &e),
     }
 }
@@ -203,10 +210,15 @@ pub fn control(call: Call, id: &str, kind: &str, out: ResponseOutparam) {
     })();
     match result {
         Ok(Some(db)) => {
-            accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED));
+            accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED), false);
             runner::drain(&db, id, &call.principal.id, First::Nothing, None);
         }
-        Ok(None) => accepted(out, 200, &Accepted::new(None, status::NO_ACTIVE_SESSION)),
+        Ok(None) => accepted(
+            out,
+            200,
+            &Accepted::new(None, status::NO_ACTIVE_SESSION),
+            false,
+        ),
         Err(e) => send_refusal(out, &e),
     }
 }
@@ -224,11 +236,17 @@ pub fn reset(call: Call, id: &str, out: ResponseOutparam) {
         {
             return Ok(false);
         }
-        let log = store.all_events(id).map_err(db_refusal)?;
-        let usage = transcript::usage(&log);
+        let log = store.envelopes(id).map_err(db_refusal)?;
+        let events: Vec<Event> = log.iter().map(|e| e.event.clone()).collect();
+        let usage = transcript::usage(&events);
+        // The session's end belongs to its latest turn's deliveries, as the reference's.
+        let deliveries = log
+            .last()
+            .map(|e| e.meta.delivery_ids.clone())
+            .unwrap_or_default();
         let end = runner::envelope(
             Event::SessionCompleted(serde_json::json!({ "usage": usage })),
-            &[],
+            &deliveries,
         );
         store.append(id, None, &end, now_ms()).map_err(db_refusal)?;
         Ok(true)
@@ -237,9 +255,14 @@ pub fn reset(call: Call, id: &str, out: ResponseOutparam) {
         Ok(true) => {
             let mut a = Accepted::new(None, status::RESET);
             a.previous_session_id = Some(id.to_string());
-            accepted(out, 200, &a)
+            accepted(out, 200, &a, false)
         }
-        Ok(false) => accepted(out, 200, &Accepted::new(None, status::NO_ACTIVE_SESSION)),
+        Ok(false) => accepted(
+            out,
+            200,
+            &Accepted::new(None, status::NO_ACTIVE_SESSION),
+            false,
+        ),
         Err(e) => send_refusal(out, &e),
     }
 }

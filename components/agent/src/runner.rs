@@ -136,6 +136,10 @@ impl ToolHost for Runner<'_, '_, '_> {
         self.store.set_memory(self.principal, document, now_ms())
     }
 
+    fn now_ms(&mut self) -> i64 {
+        now_ms()
+    }
+
     fn pause(&mut self, ms: u64) -> bool {
         let until = Instant::now() + Duration::from_millis(ms);
         loop {

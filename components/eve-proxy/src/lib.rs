@@ -111,7 +111,10 @@ fn admit(req: &Request) -> Result<(Option<String>, Option<String>), (Refusal, Op
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase();
-        if media != "application/json" {
+        // eve reads the body as JSON whatever it is labelled (a missing type and `text/plain`
+        // too); cross-site requests are already refused above. A body declared as a form or
+        // anything else that is not JSON-like is refused.
+        if !media.is_empty() && media != "application/json" && media != "text/plain" {
             return Err(fail(Refusal::new(
                 415,
                 Some("unsupported_media_type"),

@@ -480,9 +480,9 @@ mod tests {
         let (_, r) = collect(&mut m, &request());
         match r {
             Err(ModelError::Provider { message, .. }) => {
-                assert!(
-                    message.contains("401") && message.contains("Incorrect API key"),
-                    "{message}"
+                assert_eq!(
+                    message, "Incorrect API key provided",
+                    "the provider's own words"
                 )
             }
             other => panic!("{other:?}"),

@@ -254,6 +254,11 @@ pub fn session_request(body: &[u8], new_session: bool) -> Result<SessionRequest,
             "'message' and 'inputResponses' are mutually exclusive.",
         ));
     }
+    if !new_session && m.contains_key("continuationToken") {
+        return Err(Refusal::bad_request(
+            "Session-ID routes do not accept 'continuationToken'.",
+        ));
+    }
     if let Some(r) = responses {
         if new_session {
             return Err(Refusal::bad_request(
@@ -332,9 +337,11 @@ pub fn session_request(body: &[u8], new_session: bool) -> Result<SessionRequest,
         .join("\n");
     let has_file = parts.iter().any(|p| matches!(p, MessagePart::File { .. }));
     if text.trim().is_empty() && !has_file {
-        return Err(Refusal::bad_request(
-            "Expected a non-empty 'message' or a non-empty 'inputResponses' array.",
-        ));
+        return Err(Refusal::bad_request(if new_session {
+            "Expected 'message' to be non-empty when provided."
+        } else {
+            "Expected a non-empty 'message' or a non-empty 'inputResponses' array."
+        }));
     }
     if text.chars().count() > MAX_MESSAGE_CHARS {
         return Err(Refusal::bad_request(format!(

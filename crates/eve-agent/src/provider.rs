@@ -95,13 +95,14 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
         };
         if !(200..300).contains(&status) {
             let text = read_error_body(body.as_mut(), on)?;
-            return Err(ModelError::provider(
-                "http_status",
-                format!(
-                    "{name} provider answered HTTP {status}: {}",
-                    summarize_error(&text)
-                ),
-            ));
+            // The provider's own message, as eve reports it (`step.failed.message`).
+            let summary = summarize_error(&text);
+            let message = if summary.trim().is_empty() {
+                format!("{name} provider answered HTTP {status}")
+            } else {
+                summary
+            };
+            return Err(ModelError::provider("http_status", message));
         }
         let mut decoder = SseDecoder::new();
         let mut parser = self.protocol.parser();

@@ -23,6 +23,8 @@ pub trait ToolHost {
     fn set_memory(&mut self, document: &str) -> Result<(), String>;
     /// Sleeps up to `ms`, checking for a stop; false when the user interrupted.
     fn pause(&mut self, ms: u64) -> bool;
+    /// The current time, milliseconds since the epoch (UTC).
+    fn now_ms(&mut self) -> i64;
 }
 
 /// A tool's result.
@@ -84,6 +86,14 @@ pub fn specs(enabled: &[&Connection]) -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
+            name: "get_time".into(),
+            description: "The current date and time (ISO-8601) in UTC or at a fixed offset such as +02:00.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "timezone": { "type": "string", "description": "UTC (default) or an offset like +05:30" } },
+            }),
+        },
+        ToolSpec {
             name: "remember".into(),
             description: "Saves a stable fact or preference about the user to long-term memory. Never passwords, tokens, payment data, keys or one-time codes.".into(),
             input_schema: json!({
@@ -121,6 +131,26 @@ pub fn specs(enabled: &[&Connection]) -> Vec<ToolSpec> {
     v
 }
 
+/// Minutes east of UTC of `UTC`, `Z`, `GMT`, or `[UTC]±HH:MM`.
+fn utc_offset_minutes(zone: &str) -> Option<i64> {
+    let z = zone.trim();
+    if ["utc", "z", "gmt"].contains(&z.to_ascii_lowercase().as_str()) {
+        return Some(0);
+    }
+    let rest = z
+        .strip_prefix("UTC")
+        .or_else(|| z.strip_prefix("GMT"))
+        .unwrap_or(z);
+    let (sign, hm) = match rest.as_bytes().first()? {
+        b'+' => (1, &rest[1..]),
+        b'-' => (-1, &rest[1..]),
+        _ => return None,
+    };
+    let (h, m) = hm.split_once(':')?;
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    (h <= 14 && m < 60 && hm.len() == 5).then_some(sign * (h * 60 + m))
+}
+
 /// Runs a call.
 pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
     if let Some(raw) = call.input.get("_invalidInput") {
@@ -137,6 +167,26 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
             }
             None => error("get_weather needs a city"),
         },
+        "get_time" => {
+            let zone = str_arg("timezone")
+                .filter(|z| !z.is_empty())
+                .unwrap_or("UTC");
+            match utc_offset_minutes(zone) {
+                Some(offset) => {
+                    let local = host.now_ms() + offset * 60_000;
+                    let stamp = eve_store::time::format_iso_ms(local);
+                    let time = if offset == 0 {
+                        stamp
+                    } else {
+                        format!("{}{}", stamp.trim_end_matches('Z'), &zone[zone.len() - 6..])
+                    };
+                    done(json!({ "time": time, "timezone": zone }))
+                }
+                None => error(format!(
+                    "unknown timezone {zone:?}: use UTC or an offset like +02:00"
+                )),
+            }
+        }
         "wait" => {
             let secs = call
                 .input
@@ -282,6 +332,9 @@ mod tests {
             self.memory = document.to_string();
             Ok(())
         }
+        fn now_ms(&mut self) -> i64 {
+            1_796_105_696_230
+        }
         fn pause(&mut self, _ms: u64) -> bool {
             self.pauses += 1;
             self.stop_after.is_none_or(|n| self.pauses <= n)
@@ -381,5 +434,30 @@ mod tests {
             .collect();
         assert!(names.contains(&"linear_search".to_string()));
         assert!(!names.contains(&"notion_search".to_string()));
+    }
+
+    #[test]
+    fn get_time_answers_utc_or_a_fixed_offset_and_refuses_a_zone_it_does_not_know() {
+        let mut h = Host {
+            memory: String::new(),
+            stop_after: None,
+            pauses: 0,
+        };
+        let call = |tz: Value| ToolCall {
+            id: "c".into(),
+            name: "get_time".into(),
+            input: json!({ "timezone": tz }),
+        };
+        let out = |o: ToolOutcome| match o {
+            ToolOutcome::Done { output, is_error } => (output, is_error),
+            ToolOutcome::Interrupted => panic!(),
+        };
+        let (v, err) = out(run(&call(json!("UTC")), &mut h));
+        assert!(!err);
+        assert_eq!(v["time"], "2026-12-01T06:14:56.230Z");
+        let (v, _) = out(run(&call(json!("+02:00")), &mut h));
+        assert_eq!(v["time"], "2026-12-01T08:14:56.230+02:00");
+        let (_, err) = out(run(&call(json!("Mars/Olympus")), &mut h));
+        assert!(err);
     }
 }

@@ -852,6 +852,9 @@ pub mod testing {
             self.pauses += 1;
             !self.stop_requested()
         }
+        fn now_ms(&mut self) -> i64 {
+            1_796_105_696_230
+        }
     }
 
     impl TurnHost for Host {
