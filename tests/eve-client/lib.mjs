@@ -95,8 +95,11 @@ export async function agentCapabilities(baseUrl = BASE_URL, headers = EXTRA_HEAD
   const tools = Array.isArray(info?.tools)
     ? names(info.tools)
     : [...names(info?.tools?.static), ...names(info?.tools?.dynamic)];
+  // eve's agent-info names a connection by `connectionName` (tools and skills by `name`).
+  const connectionNames = (list) =>
+    Array.isArray(list) ? list.map((c) => c?.connectionName ?? c?.name).filter((n) => typeof n === "string") : [];
   const connections = Array.isArray(info?.connections)
-    ? names(info.connections)
+    ? connectionNames(info.connections)
     : [...names(info?.connections?.static), ...names(info?.connections?.dynamic), ...names(info?.connections?.entries)];
   return { tools, connections, info };
 }

@@ -15,7 +15,7 @@ use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming;
 use spin_sdk::http::ResponseOutparam;
 
-use crate::api::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, Call};
+use crate::reply::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, Call};
 use crate::runner::{self, First, Queued};
 
 /// Sends an answer; `with_header`: create and send name the session in `x-eve-session-id` too

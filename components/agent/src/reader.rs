@@ -24,7 +24,7 @@ use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming::{sleep_ms, BodyWriter};
 use spin_sdk::http::ResponseOutparam;
 
-use crate::api::{db_refusal, open_db, send_refusal, Call};
+use crate::reply::{db_refusal, open_db, send_refusal, Call};
 use crate::runner::{self, First, Sink};
 
 /// Events read per query.

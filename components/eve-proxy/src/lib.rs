@@ -90,8 +90,12 @@ fn api(e: eve_api::ApiError) -> Refusal {
     Refusal::from_api(&e)
 }
 
-/// Everything before the upstream call: the route, the principal's token, the body.
-fn admit(req: &Request) -> Result<(Option<String>, Option<String>), (Refusal, Option<String>)> {
+/// A refusal, with the refreshed session cookie to set on it (if any).
+type Refused = (Refusal, Option<String>);
+
+/// Everything before the upstream call: the route, the principal's token (`None` for the
+/// open health route), the body; and the refreshed session cookie to pass on.
+fn admit(req: &Request) -> Result<(Option<String>, Option<String>), Refused> {
     let method = req.method().to_string();
     let route = protocol::route(&method, req.path()).map_err(|e| (e, None))?;
     if route == Route::Health {

@@ -913,7 +913,7 @@ mod tests {
     fn drive(h: &mut Host, log: Vec<Event>) -> (TurnOutcome, Vec<Event>) {
         let out = run(h, &mut demo(), log.clone(), &ctx());
         let mut all = log;
-        all.extend(h.events.drain(..));
+        all.append(&mut h.events);
         (out, all)
     }
 
