@@ -370,7 +370,11 @@ mod tests {
             received(2, "new"),
         ];
         assert_eq!(messages(&log), vec![ModelMessage::User("new".into())]);
-        assert_eq!(turns_used(&log), 0, "no turn.started: a clear does not use a turn up");
+        assert_eq!(
+            turns_used(&log),
+            0,
+            "no turn.started: a clear does not use a turn up"
+        );
     }
 
     #[test]
