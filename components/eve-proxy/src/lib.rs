@@ -107,6 +107,11 @@ fn admit(req: &Request) -> Result<(Option<String>, Option<String>), Refused> {
     if method == "POST" {
         eve_spin::auth::require_same_origin(req).map_err(|e| fail(api(e)))?;
     }
+    // The agent stops reading past this size (a control's body too): refused here, or the
+    // forwarding would break mid-body (502).
+    if req.body().len() > protocol::MAX_BODY_BYTES {
+        return Err(fail(Refusal::too_large()));
+    }
     if route.takes_session_request() {
         let media = header(req, "content-type")
             .unwrap_or("")
