@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 pub use ureq;
 
+pub mod eve;
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -527,12 +529,14 @@ impl Response {
             .unwrap_or_else(|e| panic!("not JSON ({e}), status {}: {}", self.status, self.text()))
     }
 
-    /// The error envelope's code, if this is one.
+    /// The error's code, if this is an error body: `error.code` of the app's envelope
+    /// (`{"error":{"code","message"}}`), or `code` of eve's (`{"ok":false,"code","error"}`).
     pub fn error_code(&self) -> Option<String> {
-        self.json()
-            .get("error")?
-            .get("code")?
-            .as_str()
-            .map(str::to_string)
+        let v = self.json();
+        let code = match v.get("error")? {
+            serde_json::Value::String(_) => v.get("code")?,
+            error => error.get("code")?,
+        };
+        code.as_str().map(str::to_string)
     }
 }

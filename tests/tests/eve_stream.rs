@@ -1,19 +1,25 @@
-//! The eve session API end to end, through `eve-proxy` and the private `agent` in the local
-//! host: full turns, exact resume from every index, disconnect and reconnect, SSE with
-//! `Last-Event-ID`, interrupts with synthetic tool results, authorization (skip, decline,
-//! connect), principal isolation, the `chat:send` limit, a host killed mid-turn, keep-alives,
-//! and the OpenAI-compatible and Anthropic providers against local servers that speak their
-//! streaming wire formats.
+//! eve's v1 session API end to end, through `eve-proxy` and the private `agent` in the local
+//! host: full turns in eve's events, reads from every cursor (`startIndex`, negative, past the
+//! tail, `follow=false`), disconnect and reconnect, two readers, SSE with `Last-Event-ID`, a
+//! following stream that stays open while the session waits, cancel (during a tool call,
+//! while text streams, of a parked sign-in), messages sent during a turn (queued for the next
+//! one), questions answered with `inputResponses`, authorization (connect, deny, cancel,
+//! OAuth), principal isolation, the `chat:send` limit, hosts killed mid-turn (resumed, for the
+//! demo and a hosted provider), keep-alives, model failures, and the OpenAI-compatible and
+//! Anthropic providers against local servers that speak their streaming wire formats.
 //!
 //! Every test starts its own host (~0.2 s) with the demo model paced at 1 ms per token.
 
 #[path = "eve/llm_server.rs"]
 mod llm_server;
 
-use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
+use eve_chat_tests::eve::{
+    self, assert_accepted, assert_control_accepted, assert_unique_ids, completed_text, control,
+    error_of, first, of_type, position, read_until, read_until_settled, send, send_message,
+    snapshot, start, streamed_text, types, Stream,
+};
 use eve_chat_tests::{Host, HostOptions};
 use llm_server::{pieces, LlmServer, Script};
 use serde_json::{json, Value};
@@ -37,154 +43,170 @@ fn any_host() -> Host {
     host_with(&[]).expect("a local host")
 }
 
-fn start(h: &Host, message: &str) -> (String, u64) {
-    let r = h.json("POST", "/eve/v1/session", &json!({ "message": message }));
-    assert_eq!(r.status, 201, "{}", r.text());
-    let v = r.json();
-    let sid = v["sessionId"].as_str().unwrap().to_string();
-    assert_eq!(r.header("x-eve-session-id"), Some(sid.as_str()));
-    (sid, v["streamIndex"].as_u64().unwrap())
+/// `1 2 … n.`, the demo's answer to "count to n".
+fn counted(n: u64) -> String {
+    let numbers: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+    format!("{}.", numbers.join(" "))
 }
 
-fn send(h: &Host, sid: &str, body: Value) -> eve_chat_tests::Response {
-    h.json("POST", &format!("/eve/v1/session/{sid}"), &body)
-}
-
-fn is_event(v: &Value) -> bool {
-    v.get("index").and_then(Value::as_u64).is_some()
-}
-
-/// Reads the whole stream from `start` (tailing a running turn until it settles).
-fn read_all(h: &Host, sid: &str, start: u64) -> Vec<Value> {
-    let r = h.get(&format!("/eve/v1/session/{sid}/stream?startIndex={start}"));
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.text()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .filter(is_event)
-        .collect()
-}
-
-fn types(events: &[Value]) -> Vec<&str> {
-    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
-}
-
-fn indices(events: &[Value]) -> Vec<u64> {
+/// The events of the turn `deliveryId` started (its `meta.deliveryIds` name it).
+fn delivered<'a>(events: &'a [Value], delivery: &str) -> Vec<&'a Value> {
     events
         .iter()
-        .map(|e| e["index"].as_u64().unwrap())
+        .filter(|e| {
+            e["meta"]["deliveryIds"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|x| x == delivery))
+        })
         .collect()
-}
-
-fn text_of(events: &[Value]) -> String {
-    events
-        .iter()
-        .filter(|e| e["type"] == "assistant.text.delta")
-        .map(|e| e["delta"].as_str().unwrap())
-        .collect()
-}
-
-/// A stream opened for reading line by line.
-struct Reader {
-    lines: std::io::Lines<BufReader<Box<dyn std::io::Read + Send + Sync>>>,
-}
-
-impl Reader {
-    fn open(h: &Host, sid: &str, start: u64) -> Reader {
-        let resp = h
-            .client()
-            .get(&h.url(&format!("/eve/v1/session/{sid}/stream?startIndex={start}")))
-            .call()
-            .expect("stream opens");
-        Reader {
-            lines: BufReader::new(resp.into_reader()).lines(),
-        }
-    }
-
-    /// The next event (keep-alives skipped), or `None` at the end.
-    fn next_event(&mut self) -> Option<Value> {
-        for line in self.lines.by_ref() {
-            let line = line.ok()?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value = serde_json::from_str(&line).expect("a JSON line");
-            if is_event(&v) {
-                return Some(v);
-            }
-        }
-        None
-    }
-
-    fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let mut out = Vec::new();
-        while let Some(e) = self.next_event() {
-            let stop = pred(&e);
-            out.push(e);
-            if stop {
-                break;
-            }
-        }
-        out
-    }
-}
-
-fn assert_contiguous(events: &[Value], from: u64) {
-    let want: Vec<u64> = (from..from + events.len() as u64).collect();
-    assert_eq!(
-        indices(events),
-        want,
-        "indices must be contiguous, without gap or duplicate"
-    );
 }
 
 // ------------------------------------------------------------------------------ full turns
 
 #[test]
-fn a_full_demo_turn_streams_ndjson_from_the_user_message_to_session_completed() {
+fn a_full_demo_turn_streams_eves_events_from_session_started_to_session_waiting() {
     let h = any_host();
-    let (sid, index) = start(&h, "What's the weather in Paris?");
-    assert_eq!(index, 0);
-    let r = h.get(&format!("/eve/v1/session/{sid}/stream?startIndex=0"));
-    assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
-    assert_eq!(r.header("x-eve-session-id"), Some(sid.as_str()));
-    let events = read_all(&h, &sid, 0);
-    assert_contiguous(&events, 0);
-    let t = types(&events);
-    assert_eq!(t[0], "user.message");
-    assert_eq!(events[0]["text"], "What's the weather in Paris?");
-    assert!(t.contains(&"assistant.reasoning.delta"));
-    for needed in [
-        "tool.call.started",
-        "tool.call.input.delta",
-        "tool.call.ready",
-        "tool.call.result",
-        "usage",
-    ] {
-        assert!(t.contains(&needed), "missing {needed} in {t:?}");
-    }
-    let result = events
+    let sid = start(&h, "What's the weather in Paris?");
+    let turn = read_until_settled(&h, &sid, 0);
+    let t = types(&turn);
+    assert_eq!(
+        t[..4],
+        [
+            "session.started",
+            "turn.started",
+            "message.received",
+            "step.started"
+        ]
+    );
+    assert_eq!(turn[0]["data"]["runtime"]["eveVersion"], "0.80.1");
+    assert_eq!(turn[1]["data"], json!({"sequence": 0, "turnId": "turn_0"}));
+    let received = &turn[2]["data"];
+    assert_eq!(received["message"], "What's the weather in Paris?");
+    assert_eq!(
+        received["parts"],
+        json!([{"type": "text", "text": "What's the weather in Paris?"}])
+    );
+    assert_eq!(turn[3]["data"]["stepIndex"], 0);
+
+    // Step 0: reasoning, the call's input as it streams, the call, its result.
+    let reasoning: String = of_type(&turn, "reasoning.appended")
         .iter()
-        .find(|e| e["type"] == "tool.call.result")
-        .unwrap();
-    assert_eq!(result["toolName"], "get_weather");
-    assert_eq!(result["output"]["city"], "Paris");
-    assert!(text_of(&events).contains("**Paris**"));
-    assert_eq!(*t.last().unwrap(), "session.completed");
+        .map(|e| e["data"]["reasoningDelta"].as_str().unwrap())
+        .collect();
+    assert!(reasoning.contains("Paris"), "{reasoning}");
+    assert_eq!(
+        first(&turn, "reasoning.completed")["data"]["reasoning"],
+        reasoning.as_str()
+    );
+    let input: String = of_type(&turn, "action.input.appended")
+        .iter()
+        .map(|e| e["data"]["inputTextDelta"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&input).unwrap(),
+        json!({"city": "Paris"})
+    );
+    let action = &first(&turn, "actions.requested")["data"]["actions"][0];
+    assert_eq!(action["toolName"], "get_weather");
+    assert_eq!(action["kind"], "tool-call");
+    assert_eq!(action["input"], json!({"city": "Paris"}));
+    let result = &first(&turn, "action.result")["data"];
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["result"]["callId"], action["callId"]);
+    assert_eq!(result["result"]["toolName"], "get_weather");
+    assert_eq!(result["result"]["output"]["city"], "Paris");
+    let steps = of_type(&turn, "step.completed");
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0]["data"]["finishReason"], "tool-calls");
+    assert_eq!(steps[1]["data"]["finishReason"], "stop");
+
+    // Step 1: the answer, streamed and then complete.
+    let started = of_type(&turn, "step.started");
+    assert_eq!(started[1]["data"]["stepIndex"], 1);
+    let text = streamed_text(&turn);
+    assert!(text.contains("**Paris**"), "{text}");
+    let done = first(&turn, "message.completed");
+    assert_eq!(done["data"]["message"], text.as_str());
+    assert_eq!(done["data"]["finishReason"], "stop");
+    assert_eq!(
+        t[t.len() - 4..],
+        [
+            "message.completed",
+            "step.completed",
+            "turn.completed",
+            "session.waiting"
+        ]
+    );
+    let waiting = &turn.last().unwrap()["data"];
+    assert_eq!(waiting["continuationToken"], sid.as_str());
+    assert_eq!(waiting["wait"], "next-user-message");
+    let step_inputs: u64 = steps
+        .iter()
+        .map(|s| s["data"]["usage"]["inputTokens"].as_u64().unwrap())
+        .sum();
+    assert!(step_inputs > 0);
+    assert_eq!(waiting["usage"]["inputTokens"], step_inputs);
+
+    // meta: minted once per event, every event of the turn carries its delivery.
+    assert_unique_ids(&turn);
+    let delivery = turn[0]["meta"]["deliveryIds"].clone();
+    assert_eq!(delivery.as_array().map(Vec::len), Some(1));
+    for e in &turn {
+        assert!(e["meta"]["at"].as_str().unwrap().ends_with('Z'), "{e}");
+        assert_eq!(e["meta"]["deliveryIds"], delivery, "{e}");
+    }
+
+    // The settled stream, read with follow=false: eve's headers, the same events.
+    let r = h.get(&eve::stream_path(&sid, "startIndex=0&follow=false"));
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/x-ndjson; charset=utf-8")
+    );
+    assert_eq!(r.header("x-eve-stream-version"), Some("26"));
+    assert_eq!(r.header("x-eve-stream-format"), Some("ndjson"));
+    assert_eq!(r.header("x-eve-session-id"), Some(sid.as_str()));
+    assert_eq!(r.header("cache-control"), Some("no-store, no-transform"));
+    let tail = (turn.len() - 1).to_string();
+    assert_eq!(r.header("x-eve-stream-tail-index"), Some(tail.as_str()));
+    assert!(r.text().starts_with('\n'));
+    assert_eq!(eve::parse_ndjson(&r.text()), turn);
 }
 
 #[test]
-fn resume_from_every_index_of_a_finished_turn_returns_exactly_the_suffix() {
+fn every_cursor_of_a_settled_stream_returns_exactly_its_suffix() {
     let h = any_host();
-    let (sid, _) = start(&h, "weather in Oslo and Lima");
-    let full = read_all(&h, &sid, 0);
-    assert!(full.len() > 20);
-    for k in 0..=full.len() as u64 + 2 {
-        let suffix = read_all(&h, &sid, k);
+    let sid = start(&h, "weather in Oslo and Lima");
+    let full = read_until_settled(&h, &sid, 0);
+    assert_eq!(
+        of_type(&full, "action.result").len(),
+        2,
+        "one call per city"
+    );
+    assert_eq!(snapshot(&h, &sid, 0), full);
+    let n = full.len() as i64;
+    for k in 0..=n + 2 {
         let want: Vec<Value> = full.iter().skip(k as usize).cloned().collect();
-        assert_eq!(suffix, want, "resume from {k}");
+        assert_eq!(snapshot(&h, &sid, k), want, "startIndex={k}");
     }
+    // Negative cursors count back from the tail (clamped at its start).
+    for k in 1..=n + 2 {
+        let want: Vec<Value> = full[(n - k.min(n)) as usize..].to_vec();
+        assert_eq!(snapshot(&h, &sid, -k), want, "startIndex=-{k}");
+    }
+    // A following stream from the tail names it with includeTailIndex=1.
+    let mut s = Stream::open_path(
+        &h,
+        &eve::stream_path(&sid, "startIndex=-2&includeTailIndex=1"),
+        &[],
+        (n - 2) as u64,
+    );
+    let tail = (n - 1).to_string();
+    assert_eq!(s.header("x-eve-stream-tail-index"), Some(tail.as_str()));
+    assert_eq!(s.take(2), full[full.len() - 2..]);
+    let bad = h.get(&eve::stream_path(&sid, "startIndex=x"));
+    assert_eq!(bad.status, 400);
+    assert_eq!(error_of(&bad).1, "Expected startIndex to be an integer.");
 }
 
 #[test]
@@ -192,58 +214,58 @@ fn a_reader_that_disconnects_mid_turn_and_reconnects_gets_the_rest_exactly_once(
     let Some(h) = host_with(&[("demo_pacing_ms", "3")]) else {
         return;
     };
-    let (sid, _) = start(&h, "count to 300");
-    let mut first = Reader::open(&h, &sid, 0);
-    let mut seen: Vec<Value> = (0..20)
-        .map(|_| first.next_event().expect("an event"))
-        .collect();
-    drop(first); // the reader goes away mid-turn; the turn keeps running
+    let sid = start(&h, "count to 300");
+    let mut first_reader = Stream::open(&h, &sid, 0);
+    let mut seen = first_reader.take(20);
+    drop(first_reader); // the reader goes away mid-turn; the turn keeps running
     std::thread::sleep(Duration::from_millis(300));
-    let next = seen.last().unwrap()["index"].as_u64().unwrap() + 1;
-    let rest = read_all(&h, &sid, next);
-    seen.extend(rest);
-    assert_contiguous(&seen, 0);
-    assert_eq!(seen.last().unwrap()["type"], "session.completed");
-    let numbers: Vec<String> = (1..=300).map(|i| i.to_string()).collect();
-    assert_eq!(text_of(&seen), format!("{}.", numbers.join(" ")));
+    seen.extend(read_until_settled(&h, &sid, 20));
+    assert_eq!(seen.last().unwrap()["type"], "session.waiting");
+    assert_eq!(seen, snapshot(&h, &sid, 0), "exactly the log, in order");
+    assert_unique_ids(&seen);
+    assert_eq!(streamed_text(&seen), counted(300));
+    assert_eq!(completed_text(&seen), counted(300));
 }
 
 #[test]
-fn two_readers_of_a_running_turn_both_tail_it_to_the_end() {
+fn two_readers_of_a_running_turn_both_follow_it_to_the_end() {
     let Some(h) = host_with(&[("demo_pacing_ms", "2")]) else {
         return;
     };
-    let (sid, _) = start(&h, "count to 150");
+    let sid = start(&h, "count to 150");
     let h = std::sync::Arc::new(h);
     let readers: Vec<_> = (0..2)
         .map(|_| {
-            let h = h.clone();
-            let sid = sid.clone();
-            std::thread::spawn(move || read_all(&h, &sid, 0))
+            let (h, sid) = (h.clone(), sid.clone());
+            std::thread::spawn(move || read_until_settled(&h, &sid, 0))
         })
         .collect();
     let logs: Vec<Vec<Value>> = readers.into_iter().map(|t| t.join().unwrap()).collect();
     assert_eq!(logs[0], logs[1]);
-    assert_contiguous(&logs[0], 0);
-    assert_eq!(logs[0].last().unwrap()["type"], "session.completed");
+    assert_unique_ids(&logs[0]);
+    assert_eq!(logs[0].last().unwrap()["type"], "session.waiting");
+    assert_eq!(completed_text(&logs[0]), counted(150));
 }
 
 #[test]
 fn sse_frames_carry_the_index_as_id_and_last_event_id_resumes_after_it() {
     let h = any_host();
-    let (sid, _) = start(&h, "hello there");
-    let ndjson = read_all(&h, &sid, 0);
-    let path = format!("/eve/v1/session/{sid}/stream?startIndex=0");
-    let r = h.send("GET", &path, &[("accept", "text/event-stream")], None);
+    let sid = start(&h, "hello there");
+    let ndjson = read_until_settled(&h, &sid, 0);
+    let path = eve::stream_path(&sid, "startIndex=0&follow=false");
+    let sse = [("accept", "text/event-stream")];
+    let r = h.send("GET", &path, &sse, None);
     assert_eq!(r.status, 200);
     assert!(r
         .header("content-type")
         .unwrap()
         .starts_with("text/event-stream"));
-    let frames = parse_sse(&r.text());
+    assert_eq!(r.header("x-eve-stream-format"), Some("sse"));
+    assert!(r.text().starts_with("retry: 1000\n\n"));
+    let frames = eve::parse_sse(&r.text());
     assert_eq!(frames.len(), ndjson.len());
-    for ((id, data), e) in frames.iter().zip(&ndjson) {
-        assert_eq!(*id, e["index"].as_u64().unwrap());
+    for (i, ((id, data), e)) in frames.iter().zip(&ndjson).enumerate() {
+        assert_eq!(*id, i as u64);
         assert_eq!(data, e);
     }
     // EventSource reconnects with its original URL and the last id it saw.
@@ -253,263 +275,383 @@ fn sse_frames_carry_the_index_as_id_and_last_event_id_resumes_after_it() {
         &[("accept", "text/event-stream"), ("last-event-id", "5")],
         None,
     );
-    let resumed = parse_sse(&r.text());
+    let resumed = eve::parse_sse(&r.text());
     assert_eq!(resumed.first().unwrap().0, 6);
     assert_eq!(resumed.len(), ndjson.len() - 6);
+    assert_eq!(resumed[0].1, ndjson[6]);
     let bad = h.send("GET", &path, &[("last-event-id", "x")], None);
     assert_eq!(bad.status, 400);
+    assert_eq!(
+        error_of(&bad).1,
+        "Expected Last-Event-ID to be an event index."
+    );
 }
-
-fn parse_sse(text: &str) -> Vec<(u64, Value)> {
-    text.split("\n\n")
-        .filter_map(|frame| {
-            let mut id = None;
-            let mut data = None;
-            for line in frame.lines() {
-                if let Some(v) = line.strip_prefix("id: ") {
-                    id = v.parse().ok();
-                } else if let Some(v) = line.strip_prefix("data: ") {
-                    data = serde_json::from_str(v).ok();
-                }
-            }
-            Some((id?, data?))
-        })
-        .collect()
-}
-
-// ------------------------------------------------------------------------------ interrupts
 
 #[test]
-fn interrupt_during_a_tool_call_gives_synthetic_results_and_the_next_turn_is_consistent() {
+fn a_following_stream_stays_open_while_the_session_waits_and_ends_with_the_session() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, _) = start(&h, "wait 30");
-    let mut reader = Reader::open(&h, &sid, 0);
-    let before = reader.until(|e| e["type"] == "tool.call.ready");
-    let call_id = before.last().unwrap()["toolCallId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start(&h, "hello");
+    let turn = read_until_settled(&h, &sid, 0);
+    assert_eq!(turn.last().unwrap()["type"], "session.waiting");
+    // After session.waiting a following stream delivers the log and stays open.
+    let mut open = Stream::open_path_for(
+        &h,
+        &eve::stream_path(&sid, "startIndex=0"),
+        &[],
+        0,
+        Duration::from_millis(2500),
+    );
+    assert_eq!(open.take(turn.len()), turn);
+    assert_eq!(open.next_event(), None);
+    assert!(
+        open.timed_out,
+        "the stream stays open while the session waits"
+    );
+
+    // A reset ends the session: the following stream gets session.completed and closes.
+    let h = std::sync::Arc::new(h);
+    let follower = {
+        let (h, sid) = (h.clone(), sid.clone());
+        let n = turn.len() as u64;
+        std::thread::spawn(move || {
+            let mut s = Stream::open(&h, &sid, n);
+            let rest = s.rest();
+            (rest, s.timed_out)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let r = control(&h, &sid, "reset");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json(),
+        json!({"ok": true, "previousSessionId": sid, "status": "reset"})
+    );
+    let (rest, timed_out) = follower.join().unwrap();
+    assert!(!timed_out, "the stream ended by itself");
+    assert_eq!(types(&rest), ["session.completed"]);
+    assert_eq!(snapshot(&h, &sid, -1), rest);
+    // A reset session takes nothing more.
+    let r = send(&h, &sid, &json!({"message": "hello again"}));
+    assert_eq!(r.status, 409);
+    assert_eq!(error_of(&r).0.as_deref(), Some("session_not_active"));
+    assert_eq!(
+        control(&h, &sid, "cancel").json(),
+        json!({"ok": true, "status": "no_active_turn"})
+    );
+    assert_eq!(
+        control(&h, &sid, "reset").json(),
+        json!({"ok": true, "status": "no_active_session"})
+    );
+}
+
+#[test]
+fn clear_and_compact_are_accepted_and_recorded_in_the_stream() {
+    let Some(h) = host_with(&[]) else { return };
+    let sid = start(&h, "hello");
+    let turn = read_until_settled(&h, &sid, 0);
+    let n = turn.len() as u64;
+    assert_control_accepted(&control(&h, &sid, "clear"), &sid);
+    let cleared = read_until_settled(&h, &sid, n);
+    assert_eq!(types(&cleared), ["context.cleared", "session.waiting"]);
+    assert_eq!(cleared[0]["data"]["sessionId"], sid.as_str());
+    assert_eq!(cleared[0]["data"]["turnId"], "turn_1");
+    let n = n + cleared.len() as u64;
+    assert_control_accepted(&control(&h, &sid, "compact"), &sid);
+    let compacted = read_until_settled(&h, &sid, n);
+    assert_eq!(
+        types(&compacted),
+        [
+            "compaction.requested",
+            "compaction.completed",
+            "session.waiting"
+        ]
+    );
+    // The session goes on: the next message is turn 1.
+    let n = n + compacted.len() as u64;
+    send_message(&h, &sid, "hello again");
+    let next = read_until_settled(&h, &sid, n);
+    assert_eq!(next[0]["data"]["turnId"], "turn_1");
+    assert_eq!(next.last().unwrap()["type"], "session.waiting");
+    // Unknown sessions: eve's no_active_session.
+    let unknown = "wrun_01M8R3RVBZ76Z0CSYSXBR00000";
+    for c in ["clear", "compact", "reset"] {
+        let r = control(&h, unknown, c);
+        assert_eq!(
+            (r.status, r.json()),
+            (200, json!({"ok": true, "status": "no_active_session"})),
+            "{c}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------- cancel
+
+#[test]
+fn cancel_during_a_tool_call_answers_it_as_cancelled_and_the_next_turn_is_consistent() {
+    let Some(h) = host_with(&[]) else { return };
+    let sid = start(&h, "wait 30");
+    let mut reader = Stream::open(&h, &sid, 0);
+    let before = reader.until_type("actions.requested");
+    let action = before.last().unwrap()["data"]["actions"][0].clone();
+    assert_eq!(action["toolName"], "wait");
     std::thread::sleep(Duration::from_millis(300)); // the tool is running now
     let stopped_at = Instant::now();
-    let r = h.json(
-        "POST",
-        &format!("/eve/v1/session/{sid}/interrupt"),
-        &json!({}),
-    );
-    assert_eq!(r.status, 202, "{}", r.text());
-    assert_eq!(r.json()["interrupted"], true);
-    let mut after = Vec::new();
-    while let Some(e) = reader.next_event() {
-        after.push(e);
-    }
+    assert_control_accepted(&control(&h, &sid, "cancel"), &sid);
+    let after = reader.until(eve::is_settling);
+    drop(reader);
     assert!(
         stopped_at.elapsed() < Duration::from_secs(5),
         "the stop is prompt"
     );
-    let result = after
-        .iter()
-        .find(|e| e["type"] == "tool.call.result")
-        .expect("a synthetic result");
-    assert_eq!(result["toolCallId"], call_id.as_str());
-    assert_eq!(result["isError"], true);
-    assert_eq!(result["synthetic"], true);
-    assert_eq!(result["output"]["error"], "interrupted by the user");
-    let last = after.last().unwrap();
-    assert_eq!(last["type"], "session.waiting");
-    assert_eq!(last["reason"], "interrupted");
-
-    // Nothing runs now: a second interrupt changes nothing.
-    let again = h.json(
-        "POST",
-        &format!("/eve/v1/session/{sid}/interrupt"),
-        &json!({}),
-    );
     assert_eq!(
-        (again.status, again.json()["interrupted"].clone()),
-        (200, json!(false))
+        types(&after),
+        ["action.result", "turn.cancelled", "session.waiting"]
     );
+    let result = &after[0]["data"];
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["error"]["code"], "cancelled");
+    assert_eq!(result["result"]["callId"], action["callId"]);
+    assert_eq!(result["result"]["isError"], true);
+    assert_eq!(after[1]["data"]["turnId"], "turn_0");
 
-    // The next message starts a consistent turn right after the settled one.
-    let r = send(&h, &sid, json!({ "message": "weather in Rome" }));
-    assert_eq!(r.status, 200, "{}", r.text());
-    let next = r.json()["streamIndex"].as_u64().unwrap();
-    assert_eq!(next, last["index"].as_u64().unwrap() + 1);
-    let turn2 = read_all(&h, &sid, next);
-    assert_eq!(turn2[0]["type"], "user.message");
-    assert_eq!(turn2.last().unwrap()["type"], "session.completed");
-    let all = read_all(&h, &sid, 0);
-    assert_contiguous(&all, 0);
+    // Nothing runs now: another cancel is accepted and changes nothing.
+    let n = eve::len(&h, &sid);
+    assert_control_accepted(&control(&h, &sid, "cancel"), &sid);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(eve::len(&h, &sid), n);
+
+    // The next message starts a consistent turn right after the cancelled one.
+    let delivery = send_message(&h, &sid, "weather in Rome");
+    let turn = read_until_settled(&h, &sid, n);
+    assert_eq!(types(&turn)[..2], ["turn.started", "message.received"]);
+    assert_eq!(turn[0]["data"]["turnId"], "turn_1");
+    assert!(completed_text(&turn).contains("**Rome**"));
+    assert_eq!(turn.last().unwrap()["type"], "session.waiting");
+    assert_eq!(delivered(&turn, &delivery).len(), turn.len());
+    let all = snapshot(&h, &sid, 0);
+    assert_unique_ids(&all);
+    assert_eq!(all, [before, after, turn].concat());
 }
 
 #[test]
-fn interrupt_while_text_streams_stops_the_turn_at_the_next_event() {
+fn cancel_while_text_streams_stops_the_turn_at_the_next_event() {
     let Some(h) = host_with(&[("demo_pacing_ms", "5")]) else {
         return;
     };
-    let (sid, _) = start(&h, "count to 5000");
-    let mut reader = Reader::open(&h, &sid, 0);
-    let _ = reader.until(|e| e["type"] == "assistant.text.delta");
-    let r = h.json(
-        "POST",
-        &format!("/eve/v1/session/{sid}/interrupt"),
-        &json!({}),
-    );
-    assert_eq!(r.status, 202);
-    let mut rest = Vec::new();
-    while let Some(e) = reader.next_event() {
-        rest.push(e);
-    }
-    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
-    let all = read_all(&h, &sid, 0);
+    let sid = start(&h, "count to 5000");
+    let mut reader = Stream::open(&h, &sid, 0);
+    reader.until_type("message.appended");
+    assert_control_accepted(&control(&h, &sid, "cancel"), &sid);
+    let rest = reader.until(eve::is_settling);
+    let t = types(&rest);
+    assert_eq!(t[t.len() - 2..], ["turn.cancelled", "session.waiting"]);
+    let all = snapshot(&h, &sid, 0);
     assert!(
         all.len() < 1000,
         "the turn stopped early ({} events)",
         all.len()
     );
-    assert_contiguous(&all, 0);
+    assert!(!types(&all).contains(&"message.completed"));
+    assert!(!types(&all).contains(&"step.completed"));
+    assert_unique_ids(&all);
 }
 
 #[test]
-fn a_message_while_a_turn_runs_is_refused_with_409() {
+fn a_message_sent_while_a_turn_runs_waits_and_starts_the_next_turn() {
     let Some(h) = host_with(&[("demo_pacing_ms", "5")]) else {
         return;
     };
-    let (sid, _) = start(&h, "count to 1000");
-    let r = send(&h, &sid, json!({ "message": "hello" }));
-    assert_eq!(r.status, 409, "{}", r.text());
-    assert_eq!(r.error_code().as_deref(), Some("conflict"));
-    h.json(
-        "POST",
-        &format!("/eve/v1/session/{sid}/interrupt"),
-        &json!({}),
-    );
+    let sid = start(&h, "count to 300");
+    let mut reader = Stream::open(&h, &sid, 0);
+    let mut seen = reader.until_type("message.appended");
+    // Not refused: eve queues it (202 with its deliveryId).
+    let delivery = send_message(&h, &sid, "hello while you count");
+    seen.extend(reader.until(|e| {
+        e["type"] == "session.waiting" && !delivered(std::slice::from_ref(e), &delivery).is_empty()
+    }));
+    // The running turn finished undisturbed; then the queued message started turn 1.
+    let end0 = position(&seen, "session.waiting");
+    let turn0 = &seen[..=end0];
+    assert_eq!(completed_text(turn0), counted(300));
+    assert_eq!(of_type(turn0, "turn.completed").len(), 1);
+    let turn1 = &seen[end0 + 1..];
+    assert_eq!(types(turn1)[..2], ["turn.started", "message.received"]);
+    assert_eq!(turn1[0]["data"]["turnId"], "turn_1");
+    assert_eq!(turn1[1]["data"]["message"], "hello while you count");
+    assert!(completed_text(turn1).contains("hello while you count"));
+    assert_eq!(delivered(turn1, &delivery).len(), turn1.len());
+    assert!(delivered(turn0, &delivery).is_empty());
+    assert_unique_ids(&seen);
 }
 
 // --------------------------------------------------------------------------- authorization
 
-fn authorization_turn(h: &Host, prompt: &str) -> (String, Value) {
-    let (sid, _) = start(h, prompt);
-    let events = read_all(h, &sid, 0);
-    let last = events.last().unwrap().clone();
+/// Starts a session with `prompt` and reads its turn up to the parked sign-in; returns the
+/// session, the events and the `authorization.required` event.
+fn authorization_turn(h: &Host, prompt: &str) -> (String, Vec<Value>, Value) {
+    let sid = start(h, prompt);
+    let events = read_until_settled(h, &sid, 0);
+    let t = types(&events);
     assert_eq!(
-        last["type"],
-        "authorization.required",
-        "{:?}",
-        types(&events)
+        t[t.len() - 2..],
+        ["authorization.required", "turn.waiting"],
+        "{t:?}"
     );
-    (sid, last)
+    assert_eq!(events.last().unwrap()["data"]["on"], "input");
+    let required = events[events.len() - 2].clone();
+    (sid, events, required)
 }
 
-#[test]
-fn authorization_required_settles_the_turn_and_describes_the_connection() {
-    let Some(h) = host_with(&[]) else { return };
-    let (sid, required) = authorization_turn(&h, "search Notion for the roadmap");
-    assert_eq!(required["connection"], "notion");
-    assert_eq!(required["displayName"], "Notion");
-    assert!(required["description"].as_str().unwrap().contains("Notion"));
-    let url = required["connectUrl"].as_str().unwrap();
-    assert!(url.starts_with(&format!("/eve/v1/session/{sid}/authorizations/")));
-    // A plain message while the authorization is pending declines it first.
-    let r = send(&h, &sid, json!({ "message": "never mind, hello" }));
-    assert_eq!(r.status, 200, "{}", r.text());
-    let all = read_all(&h, &sid, 0);
-    let t = types(&all);
-    let i = t
-        .iter()
-        .position(|x| *x == "authorization.required")
-        .unwrap();
-    assert_eq!(
-        &t[i + 1..i + 5],
+fn connect_url(required: &Value) -> String {
+    required["data"]["authorization"]["url"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn form_post(h: &Host, url: &str, body: &[u8]) -> eve_chat_tests::Response {
+    let origin = h.origin();
+    h.send(
+        "POST",
+        url,
         &[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("origin", origin.as_str()),
+            ("sec-fetch-site", "same-origin"),
+        ],
+        Some(body),
+    )
+}
+
+#[test]
+fn authorization_required_parks_the_turn_and_a_message_declines_it() {
+    let Some(h) = host_with(&[]) else { return };
+    let (sid, events, required) = authorization_turn(&h, "search Notion for the roadmap");
+    let data = &required["data"];
+    assert_eq!(data["name"], "notion");
+    assert_eq!(data["authorization"]["displayName"], "Notion");
+    assert!(data["description"].as_str().unwrap().contains("Notion"));
+    let attempt = data["attemptId"].as_str().unwrap();
+    assert_eq!(
+        connect_url(&required),
+        format!("/eve/v1/session/{sid}/authorizations/{attempt}")
+    );
+    let action = &first(&events, "actions.requested")["data"]["actions"][0];
+    assert_eq!(action["toolName"], "notion_search");
+    assert_eq!(data["callId"], action["callId"]);
+    // Parked: a bounded read ends at turn.waiting; nothing more is written.
+    assert_eq!(snapshot(&h, &sid, 0), events);
+
+    // A plain message while the sign-in is pending declines it; the turn goes on without it.
+    let n = events.len() as u64;
+    let delivery = send_message(&h, &sid, "never mind, hello");
+    let rest = read_until_settled(&h, &sid, n);
+    let t = types(&rest);
+    assert_eq!(
+        t[..4],
+        [
+            "message.received",
             "authorization.completed",
-            "tool.call.result",
-            "session.waiting",
-            "user.message"
-        ]
+            "action.result",
+            "step.completed"
+        ],
+        "{t:?}"
     );
-    assert_eq!(all[i + 1]["outcome"], "declined");
-    assert_eq!(r.json()["streamIndex"].as_u64().unwrap(), (i + 4) as u64);
-    assert_eq!(*t.last().unwrap(), "session.completed");
+    assert_eq!(rest[0]["data"]["message"], "never mind, hello");
+    assert_eq!(rest[0]["data"]["turnId"], "turn_0");
+    assert_eq!(rest[1]["data"]["outcome"], "declined");
+    assert_eq!(rest[1]["data"]["attemptId"], attempt);
+    assert_eq!(rest[2]["data"]["status"], "failed");
+    assert_eq!(rest[2]["data"]["error"]["code"], "authorization_declined");
+    assert!(completed_text(&rest).contains("declined to connect Notion"));
+    assert_eq!(t[t.len() - 2..], ["turn.completed", "session.waiting"]);
+    assert!(!delivered(&rest, &delivery).is_empty());
+    // The connect page has nothing to authorize any more.
+    assert_eq!(h.get(&connect_url(&required)).status, 409);
 }
 
 #[test]
-fn a_replay_that_starts_after_a_pending_authorization_still_delivers_it_first() {
+fn denying_on_the_connect_page_declines_the_authorization_and_the_turn_goes_on() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, required) = authorization_turn(&h, "look up errors in Sentry");
-    let at = required["index"].as_u64().unwrap();
-    let r = h.get(&format!(
-        "/eve/v1/session/{sid}/stream?startIndex={}",
-        at + 1
-    ));
-    assert_eq!(
-        r.header("x-eve-session-state"),
-        Some("awaiting_authorization")
-    );
-    let replay = read_all(&h, &sid, at + 1);
-    assert_eq!(
-        replay,
-        vec![required.clone()],
-        "the pending request, with its own index"
-    );
-}
-
-#[test]
-fn skipping_an_authorization_declines_it_and_the_next_message_works() {
-    let Some(h) = host_with(&[]) else { return };
-    let (sid, required) = authorization_turn(&h, "find my Linear issues");
-    let aid = required["authorizationId"].as_str().unwrap();
-    let granted = send(
-        &h,
-        &sid,
-        json!({ "inputResponses": [{ "requestId": aid, "outcome": "granted" }] }),
-    );
-    assert_eq!(granted.status, 400, "granting goes through the connect URL");
+    let (sid, events, required) = authorization_turn(&h, "find my Linear issues");
+    let attempt = required["data"]["attemptId"].as_str().unwrap();
+    // Sign-ins are answered on the connect page, not with inputResponses.
     let r = send(
         &h,
         &sid,
-        json!({ "inputResponses": [{ "requestId": aid, "outcome": "declined" }] }),
+        &json!({ "inputResponses": [{ "requestId": attempt, "optionId": "allow" }] }),
     );
-    assert_eq!(r.status, 200, "{}", r.text());
-    let from = r.json()["streamIndex"].as_u64().unwrap();
-    let closing = read_all(&h, &sid, from);
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_eq!(error_of(&r).0.as_deref(), Some("input_not_pending"));
+    let done = form_post(&h, &connect_url(&required), b"decision=deny");
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert!(done.text().contains("Linear not connected"));
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
     assert_eq!(
-        types(&closing),
-        vec![
+        types(&rest)[..2],
+        ["authorization.completed", "action.result"]
+    );
+    assert_eq!(rest[0]["data"]["outcome"], "declined");
+    let result = &rest[1]["data"];
+    assert_eq!(
+        (result["status"].clone(), result["error"]["code"].clone()),
+        (json!("failed"), json!("authorization_declined"))
+    );
+    assert_eq!(result["result"]["isError"], true);
+    assert!(completed_text(&rest).contains("declined to connect Linear"));
+    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
+    // Nothing is pending any more.
+    assert_eq!(
+        form_post(&h, &connect_url(&required), b"decision=deny").status,
+        409
+    );
+    // The next message works.
+    let n = eve::len(&h, &sid);
+    send_message(&h, &sid, "hello again");
+    let turn = read_until_settled(&h, &sid, n);
+    assert_eq!(of_type(&turn, "turn.completed").len(), 1);
+}
+
+#[test]
+fn cancelling_a_pending_authorization_declines_it_and_ends_the_turn() {
+    let Some(h) = host_with(&[]) else { return };
+    let (sid, events, required) = authorization_turn(&h, "look up errors in Sentry");
+    assert_control_accepted(&control(&h, &sid, "cancel"), &sid);
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(
+        types(&rest),
+        [
             "authorization.completed",
-            "tool.call.result",
+            "action.result",
+            "turn.cancelled",
             "session.waiting"
         ]
     );
-    assert_eq!(closing[0]["outcome"], "declined");
-    assert_eq!(closing[1]["isError"], true);
-    let again = send(
-        &h,
-        &sid,
-        json!({ "inputResponses": [{ "requestId": aid, "outcome": "declined" }] }),
+    assert_eq!(rest[0]["data"]["outcome"], "declined");
+    assert_eq!(rest[0]["data"]["attemptId"], required["data"]["attemptId"]);
+    assert_eq!(rest[1]["data"]["error"]["code"], "cancelled");
+    assert_eq!(
+        rest[1]["data"]["result"]["callId"],
+        required["data"]["callId"]
     );
-    assert_eq!(again.status, 409, "nothing is pending any more");
-    let r = send(&h, &sid, json!({ "message": "hello again" }));
-    assert_eq!(r.status, 200);
-    let turn = read_all(&h, &sid, r.json()["streamIndex"].as_u64().unwrap());
-    assert_eq!(turn.last().unwrap()["type"], "session.completed");
+    assert_eq!(h.get(&connect_url(&required)).status, 409);
 }
 
 #[test]
 fn connecting_grants_the_connection_and_the_turn_continues() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, required) = authorization_turn(&h, "search Notion for the roadmap");
-    let url = required["connectUrl"].as_str().unwrap();
-    let page = h.get(url);
+    let (sid, events, required) = authorization_turn(&h, "search Notion for the roadmap");
+    let url = connect_url(&required);
+    let page = h.get(&url);
     assert_eq!(page.status, 200);
     assert!(page
         .header("content-type")
         .unwrap()
         .starts_with("text/html"));
     assert!(page.text().contains("Allow") && page.text().contains("Notion"));
-    let origin = h.origin();
     let cross = h.send(
         "POST",
-        url,
+        &url,
         &[
             ("content-type", "application/x-www-form-urlencoded"),
             ("origin", "https://evil.example"),
@@ -518,46 +660,46 @@ fn connecting_grants_the_connection_and_the_turn_continues() {
         Some(b"decision=allow"),
     );
     assert_eq!(cross.status, 403, "a cross-site grant is refused");
-    let done = h.send(
-        "POST",
-        url,
-        &[
-            ("content-type", "application/x-www-form-urlencoded"),
-            ("origin", &origin),
-            ("sec-fetch-site", "same-origin"),
-        ],
-        Some(b"decision=allow"),
-    );
+    let done = form_post(&h, &url, b"decision=allow");
     assert_eq!(done.status, 200, "{}", done.text());
-    let after = read_all(&h, &sid, required["index"].as_u64().unwrap() + 1);
-    assert_eq!(after[0]["type"], "authorization.completed");
-    assert_eq!(after[0]["outcome"], "granted");
-    assert_eq!(after[1]["type"], "tool.call.result");
-    assert_eq!(after[1]["isError"], false);
-    assert_eq!(after.last().unwrap()["type"], "session.completed");
-    assert!(text_of(&after).contains("Notion result 1"));
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(
+        types(&after)[..2],
+        ["authorization.completed", "action.result"]
+    );
+    assert_eq!(after[0]["data"]["outcome"], "authorized");
+    let result = &after[1]["data"];
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["result"]["toolName"], "notion_search");
+    assert_eq!(result["result"]["callId"], required["data"]["callId"]);
+    assert_eq!(after.last().unwrap()["type"], "session.waiting");
+    assert!(completed_text(&after).contains("Notion result 1"));
     // The grant is remembered for this principal.
-    let (sid2, _) = start(&h, "search Notion for the budget");
-    let events = read_all(&h, &sid2, 0);
+    let sid2 = start(&h, "search Notion for the budget");
+    let events = read_until_settled(&h, &sid2, 0);
     assert!(!types(&events).contains(&"authorization.required"));
-    assert_eq!(events.last().unwrap()["type"], "session.completed");
+    assert_eq!(
+        first(&events, "action.result")["data"]["status"],
+        "completed"
+    );
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
 }
 
 #[test]
 fn a_disabled_connection_is_not_used() {
     let Some(h) = host_with(&[]) else { return };
-    let r = h.json(
-        "POST",
-        "/eve/v1/session",
+    let sid = eve::create(
+        &h,
         &json!({
             "message": "search Notion for the roadmap",
             "clientContext": "Connections the user enabled for this turn: Linear. Connections the user disabled (do not use them): Notion, Sentry."
         }),
     );
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
-    let events = read_all(&h, &sid, 0);
-    assert!(!types(&events).contains(&"authorization.required"));
-    assert!(text_of(&events).contains("turned off"));
+    let events = read_until_settled(&h, &sid, 0);
+    let t = types(&events);
+    assert!(!t.contains(&"authorization.required") && !t.contains(&"actions.requested"));
+    assert!(completed_text(&events).contains("turned off"));
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
 }
 
 // --------------------------------------------------------------------------------- memory
@@ -565,32 +707,34 @@ fn a_disabled_connection_is_not_used() {
 #[test]
 fn memory_keeps_facts_across_sessions_and_refuses_secrets() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, _) = start(&h, "remember that my password is hunter22");
-    let events = read_all(&h, &sid, 0);
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool.call.result")
-        .unwrap();
-    assert_eq!(result["isError"], true);
-    assert!(result["output"]["error"]
+    let sid = start(&h, "remember that my password is hunter22");
+    let events = read_until_settled(&h, &sid, 0);
+    let result = &first(&events, "action.result")["data"];
+    assert_eq!(result["result"]["toolName"], "remember");
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["result"]["isError"], true);
+    assert!(result["result"]["output"]["error"]
         .as_str()
         .unwrap()
         .contains("refused"));
-    let (sid, _) = start(&h, "remember that I prefer green tea");
-    read_all(&h, &sid, 0);
-    let (sid, _) = start(&h, "what do you remember about me?");
-    let events = read_all(&h, &sid, 0);
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool.call.result")
-        .unwrap();
+    let sid = start(&h, "remember that I prefer green tea");
+    let events = read_until_settled(&h, &sid, 0);
+    assert_eq!(
+        first(&events, "action.result")["data"]["status"],
+        "completed"
+    );
+    let sid = start(&h, "what do you remember about me?");
+    let events = read_until_settled(&h, &sid, 0);
+    let result = &first(&events, "action.result")["data"]["result"];
+    assert_eq!(result["toolName"], "recall");
     assert_eq!(result["output"]["facts"], json!(["I prefer green tea"]));
+    assert!(completed_text(&events).contains("I prefer green tea"));
 }
 
 // ------------------------------------------------------------------------------ bad input
 
 #[test]
-fn bad_input_is_refused_with_clear_errors() {
+fn bad_input_is_refused_with_eves_errors() {
     let Some(h) = host_with(&[]) else { return };
     let origin = h.origin();
     let post = |path: &str, ct: &str, body: &[u8]| {
@@ -605,30 +749,54 @@ fn bad_input_is_refused_with_clear_errors() {
             Some(body),
         )
     };
-    assert_eq!(
-        post("/eve/v1/session", "application/json", b"{")
-            .error_code()
-            .as_deref(),
-        Some("invalid_json")
+    let refused = |r: eve_chat_tests::Response, status: u16, error: &str| {
+        assert_eq!(r.status, status, "{}", r.text());
+        assert_eq!(error_of(&r).1, error);
+    };
+    let json_ct = "application/json";
+    refused(
+        post("/eve/v1/session", json_ct, b"{"),
+        400,
+        "Invalid JSON body.",
     );
-    assert_eq!(
+    refused(
+        post("/eve/v1/session", json_ct, b"[1,2]"),
+        400,
+        "Expected a JSON object.",
+    );
+    refused(
+        post("/eve/v1/session", json_ct, br#"{"message":"  "}"#),
+        400,
+        "Expected 'message' to be non-empty when provided.",
+    );
+    refused(
         post(
             "/eve/v1/session",
-            "application/json",
-            br#"{"message":"  "}"#
-        )
-        .status,
-        400
+            json_ct,
+            br#"{"inputResponses":[{"requestId":"r","text":"x"}]}"#,
+        ),
+        400,
+        "'inputResponses' is only accepted for an existing session.",
     );
     let long = json!({ "message": "x".repeat(8001) }).to_string();
-    assert_eq!(
-        post("/eve/v1/session", "application/json", long.as_bytes()).status,
-        400
+    refused(
+        post("/eve/v1/session", json_ct, long.as_bytes()),
+        400,
+        "Expected 'message' to be at most 8000 characters.",
     );
-    assert_eq!(
-        post("/eve/v1/session", "text/plain", br#"{"message":"hi"}"#).status,
-        415
+    // eve reads a body as JSON whatever its label (text/plain too, as the reference); a form
+    // is refused.
+    assert_accepted(
+        &post("/eve/v1/session", "text/plain", br#"{"message":"hi"}"#),
+        None,
     );
+    let r = post(
+        "/eve/v1/session",
+        "application/x-www-form-urlencoded",
+        br#"{"message":"hi"}"#,
+    );
+    assert_eq!(r.status, 415);
+    assert_eq!(r.error_code().as_deref(), Some("unsupported_media_type"));
     let cross = h.send(
         "POST",
         "/eve/v1/session",
@@ -640,27 +808,82 @@ fn bad_input_is_refused_with_clear_errors() {
         Some(br#"{"message":"hi"}"#),
     );
     assert_eq!(cross.status, 403);
-    assert_eq!(h.get("/eve/v1/session/ses_doesnotexist/stream").status, 404);
-    assert_eq!(h.get("/eve/v1/session/not-an-id/stream").status, 404);
-    assert_eq!(h.get("/eve/v1/session").status, 405);
+    // Unknown sessions: 404 on the stream, 409 on a send (eve's answers).
+    for id in ["wrun_01M8R3RVBZ76Z0CSYSXBR00000", "not-a-session"] {
+        refused(
+            h.get(&format!("/eve/v1/session/{id}/stream")),
+            404,
+            "Session not found.",
+        );
+        let r = post(
+            &format!("/eve/v1/session/{id}"),
+            json_ct,
+            br#"{"message":"hi"}"#,
+        );
+        assert_eq!(r.status, 409);
+        assert_eq!(
+            error_of(&r),
+            (
+                Some("session_not_active".into()),
+                "The session is no longer active.".into()
+            )
+        );
+        assert_eq!(
+            control(&h, id, "cancel").json(),
+            json!({"ok": true, "status": "no_active_turn"})
+        );
+    }
+    // No route, or the wrong method: 404 (eve's router has no 405).
+    refused(
+        h.get("/eve/v1/session"),
+        404,
+        "Cannot find any route matching [GET] /eve/v1/session",
+    );
     assert_eq!(h.get("/eve/v1/elsewhere").status, 404);
-    let (sid, _) = start(&h, "hi");
+    let sid = start(&h, "hi");
+    assert_eq!(h.get(&format!("/eve/v1/session/{sid}")).status, 404);
     assert_eq!(
-        h.get(&format!("/eve/v1/session/{sid}/stream?startIndex=-1"))
-            .status,
-        400
+        post(&format!("/eve/v1/session/{sid}/stream"), json_ct, b"{}").status,
+        404
     );
-    let ok = json!({ "message": "é".repeat(8000) }).to_string();
-    read_all(&h, &sid, 0);
-    assert_eq!(
+    read_until_settled(&h, &sid, 0);
+    let send_path = format!("/eve/v1/session/{sid}");
+    refused(post(&send_path, json_ct, b""), 400, "Invalid JSON body.");
+    refused(
+        post(&send_path, json_ct, b"{}"),
+        400,
+        "Expected a non-empty 'message' or a non-empty 'inputResponses' array.",
+    );
+    refused(
         post(
-            &format!("/eve/v1/session/{sid}"),
-            "application/json",
-            ok.as_bytes()
-        )
-        .status,
-        200
+            &send_path,
+            json_ct,
+            br#"{"message":"hi","inputResponses":[{"requestId":"r","optionId":"o"}]}"#,
+        ),
+        400,
+        "'message' and 'inputResponses' are mutually exclusive.",
     );
+    refused(
+        post(
+            &send_path,
+            json_ct,
+            br#"{"message":"hi","turnPolicy":"bogus"}"#,
+        ),
+        400,
+        "Expected 'turnPolicy' to be either 'queue' or 'steer'.",
+    );
+    refused(
+        post(
+            &format!("/eve/v1/session/{sid}/cancel"),
+            json_ct,
+            br#"{"turnId":""}"#,
+        ),
+        400,
+        "Expected 'turnId' to be a non-empty string.",
+    );
+    // The longest message (in characters, not bytes) is accepted.
+    let ok = json!({ "message": "é".repeat(8000) }).to_string();
+    assert_accepted(&post(&send_path, json_ct, ok.as_bytes()), Some(&sid));
 }
 
 // ------------------------------------------------------------- principals and rate limit
@@ -688,6 +911,22 @@ fn oidc_host(extra: &[(&str, &str)]) -> Option<Host> {
     Host::start(o)
 }
 
+fn principal(subject: &str) -> eve_api::auth::Principal {
+    eve_api::auth::Principal {
+        id: format!("oidc:test:{subject}"),
+        mode: eve_api::auth::AuthMode::Oidc,
+        name: None,
+        email: None,
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 fn cookie_for(subject: &str) -> String {
     let vars = oidc_vars();
     let codec = eve_auth::AuthConfig::from_lookup(move |n| {
@@ -695,18 +934,18 @@ fn cookie_for(subject: &str) -> String {
     })
     .session_codec()
     .expect("a ready OIDC configuration");
-    let principal = eve_api::auth::Principal {
-        id: format!("oidc:test:{subject}"),
-        mode: eve_api::auth::AuthMode::Oidc,
-        name: None,
-        email: None,
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let (value, _) = codec.issue(&principal, now);
+    let (value, _) = codec.issue(&principal(subject), now_secs());
     format!("{}={value}", eve_auth::cookie::SESSION_COOKIE_NAME)
+}
+
+/// The token the proxy of the OIDC host mints for `subject` (the same key derivation).
+fn upstream_token_for(subject: &str) -> String {
+    let vars = oidc_vars();
+    let lookup = move |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone());
+    let config = eve_auth::AuthConfig::from_lookup(lookup.clone());
+    eve_agent::jwt::UpstreamJwt::from_config(&config, lookup)
+        .expect("a key")
+        .mint(&principal(subject), now_secs())
 }
 
 fn as_user(
@@ -732,20 +971,17 @@ fn as_user(
 }
 
 #[test]
-fn another_principals_session_answers_404_on_every_route() {
+fn another_principals_session_is_unknown_on_every_route() {
     let Some(h) = oidc_host(&[]) else { return };
     let (alice, bob) = (cookie_for("alice"), cookie_for("bob"));
-    assert_eq!(
-        as_user(
-            &h,
-            "",
-            "POST",
-            "/eve/v1/session",
-            Some(json!({"message":"hi"}))
-        )
-        .status,
-        401
+    let r = as_user(
+        &h,
+        "",
+        "POST",
+        "/eve/v1/session",
+        Some(json!({"message":"hi"})),
     );
+    assert_eq!(r.status, 401);
     let r = as_user(
         &h,
         &alice,
@@ -753,66 +989,83 @@ fn another_principals_session_answers_404_on_every_route() {
         "/eve/v1/session",
         Some(json!({"message":"search Notion for plans"})),
     );
-    assert_eq!(r.status, 201, "{}", r.text());
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
-    let own = as_user(
-        &h,
-        &alice,
-        "GET",
-        &format!("/eve/v1/session/{sid}/stream"),
-        None,
-    );
-    assert_eq!(own.status, 200);
-    let required: Value = own
-        .text()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .next_back()
-        .unwrap();
-    assert_eq!(required["type"], "authorization.required");
-    for (method, path, body) in [
-        ("GET", format!("/eve/v1/session/{sid}/stream"), None),
+    let sid = assert_accepted(&r, None)["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stream = eve::stream_path(&sid, "follow=false");
+    // Alice's turn parks on the sign-in.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let own = loop {
+        let own = as_user(&h, &alice, "GET", &stream, None);
+        assert_eq!(own.status, 200);
+        if own.text().contains("turn.waiting") || Instant::now() > deadline {
+            break own;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let events = eve::parse_ndjson(&own.text());
+    let required = first(&events, "authorization.required").clone();
+    let unknown_stream = json!({"ok": false, "error": "Session not found."});
+    let not_active = json!({"ok": false, "code": "session_not_active", "error": "The session is no longer active."});
+    let no_turn = json!({"ok": true, "status": "no_active_turn"});
+    let no_session = json!({"ok": true, "status": "no_active_session"});
+    for (method, path, body, status, answer) in [
+        (
+            "GET",
+            stream.clone(),
+            None,
+            404,
+            Some(unknown_stream.clone()),
+        ),
         (
             "POST",
             format!("/eve/v1/session/{sid}"),
             Some(json!({"message":"mine now"})),
+            409,
+            Some(not_active),
         ),
         (
             "POST",
-            format!("/eve/v1/session/{sid}/interrupt"),
+            format!("/eve/v1/session/{sid}/cancel"),
             Some(json!({})),
+            200,
+            Some(no_turn),
         ),
         (
-            "GET",
-            required["connectUrl"].as_str().unwrap().to_string(),
-            None,
+            "POST",
+            format!("/eve/v1/session/{sid}/clear"),
+            Some(json!({})),
+            200,
+            Some(no_session.clone()),
         ),
+        (
+            "POST",
+            format!("/eve/v1/session/{sid}/reset"),
+            Some(json!({})),
+            200,
+            Some(no_session),
+        ),
+        ("GET", connect_url(&required), None, 404, None),
     ] {
         let r = as_user(&h, &bob, method, &path, body);
-        assert_eq!(r.status, 404, "{method} {path}: {}", r.text());
+        assert_eq!(r.status, status, "{method} {path}: {}", r.text());
+        if let Some(answer) = answer {
+            assert_eq!(r.json(), answer, "{method} {path}");
+        }
     }
-    // A client cannot speak for someone else by sending the agent's header itself.
-    let forged = h.send(
+    // A client cannot speak for someone else by sending the agent's bearer token itself: the
+    // proxy never forwards it, even one correctly signed for Alice.
+    let forged = format!("Bearer {}", upstream_token_for("alice"));
+    let r = h.send(
         "GET",
-        &format!("/eve/v1/session/{sid}/stream"),
-        &[
-            ("cookie", &bob),
-            (
-                "x-eve-principal-assertion",
-                "v1.eyJwIjp7ImlkIjoib2lkYzp0ZXN0OmFsaWNlIn19.AAAA",
-            ),
-        ],
+        &stream,
+        &[("cookie", &bob), ("authorization", &forged)],
         None,
     );
-    assert_eq!(forged.status, 404);
+    assert_eq!(r.status, 404, "{}", r.text());
     // Alice's session is untouched.
-    let again = as_user(
-        &h,
-        &alice,
-        "GET",
-        &format!("/eve/v1/session/{sid}/stream"),
-        None,
-    );
+    let again = as_user(&h, &alice, "GET", &stream, None);
     assert_eq!(again.text(), own.text());
 }
 
@@ -830,7 +1083,7 @@ fn chat_send_is_limited_per_principal_with_retry_after() {
             "/eve/v1/session",
             Some(json!({"message": format!("hello {i}")})),
         );
-        assert_eq!(r.status, 201, "{}", r.text());
+        assert_accepted(&r, None);
     }
     let r = as_user(
         &h,
@@ -841,6 +1094,7 @@ fn chat_send_is_limited_per_principal_with_retry_after() {
     );
     assert_eq!(r.status, 429);
     assert_eq!(r.error_code().as_deref(), Some("rate_limited"));
+    assert_eq!(r.json()["ok"], false);
     let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=3600).contains(&retry));
     // Invalid input is not counted, and another principal has its own window.
@@ -859,7 +1113,7 @@ fn chat_send_is_limited_per_principal_with_retry_after() {
         "/eve/v1/session",
         Some(json!({"message":"hi"})),
     );
-    assert_eq!(r.status, 201);
+    assert_accepted(&r, None);
 }
 
 // ------------------------------------------------------------------------------ durability
@@ -869,60 +1123,101 @@ fn a_demo_turn_whose_host_was_killed_is_resumed_after_restart_to_the_same_reply(
     let Some(mut h) = host_with(&[("demo_pacing_ms", "5")]) else {
         return;
     };
-    let (sid, _) = start(&h, "count to 1000");
-    let mut reader = Reader::open(&h, &sid, 0);
-    let seen: Vec<Value> = (0..30).map(|_| reader.next_event().unwrap()).collect();
-    drop(reader);
+    let sid = start(&h, "count to 1000");
+    let seen = Stream::open(&h, &sid, 0).take(30);
     h.kill_and_restart();
-    let from = seen.last().unwrap()["index"].as_u64().unwrap() + 1;
     let started = Instant::now();
-    // The dead runner's lease expires (at most 10 s), this reader takes the turn over and
-    // resumes it: the demo model replays deterministically.
-    let rest = read_all(&h, &sid, from);
+    // The dead runner's lease expires (2 s), this reader takes the turn over and continues
+    // it: the interrupted step runs again under the same stepIndex.
+    let rest = read_until_settled(&h, &sid, 30);
     assert!(started.elapsed() < Duration::from_secs(30));
-    let mut all = seen.clone();
-    all.extend(rest);
-    assert_contiguous(&all, 0);
-    assert_eq!(all.last().unwrap()["type"], "session.completed");
-    let expected: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
-    assert_eq!(text_of(&all), format!("{}.", expected.join(" ")));
-    assert_eq!(read_all(&h, &sid, 0), all, "the log is stable");
-    let r = send(&h, &sid, json!({ "message": "hello" }));
-    assert_eq!(r.status, 200, "{}", r.text());
-    let turn = read_all(&h, &sid, r.json()["streamIndex"].as_u64().unwrap());
-    assert_eq!(turn.last().unwrap()["type"], "session.completed");
+    let all = [seen.clone(), rest].concat();
+    assert_eq!(
+        snapshot(&h, &sid, 0),
+        all,
+        "the log is what the readers got"
+    );
+    assert_unique_ids(&all);
+    let step0: Vec<&Value> = of_type(&all, "step.started");
+    assert_eq!(step0.len(), 2, "the interrupted step ran again");
+    assert_eq!(step0[0]["data"]["stepIndex"], 0);
+    assert_eq!(step0[1]["data"]["stepIndex"], 0);
+    assert_ne!(step0[0]["meta"]["id"], step0[1]["meta"]["id"]);
+    // What was streamed before the kill stays; message.completed is the whole reply.
+    assert_eq!(completed_text(&all), counted(1000));
+    assert!(streamed_text(&all).ends_with(&counted(1000)));
+    assert_eq!(
+        completed_text(&eve::without_retried_steps(&all)),
+        streamed_text(&eve::without_retried_steps(&all))
+    );
+    let t = types(&all);
+    assert_eq!(t[t.len() - 2..], ["turn.completed", "session.waiting"]);
+    // The session goes on.
+    let n = all.len() as u64;
+    send_message(&h, &sid, "hello");
+    let turn = read_until_settled(&h, &sid, n);
+    assert_eq!(turn[0]["data"]["turnId"], "turn_1");
+    assert_eq!(of_type(&turn, "turn.completed").len(), 1);
 }
 
 #[test]
-fn a_hosted_model_turn_whose_host_was_killed_is_settled_as_failed_after_restart() {
-    // The model answers after 3.5 s: the host is killed while the turn waits for it.
+fn a_hosted_model_turn_whose_host_was_killed_is_resumed_and_completed_after_restart() {
+    // The model answers after 3.5 s: the host is killed while the turn waits for it. The
+    // resumed step asks the model again (the second script).
     let slow = Script {
         delay: Duration::from_millis(3500),
         ..openai_text_script(&["Never ", "seen."])
     };
-    let server = LlmServer::start(vec![slow, openai_text_script(&["Hello ", "again."])]);
+    let server = LlmServer::start(vec![
+        slow,
+        openai_text_script(&["Hello ", "again."]),
+        openai_text_script(&["Next ", "turn."]),
+    ]);
     let Some(mut h) = provider_host("openai", &server, &[]) else {
         return;
     };
-    let (sid, _) = start(&h, "hello");
-    let mut reader = Reader::open(&h, &sid, 0);
-    let first = reader.next_event().unwrap();
-    assert_eq!(first["type"], "user.message");
-    drop(reader);
+    let sid = start(&h, "hello");
+    let seen = read_until(&h, &sid, 0, |e| e["type"] == "step.started");
+    // Wait for the request to reach the model, then kill the host.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.bodies().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     h.kill_and_restart();
     let started = Instant::now();
-    let all = read_all(&h, &sid, 0);
+    let rest = read_until_settled(&h, &sid, seen.len() as u64);
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_contiguous(&all, 0);
-    let last = all.last().unwrap();
-    assert_eq!(last["type"], "session.failed", "{all:?}");
-    assert_eq!(last["code"], "runner_lost");
-    assert_eq!(text_of(&all), "", "a sampling model is never replayed");
-    assert_eq!(read_all(&h, &sid, 0), all, "the log is stable");
-    let r = send(&h, &sid, json!({ "message": "hello" }));
-    assert_eq!(r.status, 200, "{}", r.text());
-    let turn = read_all(&h, &sid, r.json()["streamIndex"].as_u64().unwrap());
-    assert_eq!(text_of(&turn), "Hello again.");
+    let all = [seen, rest].concat();
+    assert_eq!(snapshot(&h, &sid, 0), all);
+    assert_unique_ids(&all);
+    let t = types(&all);
+    assert_eq!(
+        t,
+        [
+            "session.started",
+            "turn.started",
+            "message.received",
+            "step.started",
+            "step.started",
+            "message.appended",
+            "message.appended",
+            "message.completed",
+            "step.completed",
+            "turn.completed",
+            "session.waiting"
+        ]
+    );
+    assert_eq!(all[4]["data"]["stepIndex"], 0, "the same step, again");
+    assert_eq!(completed_text(&all), "Hello again.");
+    // The model was asked the same question twice.
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["messages"], bodies[1]["messages"]);
+    // The session goes on.
+    let n = all.len() as u64;
+    send_message(&h, &sid, "and now?");
+    let turn = read_until_settled(&h, &sid, n);
+    assert_eq!(completed_text(&turn), "Next turn.");
 }
 
 // ---------------------------------------------------------------------- model providers
@@ -990,31 +1285,34 @@ fn the_openai_compatible_provider_streams_tool_calls_split_across_chunks_and_tex
     let Some(h) = provider_host("openai", &server, &[]) else {
         return;
     };
-    let (sid, _) = start(&h, "weather in Paris?");
-    let events = read_all(&h, &sid, 0);
-    assert_contiguous(&events, 0);
-    let ready = events
+    let sid = start(&h, "weather in Paris?");
+    let events = read_until_settled(&h, &sid, 0);
+    assert_unique_ids(&events);
+    let action = &first(&events, "actions.requested")["data"]["actions"][0];
+    assert_eq!(action["callId"], "call_abc");
+    assert_eq!(action["toolName"], "get_weather");
+    assert_eq!(action["input"], json!({"city": "Paris"}));
+    let deltas: String = of_type(&events, "action.input.appended")
         .iter()
-        .find(|e| e["type"] == "tool.call.ready")
-        .expect("a complete call");
-    assert_eq!(ready["toolCallId"], "call_abc");
-    assert_eq!(ready["input"], json!({"city": "Paris"}));
-    let deltas: String = events
-        .iter()
-        .filter(|e| e["type"] == "tool.call.input.delta")
-        .map(|e| e["delta"].as_str().unwrap())
+        .map(|e| {
+            assert_eq!(e["data"]["callId"], "call_abc");
+            e["data"]["inputTextDelta"].as_str().unwrap()
+        })
         .collect();
     assert_eq!(deltas, "{\"city\": \"Paris\"}");
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool.call.result")
-        .unwrap();
-    assert_eq!(result["output"]["city"], "Paris");
-    assert!(events
-        .iter()
-        .any(|e| e["type"] == "usage" && e["inputTokens"] == 50));
-    assert_eq!(text_of(&events), "It is mild in Paris.");
-    assert_eq!(events.last().unwrap()["type"], "session.completed");
+    let result = &first(&events, "action.result")["data"];
+    assert_eq!(result["result"]["callId"], "call_abc");
+    assert_eq!(result["result"]["output"]["city"], "Paris");
+    let step0 = first(&events, "step.completed");
+    assert_eq!(step0["data"]["usage"]["inputTokens"], 50);
+    assert_eq!(step0["data"]["usage"]["outputTokens"], 12);
+    assert_eq!(streamed_text(&events), "It is mild in Paris.");
+    assert_eq!(completed_text(&events), "It is mild in Paris.");
+    assert_eq!(
+        first(&events, "step.started")["data"]["modelId"],
+        "openai/test-model"
+    );
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
 
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 2);
@@ -1044,7 +1342,7 @@ fn the_openai_compatible_provider_streams_tool_calls_split_across_chunks_and_tex
 }
 
 #[test]
-fn an_openai_compatible_stream_cut_in_the_middle_fails_the_turn_and_drops_the_fragment() {
+fn an_openai_compatible_stream_cut_in_the_middle_fails_the_turn_and_never_runs_the_fragment() {
     let cut = Script {
         cut: true,
         ..Script::new(vec![
@@ -1055,30 +1353,31 @@ fn an_openai_compatible_stream_cut_in_the_middle_fails_the_turn_and_drops_the_fr
             ),
         ])
     };
-    let server = LlmServer::start(vec![cut, openai_text_script(&["Hello again."])]);
+    let server = LlmServer::start(vec![cut]);
     let Some(h) = provider_host("openai", &server, &[]) else {
         return;
     };
-    let (sid, _) = start(&h, "weather?");
-    let events = read_all(&h, &sid, 0);
+    let sid = start(&h, "weather?");
+    let events = read_until_settled(&h, &sid, 0);
     let t = types(&events);
-    assert!(!t.contains(&"tool.call.ready"));
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool.call.result")
-        .expect("the fragment is closed");
-    assert_eq!(result["discarded"], true);
-    assert_eq!(events.last().unwrap()["type"], "session.failed");
-    // The next turn does not send the fragment to the model.
-    let r = send(&h, &sid, json!({"message":"hello"}));
-    let turn = read_all(&h, &sid, r.json()["streamIndex"].as_u64().unwrap());
-    assert_eq!(turn.last().unwrap()["type"], "session.completed");
-    let second = &server.bodies()[1];
-    assert!(second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|m| m.get("tool_calls").is_none() && m["role"] != "tool"));
+    assert!(!t.contains(&"actions.requested") && !t.contains(&"action.result"));
+    assert_eq!(streamed_text(&events), "Let me check");
+    assert_eq!(
+        t[t.len() - 3..],
+        ["step.failed", "turn.failed", "session.failed"]
+    );
+    let failed = &events[events.len() - 2]["data"];
+    assert_eq!(failed["terminal"], true);
+    assert_eq!(failed["code"], "MODEL_CALL_FAILED");
+    // The session has ended.
+    let r = send(&h, &sid, &json!({"message":"hello"}));
+    assert_eq!(r.status, 409);
+    assert_eq!(error_of(&r).0.as_deref(), Some("session_not_active"));
+    assert_eq!(
+        server.bodies().len(),
+        1,
+        "the fragment never reached a model again"
+    );
 }
 
 fn anthropic_event(name: &str, data: Value) -> String {
@@ -1118,38 +1417,41 @@ fn the_anthropic_provider_streams_thinking_text_and_tool_use() {
     let Some(h) = provider_host("anthropic", &server, &[]) else {
         return;
     };
-    let (sid, _) = start(&h, "weather in Lima?");
-    let events = read_all(&h, &sid, 0);
-    assert_contiguous(&events, 0);
+    let sid = start(&h, "weather in Lima?");
+    let events = read_until_settled(&h, &sid, 0);
+    assert_unique_ids(&events);
     assert!(events
         .iter()
-        .any(|e| e["type"] == "assistant.reasoning.delta" && e["delta"] == "Need the weather."));
-    let ready = events
-        .iter()
-        .find(|e| e["type"] == "tool.call.ready")
-        .unwrap();
+        .any(|e| e["type"] == "reasoning.appended"
+            && e["data"]["reasoningDelta"] == "Need the weather."));
     assert_eq!(
-        (ready["toolCallId"].clone(), ready["input"].clone()),
+        first(&events, "reasoning.completed")["data"]["reasoning"],
+        "Need the weather."
+    );
+    let action = &first(&events, "actions.requested")["data"]["actions"][0];
+    assert_eq!(
+        (action["callId"].clone(), action["input"].clone()),
         (json!("toolu_01"), json!({"city": "Lima"}))
     );
-    assert!(events
-        .iter()
-        .any(|e| e["type"] == "tool.call.result" && e["output"]["city"] == "Lima"));
-    assert!(events
-        .iter()
-        .any(|e| e["type"] == "usage" && e["inputTokens"] == 40 && e["outputTokens"] == 25));
-    assert_eq!(text_of(&events), "Lima is pleasant.");
-    assert_eq!(events.last().unwrap()["type"], "session.completed");
+    let result = &first(&events, "action.result")["data"]["result"];
+    assert_eq!(result["output"]["city"], "Lima");
+    let usage = &first(&events, "step.completed")["data"]["usage"];
+    assert_eq!(
+        (usage["inputTokens"].clone(), usage["outputTokens"].clone()),
+        (json!(40), json!(25))
+    );
+    assert_eq!(completed_text(&events), "Lima is pleasant.");
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
 
     let requests = server.requests.lock().unwrap().clone();
-    let (head, first) = &requests[0];
+    let (head, first_body) = &requests[0];
     assert!(head.starts_with("POST /v1/messages "), "{head}");
     let lower = head.to_ascii_lowercase();
     assert!(
         lower.contains("x-api-key: test-key") && lower.contains("anthropic-version: 2023-06-01")
     );
-    assert_eq!(first["stream"], true);
-    assert!(first["system"].as_str().unwrap().contains("eve"));
+    assert_eq!(first_body["stream"], true);
+    assert!(first_body["system"].as_str().unwrap().contains("eve"));
     let second = &requests[1].1;
     let msgs = second["messages"].as_array().unwrap();
     assert_eq!(msgs[1]["content"][0]["type"], "tool_use");
@@ -1180,12 +1482,18 @@ fn an_anthropic_stream_cut_before_message_stop_fails_the_turn() {
     let Some(h) = provider_host("anthropic", &server, &[]) else {
         return;
     };
-    let (sid, _) = start(&h, "hello");
-    let events = read_all(&h, &sid, 0);
-    assert_eq!(text_of(&events), "Partial");
+    let sid = start(&h, "hello");
+    let events = read_until_settled(&h, &sid, 0);
+    assert_eq!(streamed_text(&events), "Partial");
     let last = events.last().unwrap();
     assert_eq!(last["type"], "session.failed");
-    assert!(last["message"].as_str().unwrap().contains("Anthropic"));
+    assert!(
+        last["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Anthropic"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -1198,25 +1506,28 @@ fn a_waiting_stream_sends_keep_alives_that_are_not_events() {
     let Some(h) = provider_host("openai", &server, &[("agent_keepalive_secs", "1")]) else {
         return;
     };
-    let (sid, _) = start(&h, "hello");
-    let r = h.get(&format!("/eve/v1/session/{sid}/stream?startIndex=0"));
-    let lines: Vec<Value> = r
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let keepalives = lines.iter().filter(|v| v["type"] == "keepalive").count();
-    assert!(keepalives >= 2, "{lines:?}");
-    assert!(lines
-        .iter()
-        .filter(|v| v["type"] == "keepalive")
-        .all(|v| v.get("index").is_none()));
-    let events: Vec<Value> = lines.into_iter().filter(is_event).collect();
-    assert_contiguous(&events, 0);
-    assert_eq!(text_of(&events), "Finally.");
+    let sid = start(&h, "hello");
+    let mut s = Stream::open(&h, &sid, 0);
+    let mut lines = Vec::new();
+    while let Some(line) = s.next_line() {
+        let settled = line.contains("\"session.waiting\"");
+        lines.push(line);
+        if settled {
+            break;
+        }
+    }
+    drop(s);
+    assert_eq!(lines[0], "", "the stream opens with an empty line");
+    // Keep-alives are bare newlines (eve's): a reader that skips blank lines sees only events.
+    let blanks = lines[1..].iter().filter(|l| l.is_empty()).count();
+    assert!(blanks >= 2, "{lines:?}");
+    let events = eve::parse_ndjson(&lines.join("\n"));
+    assert_eq!(events.len(), lines.len() - 1 - blanks);
+    assert_eq!(events, snapshot(&h, &sid, 0));
+    assert_eq!(completed_text(&events), "Finally.");
     let sse = h.send(
         "GET",
-        &format!("/eve/v1/session/{sid}/stream?startIndex=0"),
+        &eve::stream_path(&sid, "startIndex=0&follow=false"),
         &[("accept", "text/event-stream")],
         None,
     );
@@ -1227,29 +1538,63 @@ fn a_waiting_stream_sends_keep_alives_that_are_not_events() {
 }
 
 #[test]
-fn an_unreachable_model_provider_fails_the_turn_with_a_clear_message() {
-    let Some(h) = host_with(&[
-        ("llm_provider", "openai"),
-        ("llm_base_url", "http://127.0.0.1:9/v1"),
-    ]) else {
-        return;
-    };
-    let (sid, _) = start(&h, "hello");
-    let events = read_all(&h, &sid, 0);
-    let last = events.last().unwrap();
-    assert_eq!(last["type"], "session.failed");
-    assert!(
-        last["message"].as_str().unwrap().contains("unreachable"),
-        "{last}"
-    );
-    let ids: HashSet<u64> = indices(&events).into_iter().collect();
-    assert_eq!(ids.len(), events.len());
+fn a_model_failure_fails_the_turn_and_ends_the_session() {
+    // The demo's "fail", an unreachable server, a server error: eve's failure cascade.
+    let server = LlmServer::start(vec![]); // answers every request with HTTP 500
+    let cases: Vec<(Option<Host>, &str)> = vec![
+        (host_with(&[]), "demo provider: simulated failure"),
+        (
+            host_with(&[
+                ("llm_provider", "openai"),
+                ("llm_base_url", "http://127.0.0.1:9/v1"),
+            ]),
+            "unreachable",
+        ),
+        (provider_host("openai", &server, &[]), "no more scripts"),
+    ];
+    for (h, why) in cases {
+        let Some(h) = h else { return };
+        let sid = start(&h, "please fail");
+        let mut s = Stream::open(&h, &sid, 0);
+        let events = s.rest();
+        assert!(!s.timed_out, "a following stream ends after session.failed");
+        let t = types(&events);
+        assert_eq!(
+            t[t.len() - 3..],
+            ["step.failed", "turn.failed", "session.failed"],
+            "{why}"
+        );
+        let [step, turn, session] = &events[events.len() - 3..] else {
+            unreachable!()
+        };
+        for e in [step, turn, session] {
+            assert_eq!(e["data"]["code"], "MODEL_CALL_FAILED");
+            assert!(
+                e["data"]["message"].as_str().unwrap().contains(why),
+                "{why}: {e}"
+            );
+        }
+        assert_eq!(turn["data"]["terminal"], true);
+        assert_eq!(session["data"]["sessionId"], sid.as_str());
+        assert_unique_ids(&events);
+        // An ended session takes nothing more.
+        let r = send(&h, &sid, &json!({"message": "again"}));
+        assert_eq!(r.status, 409, "{why}");
+        assert_eq!(error_of(&r).0.as_deref(), Some("session_not_active"));
+        assert_eq!(
+            control(&h, &sid, "cancel").json(),
+            json!({"ok": true, "status": "no_active_turn"})
+        );
+        assert_eq!(snapshot(&h, &sid, 0), events);
+    }
 }
 
 // ------------------------------------------------------------------------ the private agent
 
+const AGENT_JWT_SECRET: &str = "eve-stream-tests-agent-jwt-secret-0123456789";
+
 /// A manifest that exposes `agent.wasm` publicly (as on a platform without service chaining,
-/// where the agent must be reachable by URL), in password mode.
+/// where the agent must be reachable by URL), in password mode, verifying `eve_jwt_secret`.
 fn public_agent_manifest(dir: &std::path::Path) -> std::path::PathBuf {
     let wasm = eve_chat_tests::repo_root().join("target/wasm32-wasip2/release/agent.wasm");
     let manifest = format!(
@@ -1260,6 +1605,7 @@ name = "public-agent"
 auth_mode = {{ default = "password" }}
 chat_password = {{ default = "a-long-enough-shared-password", secret = true }}
 session_secret = {{ default = "{SECRET}", secret = true }}
+eve_jwt_secret = {{ default = "{AGENT_JWT_SECRET}", secret = true }}
 [[trigger.http]]
 route = "/eve/v1/..."
 component = "agent"
@@ -1270,6 +1616,7 @@ sqlite_databases = ["default"]
 auth_mode = "{{{{ auth_mode }}}}"
 chat_password = "{{{{ chat_password }}}}"
 session_secret = "{{{{ session_secret }}}}"
+eve_jwt_secret = "{{{{ eve_jwt_secret }}}}"
 "#,
         wasm.display()
     );
@@ -1279,10 +1626,10 @@ session_secret = "{{{{ session_secret }}}}"
 }
 
 #[test]
-fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assertion() {
+fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_token() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, _) = start(&h, "hello");
-    read_all(&h, &sid, 0);
+    let sid = start(&h, "hello");
+    read_until_settled(&h, &sid, 0);
     // Only the project's host logs requests; on another Spin the rest still runs.
     if h.is_project_host() {
         let log = h.wait_for_log(Duration::from_secs(10), |log| {
@@ -1296,16 +1643,8 @@ fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assert
             .lines()
             .any(|l| l.starts_with("GET") && l.contains("-> agent ") && !l.contains("chained")));
     }
-    // No public route leads to the agent: a client-sent assertion header changes nothing.
-    let r = h.send(
-        "POST",
-        "/eve/v1/session",
-        &[("x-eve-principal-assertion", "forged")],
-        Some(b"{}"),
-    );
-    assert_ne!(r.status, 201);
 
-    // Where the agent must be public, it refuses anything without a valid assertion.
+    // Where the agent must be public, it refuses anything without a valid HS256 token.
     let dir = tempfile::tempdir().unwrap();
     let opts = HostOptions {
         manifest: public_agent_manifest(dir.path()),
@@ -1315,38 +1654,43 @@ fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assert
         return;
     };
     let body = json!({ "message": "hi" }).to_string();
-    let post = |assertion: Option<&str>| {
+    let post = |token: Option<&str>| {
+        let bearer = token.map(|t| format!("Bearer {t}"));
         let mut headers = vec![("content-type", "application/json")];
-        if let Some(a) = assertion {
-            headers.push(("x-eve-principal-assertion", a));
+        if let Some(b) = &bearer {
+            headers.push(("authorization", b.as_str()));
         }
         agent.send("POST", "/eve/v1/session", &headers, Some(body.as_bytes()))
     };
-    assert_eq!(post(None).status, 401);
-    assert_eq!(post(Some("v1.e30.AAAA")).status, 401);
-    let principal = json!({ "id": "eve-chat-user", "mode": "password" });
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let seal = |key: &str, exp: u64| {
-        eve_auth::cookie::SignedValueCodec::new(key, None, "agent-principal", "password")
-            .seal(json!({ "p": principal, "exp": exp }).to_string().as_bytes())
+    let refused = |r: eve_chat_tests::Response, why: &str| {
+        assert_eq!(r.status, 401, "{why}: {}", r.text());
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"), "{why}");
+        assert_eq!(error_of(&r).0.as_deref(), Some("unauthorized"), "{why}");
     };
-    assert_eq!(
-        post(Some(&seal(
-            "some-other-secret-of-enough-length-000",
-            now + 60
-        )))
-        .status,
-        401
+    use eve_agent::jwt::{UpstreamJwt, DEFAULT_AUDIENCE, DEFAULT_ISSUER};
+    let alice = eve_api::auth::Principal {
+        id: "eve-chat-user".into(),
+        mode: eve_api::auth::AuthMode::Password,
+        name: None,
+        email: None,
+    };
+    let now = now_secs();
+    let good = UpstreamJwt::new(AGENT_JWT_SECRET, DEFAULT_ISSUER, DEFAULT_AUDIENCE);
+    refused(post(None), "no token");
+    refused(post(Some("not.a.jwt")), "garbage");
+    let other_key = UpstreamJwt::new(
+        "some-other-secret-of-enough-length-000",
+        DEFAULT_ISSUER,
+        DEFAULT_AUDIENCE,
     );
-    assert_eq!(post(Some(&seal(SECRET, now - 1))).status, 401, "expired");
-    assert_eq!(
-        post(Some(&seal(SECRET, now + 60))).status,
-        201,
-        "the proxy's assertion is accepted"
+    refused(post(Some(&other_key.mint(&alice, now))), "another key");
+    let other_audience = UpstreamJwt::new(AGENT_JWT_SECRET, DEFAULT_ISSUER, "someone-else");
+    refused(
+        post(Some(&other_audience.mint(&alice, now))),
+        "another audience",
     );
+    refused(post(Some(&good.mint(&alice, now - 400))), "expired");
+    assert_accepted(&post(Some(&good.mint(&alice, now))), None);
 }
 
 // ------------------------------------------------------------------------ input requests
@@ -1354,52 +1698,100 @@ fn the_agent_is_reached_only_through_the_proxy_and_trusts_only_its_signed_assert
 #[test]
 fn a_question_from_the_agent_is_answered_with_input_responses_and_the_turn_continues() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, _) = start(&h, "ask me to choose a city");
-    let events = read_all(&h, &sid, 0);
+    let sid = start(&h, "ask me to choose a city");
+    let events = read_until_settled(&h, &sid, 0);
     let t = types(&events);
-    assert_eq!(&t[t.len() - 2..], &["input.requested", "session.waiting"]);
-    let question = &events[events.len() - 2];
-    assert_eq!(question["options"], json!(["Paris", "Tokyo", "Lima"]));
+    assert_eq!(t[t.len() - 2..], ["input.requested", "turn.waiting"]);
+    assert_eq!(events.last().unwrap()["data"]["on"], "input");
+    let question = &events[events.len() - 2]["data"]["requests"][0];
+    assert_eq!(question["kind"], "question");
+    assert_eq!(
+        question["prompt"],
+        "Which city should I check the weather for?"
+    );
+    let labels: Vec<&Value> = question["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["label"])
+        .collect();
+    assert_eq!(labels, [&json!("Paris"), &json!("Tokyo"), &json!("Lima")]);
     let request_id = question["requestId"].as_str().unwrap();
     let wrong = send(
         &h,
         &sid,
-        json!({ "inputResponses": [{ "requestId": "input_other", "value": "x" }] }),
+        &json!({ "inputResponses": [{ "requestId": "input_other", "text": "x" }] }),
     );
     assert_eq!(wrong.status, 409);
+    assert_eq!(error_of(&wrong).0.as_deref(), Some("input_not_pending"));
     let r = send(
         &h,
         &sid,
-        json!({ "inputResponses": [{ "requestId": request_id, "value": "Tokyo" }] }),
+        &json!({ "inputResponses": [{ "requestId": request_id, "text": "Tokyo" }] }),
     );
-    assert_eq!(r.status, 200, "{}", r.text());
-    let from = r.json()["streamIndex"].as_u64().unwrap();
-    let rest = read_all(&h, &sid, from);
-    assert_eq!(rest[0]["type"], "tool.call.result");
-    assert_eq!(rest[0]["output"]["answer"], "Tokyo");
-    assert!(text_of(&rest).contains("Tokyo"));
-    assert_eq!(rest.last().unwrap()["type"], "session.completed");
-
-    // Unanswered, a new message closes the question and starts a consistent turn.
-    let (sid, _) = start(&h, "quiz me");
-    read_all(&h, &sid, 0);
-    let r = send(&h, &sid, json!({ "message": "hello instead" }));
-    assert_eq!(r.status, 200);
-    let all = read_all(&h, &sid, 0);
-    let t = types(&all);
-    let asked = t.iter().position(|x| *x == "input.requested").unwrap();
+    assert_accepted(&r, Some(&sid));
+    assert!(r.json()["deliveryId"].is_string());
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(types(&rest)[..2], ["input.resolved", "action.result"]);
+    let resolution = &rest[0]["data"]["resolutions"][0];
     assert_eq!(
-        &t[asked + 1..asked + 4],
-        &["session.waiting", "tool.call.result", "user.message"]
+        (
+            resolution["requestId"].as_str(),
+            resolution["outcome"].as_str()
+        ),
+        (Some(request_id), Some("answered"))
     );
-    assert_eq!(*t.last().unwrap(), "session.completed");
+    assert_eq!(rest[1]["data"]["result"]["output"]["answer"], "Tokyo");
+    assert_eq!(rest[1]["data"]["result"]["toolName"], "ask_user");
+    assert!(completed_text(&rest).contains("Tokyo"));
+    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
+    // Answered, the question is no longer pending.
+    let again = send(
+        &h,
+        &sid,
+        &json!({ "inputResponses": [{ "requestId": request_id, "text": "Lima" }] }),
+    );
+    assert_eq!(again.status, 409);
+
+    // An option, by its id.
+    let sid = start(&h, "quiz me");
+    let events = read_until_settled(&h, &sid, 0);
+    let question = &events[events.len() - 2]["data"]["requests"][0];
+    let lima = question["options"][2]["id"].as_str().unwrap();
+    let r = send(
+        &h,
+        &sid,
+        &json!({ "inputResponses": [{ "requestId": question["requestId"], "optionId": lima }] }),
+    );
+    assert_accepted(&r, Some(&sid));
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(rest[1]["data"]["result"]["output"]["answer"], "Lima");
+
+    // Unanswered, a plain message answers it with its text (free-form) and the turn goes on.
+    let sid = start(&h, "ask me something");
+    let events = read_until_settled(&h, &sid, 0);
+    assert_eq!(events.last().unwrap()["type"], "turn.waiting");
+    send_message(&h, &sid, "Oslo instead");
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(
+        types(&rest)[..3],
+        ["message.received", "input.resolved", "action.result"]
+    );
+    assert_eq!(rest[0]["data"]["turnId"], "turn_0");
+    assert_eq!(
+        rest[2]["data"]["result"]["output"]["answer"],
+        "Oslo instead"
+    );
+    let t = types(&rest);
+    assert_eq!(t[t.len() - 2..], ["turn.completed", "session.waiting"]);
 }
 
 #[test]
-fn a_model_slow_to_answer_keeps_its_turn_alive_and_can_still_be_interrupted() {
-    // Longer than the 10 s lease: the runner renews it while it waits for the response head.
+fn a_model_slow_to_answer_keeps_its_turn_alive_and_can_still_be_cancelled() {
+    // Longer than the 2 s lease: the runner renews it while it waits for the response head,
+    // so a reader meanwhile never takes the turn over (the model is asked once).
     let slow = Script {
-        head_delay: Duration::from_secs(12),
+        head_delay: Duration::from_secs(5),
         ..openai_text_script(&["Worth the wait."])
     };
     let stuck = Script {
@@ -1410,24 +1802,21 @@ fn a_model_slow_to_answer_keeps_its_turn_alive_and_can_still_be_interrupted() {
     let Some(h) = provider_host("openai", &server, &[]) else {
         return;
     };
-    let (sid, _) = start(&h, "hello");
-    let events = read_all(&h, &sid, 0);
-    assert_eq!(text_of(&events), "Worth the wait.");
-    assert_eq!(events.last().unwrap()["type"], "session.completed");
+    let sid = start(&h, "hello");
+    let events = read_until_settled(&h, &sid, 0);
+    assert_eq!(completed_text(&events), "Worth the wait.");
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
+    assert_eq!(server.bodies().len(), 1, "no second runner asked the model");
 
-    let r = send(&h, &sid, json!({ "message": "again" }));
-    let from = r.json()["streamIndex"].as_u64().unwrap();
+    let n = events.len() as u64;
+    send_message(&h, &sid, "again");
     std::thread::sleep(Duration::from_millis(500));
     let stopped = Instant::now();
-    let r = h.json(
-        "POST",
-        &format!("/eve/v1/session/{sid}/interrupt"),
-        &json!({}),
-    );
-    assert_eq!(r.status, 202);
-    let rest = read_all(&h, &sid, from);
+    assert_control_accepted(&control(&h, &sid, "cancel"), &sid);
+    let rest = read_until_settled(&h, &sid, n);
     assert!(stopped.elapsed() < Duration::from_secs(3));
-    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
+    let t = types(&rest);
+    assert_eq!(t[t.len() - 2..], ["turn.cancelled", "session.waiting"]);
 }
 
 // ------------------------------------------------------------------ OAuth for connections
@@ -1449,7 +1838,7 @@ fn oauth_host(token_server: &LlmServer) -> Option<Host> {
 
 /// Follows the connect URL to the provider's authorize URL; returns (location, state).
 fn authorize(h: &Host, required: &Value) -> (String, String) {
-    let r = h.get(required["connectUrl"].as_str().unwrap());
+    let r = h.get(&connect_url(required));
     assert_eq!(r.status, 302, "{}", r.text());
     let location = r.header("location").unwrap().to_string();
     let state = location
@@ -1466,7 +1855,7 @@ fn with_oauth_variables_connect_goes_through_the_providers_code_flow() {
         r#"{"access_token":"notion-token-123","token_type":"bearer"}"#.into(),
     ])]);
     let Some(h) = oauth_host(&token) else { return };
-    let (sid, required) = authorization_turn(&h, "search Notion for plans");
+    let (sid, events, required) = authorization_turn(&h, "search Notion for plans");
     let (location, state) = authorize(&h, &required);
     assert!(location.starts_with(
         "https://provider.example/oauth/authorize?response_type=code&client_id=notion-client&"
@@ -1480,18 +1869,7 @@ fn with_oauth_variables_connect_goes_through_the_providers_code_flow() {
     );
 
     // The local Allow button cannot stand in for the provider.
-    let origin = h.origin();
-    let form = [
-        ("content-type", "application/x-www-form-urlencoded"),
-        ("origin", origin.as_str()),
-        ("sec-fetch-site", "same-origin"),
-    ];
-    let local = h.send(
-        "POST",
-        required["connectUrl"].as_str().unwrap(),
-        &form,
-        Some(b"decision=allow"),
-    );
+    let local = form_post(&h, &connect_url(&required), b"decision=allow");
     assert_eq!(local.status, 403);
     // A forged state is refused.
     let forged = h.get("/eve/v1/connections/callback?code=abc&state=v1.eyJ4IjoxfQ.AAAA");
@@ -1511,10 +1889,11 @@ fn with_oauth_variables_connect_goes_through_the_providers_code_flow() {
     ] {
         assert!(sent[0].contains(part), "{}", sent[0]);
     }
-    let after = read_all(&h, &sid, required["index"].as_u64().unwrap() + 1);
-    assert_eq!(after[0]["outcome"], "granted");
-    assert_eq!(after[1]["type"], "tool.call.result");
-    assert_eq!(after.last().unwrap()["type"], "session.completed");
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(after[0]["data"]["outcome"], "authorized");
+    assert_eq!(after[1]["type"], "action.result");
+    assert_eq!(after[1]["data"]["status"], "completed");
+    assert_eq!(after.last().unwrap()["type"], "session.waiting");
     let again = h.get(&format!(
         "/eve/v1/connections/callback?code=the-code&state={state}"
     ));
@@ -1528,22 +1907,20 @@ fn with_oauth_variables_connect_goes_through_the_providers_code_flow() {
 fn a_provider_refusal_declines_the_authorization_cleanly() {
     let token = LlmServer::start(vec![]);
     let Some(h) = oauth_host(&token) else { return };
-    let (sid, required) = authorization_turn(&h, "search Notion for plans");
+    let (sid, events, required) = authorization_turn(&h, "search Notion for plans");
     let (_, state) = authorize(&h, &required);
     let r = h.get(&format!(
         "/eve/v1/connections/callback?error=access_denied&state={state}"
     ));
     assert_eq!(r.status, 200);
-    let after = read_all(&h, &sid, required["index"].as_u64().unwrap() + 1);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
     assert_eq!(
-        types(&after),
-        vec![
-            "authorization.completed",
-            "tool.call.result",
-            "session.waiting"
-        ]
+        types(&after)[..2],
+        ["authorization.completed", "action.result"]
     );
-    assert_eq!(after[0]["outcome"], "declined");
+    assert_eq!(after[0]["data"]["outcome"], "declined");
+    assert_eq!(after[1]["data"]["error"]["code"], "authorization_declined");
+    assert_eq!(after.last().unwrap()["type"], "session.waiting");
     assert!(token.raw.lock().unwrap().is_empty(), "no token request");
 }
 
@@ -1554,8 +1931,9 @@ fn an_unreachable_agent_is_a_clear_502_json_error() {
     };
     let r = h.json("POST", "/eve/v1/session", &json!({ "message": "hello" }));
     assert_eq!(r.status, 502, "{}", r.text());
-    assert_eq!(r.error_code().as_deref(), Some("upstream"));
-    let r = h.get("/eve/v1/session/ses_abc/stream");
+    assert_eq!(error_of(&r).0.as_deref(), Some("upstream"));
+    let r = h.get("/eve/v1/session/wrun_01M8R3RVBZ76Z0CSYSXBR00000/stream");
     assert_eq!(r.status, 502);
     assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(error_of(&r).0.as_deref(), Some("upstream"));
 }

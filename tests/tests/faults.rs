@@ -1,85 +1,17 @@
 //! Faults: the host is SIGKILLed in the middle of streaming turns and of snapshot writes, many
 //! times, and restarted on the same data. Every acknowledged event must still be there, each
-//! resumed transcript must equal an uninterrupted run of the deterministic demo model, no turn
-//! may be left hanging, and the database must pass `PRAGMA integrity_check`.
+//! resumed turn must come to the transcript of an uninterrupted run of the deterministic demo
+//! model (the step the kill interrupted runs again under the same `stepIndex`), no turn may be
+//! left hanging, no event may be delivered twice, and the database must pass `PRAGMA
+//! integrity_check`.
 
-use eve_chat_tests::{Host, HostOptions};
+#[path = "eve/sigkill.rs"]
+mod sigkill;
+
+use eve_chat_tests::eve::{self, assert_unique_ids, snapshot, Stream};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
+use sigkill::{host_on, integrity_ok, reference_run, transcript, MESSAGE};
 use std::time::{Duration, Instant};
-
-const SETTLING: [&str; 4] = [
-    "session.completed",
-    "session.failed",
-    "session.waiting",
-    "authorization.required",
-];
-const MESSAGE: &str = "what is the weather in Paris?";
-
-fn host_on(state: &std::path::Path) -> Option<Host> {
-    Host::start(
-        HostOptions {
-            state_dir: Some(state.to_path_buf()),
-            ..HostOptions::default()
-        }
-        .var("demo_pacing_ms", "15"),
-    )
-}
-
-fn start_turn(h: &Host) -> String {
-    let r = h.json("POST", "/eve/v1/session", &json!({ "message": MESSAGE }));
-    assert_eq!(r.status, 201, "{}", r.text());
-    r.json()["sessionId"].as_str().unwrap().to_string()
-}
-
-/// Reads the stream from `from`; stops after `limit` events (if given) or at the settling
-/// event. Keep-alives are not events.
-fn read(h: &Host, session: &str, from: u64, limit: Option<usize>) -> Vec<Value> {
-    let resp = h
-        .client()
-        .get(&h.url(&format!(
-            "/eve/v1/session/{session}/stream?startIndex={from}"
-        )))
-        .call()
-        .expect("stream opens");
-    let mut out = Vec::new();
-    for line in BufReader::new(resp.into_reader()).lines() {
-        let Ok(line) = line else { break };
-        let ev: Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad NDJSON line {line:?}: {e}"));
-        if ev.get("index").is_none() {
-            continue;
-        }
-        let settled = SETTLING.contains(&ev["type"].as_str().unwrap_or(""));
-        out.push(ev);
-        if settled || limit.is_some_and(|n| out.len() >= n) {
-            break;
-        }
-    }
-    out
-}
-
-/// The transcript without the per-run random tool-call ids.
-fn normalized(events: &[Value]) -> Vec<Value> {
-    events
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            if let Some(o) = e.as_object_mut() {
-                o.remove("toolCallId");
-            }
-            e
-        })
-        .collect()
-}
-
-fn integrity_ok(state: &std::path::Path) {
-    let conn = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
-    let result: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(result, "ok");
-}
 
 #[test]
 fn sigkill_mid_stream_loses_no_acknowledged_event_and_every_turn_resumes_to_the_same_transcript() {
@@ -88,59 +20,62 @@ fn sigkill_mid_stream_loses_no_acknowledged_event_and_every_turn_resumes_to_the_
     let Some(mut host) = host_on(&state) else {
         return;
     };
+    let (reference_sid, reference) = reference_run(&host);
+    let expected = transcript(&reference, &reference_sid);
 
-    let reference = read(&host, &start_turn(&host), 0, None);
-    assert_eq!(
-        reference.last().unwrap()["type"],
-        "session.completed",
-        "{reference:?}"
-    );
-    let expected = normalized(&reference);
-
-    // Cut at different depths: in the reasoning, in the tool call, in the answer.
-    for cut in [2usize, 9, 16, 19, 25, 33] {
-        let session = start_turn(&host);
-        let acknowledged = read(&host, &session, 0, Some(cut));
-        assert_eq!(acknowledged.len(), cut);
+    // Cut at different depths: in the reasoning, in the tool call's input, at the call, in
+    // the answer, at its end.
+    for cut in [2usize, 9, 16, 19, 22, 25, 33, 40] {
+        let sid = eve::start(&host, MESSAGE);
+        let acknowledged = Stream::open(&host, &sid, 0).take(cut);
+        let killed = Instant::now();
         host.kill_and_restart();
 
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut all = read(&host, &session, 0, None);
-        while !SETTLING.contains(
-            &all.last()
-                .map(|e| e["type"].as_str().unwrap_or(""))
-                .unwrap_or(""),
-        ) {
-            assert!(
-                Instant::now() < deadline,
-                "turn cut at {cut} never settled: {all:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-            all = read(&host, &session, 0, None);
-        }
+        // This reader takes the turn over once the dead runner's lease has expired.
+        let all = eve::read_until_settled(&host, &sid, 0);
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "turn cut at {cut} took {:?} to settle",
+            killed.elapsed()
+        );
         assert_eq!(
             &all[..cut],
             &acknowledged[..],
             "acknowledged events changed after the kill (cut at {cut})"
         );
-        for (i, e) in all.iter().enumerate() {
-            assert_eq!(
-                e["index"], i as u64,
-                "gap or duplicate at {i} (cut at {cut})"
-            );
-        }
+        assert_unique_ids(&all);
         assert_eq!(
-            normalized(&all),
+            transcript(&all, &sid),
             expected,
-            "the resumed transcript differs from an uninterrupted run (cut at {cut})"
+            "the resumed transcript differs from an uninterrupted run (cut at {cut}): {:?}",
+            eve::types(&all)
+        );
+        assert_eq!(
+            eve::completed_text(&all),
+            eve::completed_text(&reference),
+            "cut at {cut}"
         );
 
-        // A reader resuming from its own cursor gets exactly the missing suffix.
-        let suffix = read(&host, &session, cut as u64, None);
-        assert_eq!(&suffix[..], &all[cut..]);
+        // The log is what the reader got, and a reader resuming from its own cursor gets
+        // exactly the missing suffix.
+        assert_eq!(snapshot(&host, &sid, 0), all, "cut at {cut}");
+        assert_eq!(
+            snapshot(&host, &sid, cut as i64),
+            &all[cut..],
+            "cut at {cut}"
+        );
     }
     host.stop();
     integrity_ok(&state);
+}
+
+/// A chat-store event in eve's envelope (what the web app keeps of a stream).
+fn stored_event(i: usize, delta: &str) -> Value {
+    json!({
+        "type": "message.appended",
+        "data": { "messageDelta": delta, "sequence": 0, "stepIndex": 0, "turnId": "turn_0" },
+        "meta": { "at": "2026-12-01T06:14:56.322Z", "id": format!("evt_{i:026}") }
+    })
 }
 
 #[test]
@@ -154,7 +89,9 @@ fn sigkill_during_snapshot_writes_keeps_the_log_consistent_and_a_retry_repairs_i
         .as_str()
         .unwrap()
         .to_string();
-    let acknowledged: Vec<Value> = (0..50).map(|i| json!({ "eventIndex": i, "event": { "type": "assistant.text.delta", "index": i, "delta": format!("a{i} ") } })).collect();
+    let acknowledged: Vec<Value> = (0..50)
+        .map(|i| json!({ "eventIndex": i, "event": stored_event(i, &format!("a{i} ")) }))
+        .collect();
     assert_eq!(
         host.json(
             "POST",
@@ -166,7 +103,7 @@ fn sigkill_during_snapshot_writes_keeps_the_log_consistent_and_a_retry_repairs_i
     );
 
     let snapshot: Vec<Value> = (0..2000)
-        .map(|i| json!({ "type": "assistant.text.delta", "index": i, "delta": format!("s{i} ") }))
+        .map(|i| stored_event(i, &format!("s{i} ")))
         .collect();
     let body =
         json!({ "events": snapshot, "session": { "sessionId": "s-1", "streamIndex": 2000 } });

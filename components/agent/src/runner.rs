@@ -381,7 +381,12 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
                 return Err(Fenced);
             }
         }
-        Takeover::Nothing => {}
+        // A turn that ended, its runner dead before the session event that follows.
+        Takeover::Nothing => {
+            if let Some(e) = turn::unsettled_end(r.session_id, &log) {
+                r.write(e)?;
+            }
+        }
     }
     // What the request that called us brought for a parked turn.
     let log = events_of(&r.log()?);

@@ -153,6 +153,27 @@ pub fn session_waiting(session_id: &str, log: &[Event]) -> Event {
     })
 }
 
+/// What settles a log whose turn ended but whose runner died before the session event that
+/// follows: `session.waiting` after `turn.completed` / `turn.cancelled` (or a non-terminal
+/// `turn.failed`), `session.failed` after a terminal `turn.failed`. `None` for any other log.
+pub fn unsettled_end(session_id: &str, log: &[Event]) -> Option<Event> {
+    match log.last()? {
+        Event::TurnFailed(f) if f.terminal == Some(true) => {
+            Some(Event::SessionFailed(SessionFailed {
+                code: f.code.clone(),
+                details: f.details.clone(),
+                message: f.message.clone(),
+                session_id: session_id.into(),
+                usage: Some(transcript::usage(log)),
+            }))
+        }
+        Event::TurnCompleted(_) | Event::TurnCancelled(_) | Event::TurnFailed(_) => {
+            Some(session_waiting(session_id, log))
+        }
+        _ => None,
+    }
+}
+
 fn action_result(
     at: &StepRef,
     call: &ToolCall,
@@ -915,6 +936,30 @@ mod tests {
         let mut all = log;
         all.append(&mut h.events);
         (out, all)
+    }
+
+    #[test]
+    fn a_turn_that_ended_without_its_session_event_is_settled() {
+        let (_, log) = drive(&mut Host::default(), opened("hi"));
+        assert_eq!(unsettled_end("wrun_s", &log), None, "settled already");
+        let ended = &log[..log.len() - 1];
+        assert_eq!(
+            unsettled_end("wrun_s", ended).map(|e| e.type_name()),
+            Some("session.waiting")
+        );
+        let (_, failed) = drive(&mut Host::default(), opened("please fail"));
+        let Some(Event::SessionFailed(want)) = failed.last().cloned() else {
+            panic!("{:?}", types(&failed))
+        };
+        assert_eq!(
+            unsettled_end("wrun_s", &failed[..failed.len() - 1]),
+            Some(Event::SessionFailed(want))
+        );
+        assert_eq!(
+            unsettled_end("wrun_s", &opened("hi")),
+            None,
+            "a turn still open"
+        );
     }
 
     #[test]
