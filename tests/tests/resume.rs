@@ -1,106 +1,35 @@
-//! Turns whose runner died (the host was SIGKILLed mid-turn) and the requests that find them:
-//! a message finds the turn still running (409) and it is resumed to the transcript of an
-//! uninterrupted run; an interrupt settles it as stopped and it is never resumed; two readers
-//! racing to take it over get the same transcript, written once; a resumed turn runs to its
-//! end when the reader that resumed it goes away. `tests/faults.rs` has the reader at many
-//! depths; `measure_resume_after_sigkill_at_every_depth` (ignored; run it with `--ignored
+//! Turns whose runner died (the host was SIGKILLed mid-turn) and the requests that find them.
+//! Once the dead runner's lease (2 s) has expired, the next reader or request takes the turn
+//! over and continues it from its log, as eve resumes a durable step: the interrupted step runs
+//! again under the same `stepIndex`, what was streamed stays, and the turn comes to the
+//! transcript of an uninterrupted run. A message sent meanwhile waits and starts the next
+//! turn; a cancel ends the turn cancelled instead, and it is never resumed; two readers racing
+//! to take it over get the same events, written once; a resumed turn runs to its end when the
+//! reader that resumed it goes away. `tests/faults.rs` cuts the turn at many depths;
+//! `measure_resume_after_sigkill_at_every_depth` (ignored; run it with `--ignored
 //! --nocapture`) prints the figures of `docs/reliability.md`.
 
-use eve_chat_tests::{Host, HostOptions};
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
+#[path = "eve/sigkill.rs"]
+mod sigkill;
+
+use eve_chat_tests::eve::{
+    self, assert_control_accepted, assert_unique_ids, of_type, read_until, read_until_settled,
+    snapshot, types, Stream,
+};
+use eve_chat_tests::Host;
+use serde_json::Value;
+use sigkill::{host_on, integrity_ok, reference_run, transcript, MESSAGE};
 use std::time::{Duration, Instant};
 
-const MESSAGE: &str = "what is the weather in Paris?";
-const SETTLING: [&str; 4] = [
-    "session.completed",
-    "session.failed",
-    "session.waiting",
-    "authorization.required",
-];
+/// The log line of a taker that continues a dead runner's turn.
+const RESUMING: &str = "resuming its open turn";
 
-fn host_on(state: &std::path::Path) -> Option<Host> {
-    Host::start(
-        HostOptions {
-            state_dir: Some(state.to_path_buf()),
-            ..HostOptions::default()
-        }
-        .var("demo_pacing_ms", "15")
-        .var("chat_send_per_hour", "1000"),
-    )
-}
-
-fn start_turn(h: &Host) -> String {
-    let r = h.json("POST", "/eve/v1/session", &json!({ "message": MESSAGE }));
-    assert_eq!(r.status, 201, "{}", r.text());
-    r.json()["sessionId"].as_str().unwrap().to_string()
-}
-
-fn settled(e: &Value) -> bool {
-    SETTLING.contains(&e["type"].as_str().unwrap_or(""))
-}
-
-/// Opens the stream from `from`: its `x-eve-session-state` and a reader of its events.
-fn open(h: &Host, session: &str, from: u64) -> (String, impl Iterator<Item = Value>) {
-    let resp = h
-        .client()
-        .get(&h.url(&format!(
-            "/eve/v1/session/{session}/stream?startIndex={from}"
-        )))
-        .call()
-        .expect("stream opens");
-    let state = resp.header("x-eve-session-state").unwrap_or("").to_string();
-    let events = BufReader::new(resp.into_reader())
+/// How many times the host logged that it resumed `sid`.
+fn resumptions(h: &Host, sid: &str) -> usize {
+    h.log()
         .lines()
-        .map_while(Result::ok)
-        .map(|l| serde_json::from_str::<Value>(&l).expect("an NDJSON line"))
-        .filter(|e| e.get("index").is_some());
-    (state, events)
-}
-
-/// Reads from `from` up to `limit` events or the settling one.
-fn read(h: &Host, session: &str, from: u64, limit: Option<usize>) -> Vec<Value> {
-    let mut out = Vec::new();
-    for e in open(h, session, from).1 {
-        let done = settled(&e);
-        out.push(e);
-        if done || limit.is_some_and(|n| out.len() >= n) {
-            break;
-        }
-    }
-    out
-}
-
-/// Reads from 0 until the turn has settled (re-opening the stream if it ends before).
-fn read_settled(h: &Host, session: &str) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let all = read(h, session, 0, None);
-        if all.last().is_some_and(settled) {
-            return all;
-        }
-        assert!(Instant::now() < deadline, "never settled: {all:?}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn normalized(events: &[Value]) -> Vec<Value> {
-    events
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            if let Some(o) = e.as_object_mut() {
-                o.remove("toolCallId");
-            }
-            e
-        })
-        .collect()
-}
-
-fn contiguous(events: &[Value]) {
-    for (i, e) in events.iter().enumerate() {
-        assert_eq!(e["index"], i as u64, "gap or duplicate at {i}");
-    }
+        .filter(|l| l.contains(sid) && l.contains(RESUMING))
+        .count()
 }
 
 /// A host (on its own state directory), the transcript of an uninterrupted run, and a turn
@@ -108,181 +37,170 @@ fn contiguous(events: &[Value]) {
 struct Killed {
     _dir: tempfile::TempDir,
     host: Host,
+    /// The uninterrupted run's [`transcript`].
     reference: Vec<Value>,
-    session: String,
+    sid: String,
     acknowledged: Vec<Value>,
+    killed_at: Instant,
 }
 
-fn killed_turn(cut: usize) -> Option<Killed> {
+fn killed_turn(message: &str, cut: impl Fn(&Value) -> bool) -> Option<Killed> {
     let dir = tempfile::tempdir().unwrap();
     let mut host = host_on(&dir.path().join(".spin"))?;
-    let reference = read(&host, &start_turn(&host), 0, None);
-    assert_eq!(reference.last().unwrap()["type"], "session.completed");
-    let session = start_turn(&host);
-    let acknowledged = read(&host, &session, 0, Some(cut));
+    let (reference_sid, reference) = reference_run(&host);
+    let sid = eve::start(&host, message);
+    let acknowledged = read_until(&host, &sid, 0, cut);
+    let killed_at = Instant::now();
     host.kill_and_restart();
     Some(Killed {
         _dir: dir,
         host,
-        reference,
-        session,
+        reference: transcript(&reference, &reference_sid),
+        sid,
         acknowledged,
+        killed_at,
+    })
+}
+
+/// A weather turn killed after `n` acknowledged events.
+fn killed_weather_turn(n: usize) -> Option<Killed> {
+    let count = std::cell::Cell::new(0);
+    killed_turn(MESSAGE, |_| {
+        count.set(count.get() + 1);
+        count.get() >= n
     })
 }
 
 #[test]
-fn a_message_to_a_turn_whose_runner_died_finds_it_running_and_the_turn_resumes_to_the_same_transcript(
-) {
-    let Some(Killed {
-        host,
-        reference,
-        session,
-        acknowledged,
-        _dir: _state,
-    }) = killed_turn(9)
-    else {
+fn a_message_to_a_turn_whose_runner_died_waits_and_starts_the_next_turn_after_the_resumed_one() {
+    let Some(k) = killed_weather_turn(9) else {
         return;
     };
-    // Within the dead runner's lease, and once it has expired (the message takes the turn
-    // over), the session answers what it answers while a turn runs.
-    let path = format!("/eve/v1/session/{session}");
-    let r = host.json("POST", &path, &json!({ "message": "hello" }));
-    assert_eq!(r.status, 409, "{}", r.text());
-    std::thread::sleep(Duration::from_secs(11));
-    let r = host.json("POST", &path, &json!({ "message": "hello" }));
-    assert_eq!(r.status, 409, "{}", r.text());
-    assert_eq!(r.error_code().as_deref(), Some("conflict"));
-
-    let all = read_settled(&host, &session);
-    assert_eq!(&all[..acknowledged.len()], &acknowledged[..]);
-    contiguous(&all);
-    assert_eq!(normalized(&all), normalized(&reference));
-    let log = host.wait_for_log(Duration::from_secs(10), |l| {
-        l.contains("resuming the turn by replay")
+    let (h, sid) = (&k.host, k.sid.as_str());
+    // Within the dead runner's lease the message is accepted (not refused as busy); it waits
+    // in the inbox behind the open turn.
+    let delivery = eve::send_message(h, sid, "hello after the crash");
+    let all = read_until(h, sid, 0, |e| {
+        e["type"] == "session.waiting"
+            && e["meta"]["deliveryIds"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|x| x == delivery.as_str()))
     });
-    assert!(log.contains("resuming the turn by replay"), "{log}");
-    // The session goes on normally.
-    let r = host.json("POST", &path, &json!({ "message": "hello" }));
-    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(k.killed_at.elapsed() < Duration::from_secs(30));
+    assert_eq!(&all[..k.acknowledged.len()], &k.acknowledged[..]);
+    assert_unique_ids(&all);
+    // The open turn was resumed to the transcript of an uninterrupted run, then the message
+    // started turn 1.
+    let end0 = eve::position(&all, "session.waiting");
+    assert_eq!(transcript(&all[..=end0], sid), k.reference);
+    let turn1 = &all[end0 + 1..];
+    assert_eq!(types(turn1)[..2], ["turn.started", "message.received"]);
+    assert_eq!(turn1[0]["data"]["turnId"], "turn_1");
+    assert_eq!(turn1[1]["data"]["message"], "hello after the crash");
+    assert!(eve::completed_text(turn1).contains("hello after the crash"));
+    assert_eq!(snapshot(h, sid, 0), all);
+    let log = h.wait_for_log(Duration::from_secs(10), |_| resumptions(h, sid) > 0);
+    assert_eq!(resumptions(h, sid), 1, "{log}");
 }
 
 #[test]
-fn an_interrupt_of_a_turn_whose_runner_died_settles_it_stopped_and_it_is_never_resumed() {
-    let Some(Killed {
-        host,
-        reference: _,
-        session,
-        acknowledged,
-        _dir: _state,
-    }) = killed_turn(16)
-    else {
+fn a_cancel_of_a_turn_whose_runner_died_ends_it_cancelled_and_it_is_never_resumed() {
+    // Killed while the `wait` tool runs: the call is open.
+    let Some(k) = killed_turn("wait 30", |e| e["type"] == "actions.requested") else {
         return;
     };
-    let path = format!("/eve/v1/session/{session}/interrupt");
-    let r = host.json("POST", &path, &json!({}));
-    assert!(r.status == 202 || r.status == 200, "{}", r.text());
-    let all = read_settled(&host, &session);
-    assert_eq!(&all[..acknowledged.len()], &acknowledged[..]);
-    contiguous(&all);
-    let last = all.last().unwrap();
-    assert_eq!(last["type"], "session.waiting", "{all:?}");
-    assert_eq!(last["reason"], "interrupted");
-    // Cut in the tool call: the started call is closed (synthetic), nothing was replayed.
-    assert!(all
-        .iter()
-        .any(|e| e["type"] == "tool.call.result" && e["synthetic"] == true));
-    assert!(!all.iter().any(|e| e["type"] == "assistant.text.delta"));
-    assert!(!host.log().contains("resuming the turn by replay"));
+    let (h, sid) = (&k.host, k.sid.as_str());
+    let call = k.acknowledged.last().unwrap()["data"]["actions"][0].clone();
+    assert_eq!(call["toolName"], "wait");
+    assert_control_accepted(&eve::control(h, sid, "cancel"), sid);
+    let all = read_until_settled(h, sid, 0);
+    assert!(k.killed_at.elapsed() < Duration::from_secs(30));
+    assert_eq!(&all[..k.acknowledged.len()], &k.acknowledged[..]);
+    assert_unique_ids(&all);
+    let after = &all[k.acknowledged.len()..];
+    assert_eq!(
+        types(after),
+        ["action.result", "turn.cancelled", "session.waiting"]
+    );
+    let result = &after[0]["data"];
+    assert_eq!(result["result"]["callId"], call["callId"]);
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["error"]["code"], "cancelled");
+    assert_eq!(resumptions(h, sid), 0, "a cancelled turn is not resumed");
+    // The session goes on.
+    let n = all.len() as u64;
+    eve::send_message(h, sid, "hello");
+    let turn = read_until_settled(h, sid, n);
+    assert_eq!(turn[0]["data"]["turnId"], "turn_1");
+    assert_eq!(of_type(&turn, "turn.completed").len(), 1);
 }
 
 #[test]
-fn two_readers_racing_to_take_over_a_dead_runners_turn_get_the_same_transcript_written_once() {
-    let Some(Killed {
-        host,
-        reference,
-        session,
-        acknowledged,
-        _dir: _state,
-    }) = killed_turn(16)
-    else {
+fn two_readers_racing_to_take_over_a_dead_runners_turn_get_the_same_events_written_once() {
+    let Some(k) = killed_weather_turn(16) else {
         return;
     };
-    let readers: Vec<_> = (0..2)
-        .map(|_| {
-            let (base, session) = (host.base.clone(), session.clone());
-            std::thread::spawn(move || {
-                let resp = ureq::get(&format!(
-                    "{base}/eve/v1/session/{session}/stream?startIndex=0"
-                ))
-                .timeout(Duration::from_secs(60))
-                .call()
-                .expect("stream opens");
-                BufReader::new(resp.into_reader())
-                    .lines()
-                    .map_while(Result::ok)
-                    .map(|l| serde_json::from_str::<Value>(&l).unwrap())
-                    .filter(|e| e.get("index").is_some())
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let got: Vec<Vec<Value>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    let (h, sid) = (&k.host, k.sid.as_str());
+    let got: Vec<Vec<Value>> = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| read_until_settled(h, sid, 0)))
+            .collect();
+        readers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
     for all in &got {
-        assert_eq!(&all[..acknowledged.len()], &acknowledged[..]);
-        contiguous(all);
-        assert_eq!(normalized(all), normalized(&reference));
+        assert_eq!(&all[..k.acknowledged.len()], &k.acknowledged[..]);
+        assert_unique_ids(all);
+        assert_eq!(transcript(all, sid), k.reference);
     }
-    assert_eq!(got[0], got[1]);
-    let log = host.wait_for_log(Duration::from_secs(10), |l| {
-        l.contains(&session) && l.contains("resuming the turn by replay")
-    });
-    let takeovers = log
-        .lines()
-        .filter(|l| l.contains(&session) && l.contains("resuming the turn by replay"))
-        .count();
-    assert_eq!(takeovers, 1, "{}", host.log());
+    assert_eq!(got[0], got[1], "the same events, with the same ids");
+    assert_eq!(snapshot(h, sid, 0), got[0]);
+    let log = h.wait_for_log(Duration::from_secs(10), |_| resumptions(h, sid) > 0);
+    assert_eq!(resumptions(h, sid), 1, "exactly one taker: {log}");
 }
 
 #[test]
 fn a_resumed_turn_runs_to_its_end_after_the_reader_that_resumed_it_goes_away() {
-    let Some(Killed {
-        host,
-        reference,
-        session,
-        acknowledged,
-        _dir: _state,
-    }) = killed_turn(2)
-    else {
+    let Some(k) = killed_weather_turn(2) else {
         return;
     };
-    // This reader takes the turn over once the lease expires: the persisted events come at
-    // once, the resumed turn's new ones later. It leaves after the first new one.
-    let opened = Instant::now();
-    let (_, events) = open(&host, &session, 0);
-    let mut seen = 0;
-    for e in events {
-        seen += 1;
-        assert!(!settled(&e), "settled before the reader left");
-        if opened.elapsed() > Duration::from_secs(1) {
-            break;
-        }
-    }
-    assert!(seen > acknowledged.len() && seen < reference.len() - 5);
-    // Well before a dead runner's lease (10 s) would expire, the session is idle: the resumed
-    // runner finished on its own and released its lease.
+    let (h, sid) = (&k.host, k.sid.as_str());
+    // What the dead runner had written (a bounded read takes nothing over).
+    let persisted = snapshot(h, sid, 0).len();
+    assert!(
+        persisted < 10,
+        "the kill landed early in the turn ({persisted} events)"
+    );
+    // This reader takes the turn over once the lease expires: it gets the persisted events,
+    // then the first one the resumed runner writes, and leaves.
+    let mut reader = Stream::open(h, sid, 0);
+    let seen = reader.take(persisted + 1);
+    drop(reader);
+    assert!(seen.iter().all(|e| !eve::is_settling(e)));
+    // The resumed runner finishes on its own and releases the lease.
     std::thread::sleep(Duration::from_secs(3));
-    let (state, events) = open(&host, &session, 0);
-    assert_eq!(state, "idle");
-    let all: Vec<Value> = events.collect();
-    contiguous(&all);
-    assert_eq!(normalized(&all), normalized(&reference));
+    let all = snapshot(h, sid, 0);
+    assert_eq!(all.last().unwrap()["type"], "session.waiting");
+    assert_eq!(&all[..seen.len()], &seen[..]);
+    assert_unique_ids(&all);
+    assert_eq!(transcript(&all, sid), k.reference);
+    // Nothing holds the session: a message starts its turn at once (a lease left behind
+    // would hold it back until it expired).
+    let sent = Instant::now();
+    eve::send_message(h, sid, "hello");
+    let first = Stream::open(h, sid, all.len() as u64).take(1);
+    assert_eq!(first[0]["type"], "turn.started");
+    assert!(
+        sent.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        sent.elapsed()
+    );
 }
 
 /// Kills the host at every depth of a weather turn (or every `EVE_FAULTS_STEP`-th), and prints
 /// per kill: restart time, time from the kill to the first event written by the resumed turn,
-/// time to the settled turn, and how long the replay ran.
+/// and time to the settled turn.
 #[test]
-#[ignore = "a measurement (about 11 s per kill): cargo test --test resume -- --ignored --nocapture"]
+#[ignore = "a measurement (about 4 s per kill): cargo test --test resume -- --ignored --nocapture"]
 fn measure_resume_after_sigkill_at_every_depth() {
     let step: usize = std::env::var("EVE_FAULTS_STEP")
         .ok()
@@ -293,75 +211,44 @@ fn measure_resume_after_sigkill_at_every_depth() {
     let Some(mut host) = host_on(&state) else {
         return;
     };
-    let reference = read(&host, &start_turn(&host), 0, None);
-    let expected = normalized(&reference);
+    let (reference_sid, reference) = reference_run(&host);
+    let expected = transcript(&reference, &reference_sid);
     println!(
-        "reference: {} events\ncut | first new index | restart ms | kill→first new event ms | kill→settled ms | resumed runner ran ms",
+        "reference: {} events\ncut | persisted | restart ms | kill→first new event ms | kill→settled ms",
         reference.len()
     );
     let (mut firsts, mut totals) = (Vec::new(), Vec::new());
     for cut in (1..reference.len() - 1).step_by(step) {
-        let session = start_turn(&host);
-        let acknowledged = read(&host, &session, 0, Some(cut));
+        let sid = eve::start(&host, MESSAGE);
+        let acknowledged = Stream::open(&host, &sid, 0).take(cut);
         let killed = Instant::now();
         host.kill_and_restart();
         let restart = killed.elapsed();
+        // What the dead runner had written (a bounded read takes nothing over).
+        let persisted = snapshot(&host, &sid, 0).len();
+        let mut reader = Stream::open(&host, &sid, 0);
         let mut arrivals = Vec::new();
         let mut all = Vec::new();
-        while !all.last().is_some_and(settled) {
-            assert!(killed.elapsed() < Duration::from_secs(60), "cut {cut}");
-            all.clear();
-            arrivals.clear();
-            for e in open(&host, &session, 0).1 {
-                arrivals.push(killed.elapsed());
-                let done = settled(&e);
-                all.push(e);
-                if done {
-                    break;
-                }
+        while let Some(e) = reader.next_event() {
+            arrivals.push(killed.elapsed());
+            let done = eve::is_settling(&e);
+            all.push(e);
+            if done {
+                break;
             }
         }
+        assert!(all.last().is_some_and(eve::is_settling), "cut {cut}");
         assert_eq!(&all[..cut], &acknowledged[..]);
-        contiguous(&all);
-        assert_eq!(normalized(&all), expected, "cut {cut}");
-        // The runner logs its end just after the settling event reached the reader.
-        let log = (0..40)
-            .map(|_| {
-                std::thread::sleep(Duration::from_millis(50));
-                host.log()
-            })
-            .find(|l| {
-                l.lines()
-                    .any(|l| l.contains(&session) && l.contains("resumed turn ended"))
-            })
-            .unwrap_or_else(|| host.log());
-        let Some(line) = log
-            .lines()
-            .find(|l| l.contains(&session) && l.contains("resuming the turn by replay"))
-        else {
+        assert_unique_ids(&all);
+        assert_eq!(transcript(&all, &sid), expected, "cut {cut}");
+        let Some(first) = arrivals.get(persisted).copied() else {
             // The dead runner had already written the settling event: nothing to resume.
             println!("{cut:>3} | settled before the kill landed");
             continue;
         };
-        let persisted: usize = line
-            .split('(')
-            .nth(2)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
-        let ran: String = log
-            .lines()
-            .find(|l| l.contains(&session) && l.contains("resumed turn ended"))
-            .and_then(|l| l.split("after ").nth(1))
-            .and_then(|s| s.split(" ms").next())
-            .unwrap_or("?")
-            .to_string();
-        let first_new = 1 + persisted;
-        let first = arrivals.get(first_new).copied().unwrap_or_default();
         let total = *arrivals.last().unwrap();
         println!(
-            "{cut:>3} | {:>3} | {:>5} | {:>6} | {:>6} | {ran}",
-            first_new,
+            "{cut:>3} | {persisted:>3} | {:>5} | {:>6} | {:>6}",
             restart.as_millis(),
             first.as_millis(),
             total.as_millis()
@@ -382,9 +269,5 @@ fn measure_resume_after_sigkill_at_every_depth() {
         totals[totals.len() / 2],
         totals[totals.len() - 1]
     );
-    let conn = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
-    let ok: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(ok, "ok");
+    integrity_ok(&state);
 }
