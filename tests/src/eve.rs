@@ -189,6 +189,38 @@ pub fn len(h: &Host, sid: &str) -> u64 {
     (tail + 1) as u64
 }
 
+/// `startIndex=0&follow=false` of `sid` as the caller that `headers` name (a cookie; a bearer
+/// token straight to the agent): the answer as it came.
+pub fn history_as(h: &Host, sid: &str, headers: &[(&str, &str)]) -> Response {
+    h.send(
+        "GET",
+        &stream_path(sid, "startIndex=0&follow=false"),
+        headers,
+        None,
+    )
+}
+
+/// Reads [`history_as`] (every 50 ms, for at most `timeout`) until its last event settles the
+/// turn ([`is_settling`]), and returns its events; panics with what it read when the turn
+/// never settles. Unlike [`read_until_settled`], it holds no following stream open.
+pub fn settled_as(h: &Host, sid: &str, headers: &[(&str, &str)], timeout: Duration) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let r = history_as(h, sid, headers);
+        assert_eq!(r.status, 200, "the stream of {sid}: {}", r.text());
+        let events = parse_ndjson(&r.text());
+        if events.last().is_some_and(is_settling) {
+            return events;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the turn of {sid} did not settle within {timeout:?}; read: {:?}",
+            types(&events)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A following stream, read line by line. Dropping it closes the connection (the session's
 /// work runs on regardless).
 pub struct Stream {

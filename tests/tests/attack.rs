@@ -9,26 +9,37 @@
 //!   the chat list and each chat's contents over HTTP,
 //! - no session cookie on a failure, no CORS grant to another origin.
 //!
-//! Cross-principal access (local-dev and password principals on one state directory), forged
-//! principal assertions at the agent (reached directly, as where it must be public), cross-site
-//! requests and expired or tampered cookies all fail closed.
+//! Cross-principal access (local-dev and password principals on one state directory, and two
+//! password-mode principals through the proxy), forged upstream JWTs at the agent (reached
+//! directly, as where it must be public), a client's own `Authorization` header at the proxy,
+//! cross-site requests and expired or tampered cookies all fail closed.
+//!
+//! Errors come in two shapes: the chat API's envelope `{"error":{"code","message"}}` and, on
+//! `/eve/v1/*`, eve's own `{"ok":false,"code"?,"error"}`.
 //!
 //! Requests whose exact bytes matter (raw paths with `..`, `%2e%2e`, `%00`; custom methods;
 //! duplicate, huge or forged headers; odd `Host` values) go through [`raw`], a tiny HTTP/1.1
 //! client on a plain socket: a URL library would normalise them away before they are sent.
 
+use eve_agent::jwt::UpstreamJwt;
 use eve_api::auth::{AuthMode, Principal};
 use eve_auth::cookie::{SessionClaims, SESSION_COOKIE_NAME};
+use eve_auth::crypto::{b64url, hmac_sha256};
 use eve_auth::AuthConfig;
+use eve_chat_tests::eve::{self, parse_ndjson, types};
 use eve_chat_tests::{repo_root, Host, HostOptions, Response};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
 const SECRET: &str = "attack-suite-session-secret-0123456789abcdef";
 const PASSWORD: &str = "correct horse battery staple";
+/// `eve_jwt_secret` of the hosts that set one.
+const JWT_SECRET: &str = "attack-suite-upstream-jwt-secret-0123456789";
+/// How long a seeded demo turn may take to settle.
+const SETTLE: Duration = Duration::from_secs(60);
 
 // ------------------------------------------------------------------------ raw HTTP client
 
@@ -94,15 +105,26 @@ fn raw(h: &Host, method: &str, target: &str, headers: &[(&str, &str)], body: &[u
     raw_bytes(h, &[head.as_bytes(), body].concat())
 }
 
-/// Writes `request` as is and reads the whole response.
+/// Writes `request` as is and reads the whole response — for at most 60 s in all, so a
+/// stream that never ends (a following eve stream sends keep-alives) cannot hang a test.
 fn raw_bytes(h: &Host, request: &[u8]) -> Raw {
     let mut s = TcpStream::connect(authority(h)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     // The server may answer (431, 413) and close before reading everything: that is fine.
     let _ = s.write_all(request);
     let _ = s.flush();
     let mut buf = Vec::new();
-    let _ = s.read_to_end(&mut buf);
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
     parse_response(&buf)
 }
 
@@ -176,8 +198,8 @@ fn check(ctx: &str, r: &Raw) {
         let v: Value = serde_json::from_slice(&r.body)
             .unwrap_or_else(|e| panic!("{ctx}: a JSON error that is not JSON ({e}): {}", r.text()));
         assert!(
-            v["error"]["code"].is_string() && v["error"]["message"].is_string(),
-            "{ctx}: not the error envelope: {v}"
+            is_app_error(&v) || is_eve_error(&v),
+            "{ctx}: not an error body: {v}"
         );
     }
     if r.status >= 400 {
@@ -191,6 +213,41 @@ fn check(ctx: &str, r: &Raw) {
     }
     if let Some(acao) = r.header("access-control-allow-origin") {
         panic!("{ctx}: grants CORS to {acao}");
+    }
+}
+
+/// The chat API's error envelope `{"error":{"code","message"}}`.
+fn is_app_error(v: &Value) -> bool {
+    v["error"]["code"].is_string() && v["error"]["message"].is_string()
+}
+
+/// eve's error body `{"ok":false,"code"?,"error"}`: nothing more, a non-empty message.
+fn is_eve_error(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| {
+        o.keys()
+            .all(|k| ["ok", "code", "error"].contains(&k.as_str()))
+            && o.get("ok") == Some(&json!(false))
+            && o.get("error")
+                .and_then(Value::as_str)
+                .is_some_and(|e| !e.is_empty())
+            && o.get("code").is_none_or(Value::is_string)
+    })
+}
+
+/// [`check`] for a request to one of [`routes`], which the component of its path answers: a
+/// JSON error there has that component's shape (eve's on `/eve/v1/*`, the app's elsewhere).
+fn check_route(ctx: &str, path: &str, r: &Raw) {
+    check(ctx, r);
+    let is_json = r
+        .header("content-type")
+        .is_some_and(|c| c.starts_with("application/json"));
+    if r.status >= 400 && is_json && !r.body.is_empty() {
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        if path.starts_with("/eve/") {
+            assert!(is_eve_error(&v), "{ctx}: not eve's error body: {v}");
+        } else {
+            assert!(is_app_error(&v), "{ctx}: not the app's error envelope: {v}");
+        }
     }
 }
 
@@ -375,37 +432,31 @@ fn seed(h: &Host, cookie: Option<&str>, label: &str) -> (String, String) {
         "/eve/v1/session",
         json!({ "message": "hello agent" }),
     );
+    assert_eq!(
+        created.status,
+        202,
+        "POST /eve/v1/session: {}",
+        created.text()
+    );
     let session = created.json()["sessionId"]
         .as_str()
         .unwrap_or_else(|| panic!("POST /eve/v1/session: {}", created.text()))
         .to_string();
-    wait_settled(h, &session, cookie);
+    assert_eq!(created.header("x-eve-session-id"), Some(session.as_str()));
+    let events = wait_settled(h, &session, cookie);
+    assert_eq!(
+        types(&events).last(),
+        Some(&"session.waiting"),
+        "the seeded turn: {:?}",
+        types(&events)
+    );
     (chat, session)
 }
 
-/// Reads the session's stream until the turn settles (the stream then ends).
-fn wait_settled(h: &Host, session: &str, cookie: Option<&str>) {
-    let mut req = h
-        .client()
-        .get(&h.url(&format!("/eve/v1/session/{session}/stream?startIndex=0")));
-    if let Some(c) = cookie {
-        req = req.set("cookie", c);
-    }
-    let resp = req.call().expect("the stream opens");
-    let reader = BufReader::new(resp.into_reader());
-    for line in reader.lines() {
-        let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        if v["type"]
-            .as_str()
-            .is_some_and(eve_api::eve::is_settling_type)
-        {
-            return;
-        }
-    }
-    panic!("the seeded turn of {session} never settled");
+/// Reads the session's recorded stream (`follow=false`) until its turn has settled.
+fn wait_settled(h: &Host, session: &str, cookie: Option<&str>) -> Vec<Value> {
+    let headers: Vec<(&str, &str)> = cookie.map(|c| vec![("cookie", c)]).unwrap_or_default();
+    eve::settled_as(&h, session, &headers, SETTLE)
 }
 
 /// Every route of the app with a method it answers and a well-formed body (`None`: no body).
@@ -467,6 +518,8 @@ fn routes(chat: &str, session: &str) -> Vec<(&'static str, String, Option<Value>
                 json!({ "events": [{ "eventIndex": 9, "event": { "type": "authorization.completed" } }] }),
             ),
         ),
+        ("GET", "/eve/v1/health".into(), None),
+        ("GET", "/eve/v1/info".into(), None),
         (
             "POST",
             "/eve/v1/session".into(),
@@ -477,12 +530,34 @@ fn routes(chat: &str, session: &str) -> Vec<(&'static str, String, Option<Value>
             format!("/eve/v1/session/{session}"),
             Some(json!({ "message": "next" })),
         ),
-        ("GET", format!("/eve/v1/session/{session}/stream"), None),
-        ("POST", format!("/eve/v1/session/{session}/interrupt"), None),
+        // `follow=false`: a following stream stays open after the turn settles.
+        (
+            "GET",
+            format!("/eve/v1/session/{session}/stream?follow=false"),
+            None,
+        ),
+        // The controls take an optional JSON object (`turnId`, `reason`) that eve reads
+        // leniently, so they are sent without a body here; `malformed_control_bodies_…`
+        // sends them what is not an object.
+        ("POST", format!("/eve/v1/session/{session}/cancel"), None),
+        ("POST", format!("/eve/v1/session/{session}/clear"), None),
+        ("POST", format!("/eve/v1/session/{session}/compact"), None),
+        ("POST", format!("/eve/v1/session/{session}/reset"), None),
+        (
+            "GET",
+            format!("/eve/v1/session/{session}/authorizations/auth_1"),
+            None,
+        ),
         ("GET", "/".into(), None),
         ("GET", format!("/chat/{chat}"), None),
         ("GET", "/favicon.svg".into(), None),
     ]
+}
+
+/// Whether a route serves only a signed-in caller (its data, or the agent): everything of the
+/// chat API and of `/eve/v1/*` but eve's public health check.
+fn needs_sign_in(path: &str) -> bool {
+    (path.starts_with("/api/chats") || path.starts_with("/eve/")) && path != "/eve/v1/health"
 }
 
 /// Routes that take a JSON body and must refuse a bad one.
@@ -571,13 +646,16 @@ fn malformed_truncated_oversized_and_wrongly_typed_bodies_fail_on_every_route_wi
     for (method, path, valid) in body_routes(&chat, &session) {
         for (what, body) in bad_bodies(&valid) {
             // The one free-form body (an event is any JSON object with a `type`) takes
-            // duplicate keys as JSON parsers do, the last one winning: well-formed JSON.
-            if what == "duplicate keys" && path.contains("/events/") {
+            // duplicate keys as JSON parsers do, the last one winning: well-formed JSON. eve
+            // reads its bodies the same way (`JSON.parse`: the last `message` wins), so there
+            // it is a well-formed message too.
+            if what == "duplicate keys" && (path.contains("/events/") || path.starts_with("/eve/"))
+            {
                 continue;
             }
             let ctx = format!("{method} {path} with {what}");
             let r = send(&h, method, &path, &headers, &body);
-            check(&ctx, &r);
+            check_route(&ctx, &path, &r);
             assert!(
                 (400..500).contains(&r.status),
                 "{ctx}: answered {} — {}",
@@ -606,6 +684,90 @@ fn malformed_truncated_oversized_and_wrongly_typed_bodies_fail_on_every_route_wi
 }
 
 #[test]
+fn malformed_control_bodies_are_refused_with_eves_texts_without_a_write() {
+    // eve's controls (cancel, clear, compact, reset) take an optional JSON object; anything
+    // that is not one is refused, and the session is untouched.
+    let (h, _chat, session) = seeded();
+    let before = state(&h, None);
+    let mut headers = same_origin(&h);
+    headers.push(("content-type", "application/json".into()));
+    let not_json = json!({ "ok": false, "error": "Invalid JSON body." });
+    let not_object = json!({ "ok": false, "error": "Expected a JSON object." });
+    let bodies: Vec<(&str, Vec<u8>, Option<&Value>)> = vec![
+        ("not JSON", b"not json".to_vec(), Some(&not_json)),
+        ("a lone brace", b"{".to_vec(), Some(&not_json)),
+        ("truncated", br#"{"turnId":"tu"#.to_vec(), Some(&not_json)),
+        (
+            "invalid UTF-8",
+            b"{\"turnId\":\"\xff\"}".to_vec(),
+            Some(&not_json),
+        ),
+        (
+            "nesting 100 000 deep",
+            nested(100_000).into_bytes(),
+            Some(&not_json),
+        ),
+        ("a JSON array", b"[1,2]".to_vec(), Some(&not_object)),
+        ("a string", b"\"text\"".to_vec(), Some(&not_object)),
+        ("null", b"null".to_vec(), Some(&not_object)),
+        ("a number", b"42".to_vec(), Some(&not_object)),
+        ("10 MB of garbage", vec![b'\x07'; 10 << 20], None),
+    ];
+    for control in ["cancel", "clear", "compact", "reset"] {
+        let path = format!("/eve/v1/session/{session}/{control}");
+        for (what, body, expected) in &bodies {
+            let ctx = format!("POST {path} with {what}");
+            let r = send(&h, "POST", &path, &headers, body);
+            check_route(&ctx, &path, &r);
+            match expected {
+                Some(e) => {
+                    assert_eq!(r.status, 400, "{ctx}: {}", r.text());
+                    assert_eq!(
+                        &serde_json::from_slice::<Value>(&r.body).unwrap(),
+                        *e,
+                        "{ctx}"
+                    );
+                }
+                None => assert_eq!(r.status, 413, "{ctx}: {}", r.text()),
+            }
+        }
+    }
+    // The fields eve reads are checked too (its texts).
+    for (control, body, message) in [
+        (
+            "cancel",
+            r#"{"turnId":""}"#,
+            "Expected 'turnId' to be a non-empty string.",
+        ),
+        (
+            "cancel",
+            r#"{"turnId":7}"#,
+            "Expected 'turnId' to be a non-empty string.",
+        ),
+        (
+            "reset",
+            r#"{"reason":""}"#,
+            "Expected 'reason' to be a non-empty string.",
+        ),
+        (
+            "reset",
+            r#"{"reason":["x"]}"#,
+            "Expected 'reason' to be a non-empty string.",
+        ),
+    ] {
+        let path = format!("/eve/v1/session/{session}/{control}");
+        let r = send(&h, "POST", &path, &headers, body.as_bytes());
+        assert_eq!(
+            (r.status, serde_json::from_slice::<Value>(&r.body).unwrap()),
+            (400, json!({ "ok": false, "error": message })),
+            "POST {path} with {body}"
+        );
+    }
+    assert_unchanged(&h, &before, None, "after bad control bodies");
+    assert_clean_log(&h);
+}
+
+#[test]
 fn a_well_formed_body_with_the_wrong_content_type_is_refused_without_a_write() {
     let (h, chat, session) = seeded();
     let before = state(&h, None);
@@ -622,13 +784,23 @@ fn a_well_formed_body_with_the_wrong_content_type_is_refused_without_a_write() {
             Some("application/xml"),
             Some(""),
         ] {
+            // eve reads a session body as JSON whatever its type says when that is none or
+            // `text/plain` (recorded: 07x-send-text-plain-body), and so does eve-proxy: those
+            // are well-formed requests on `/eve/v1/*`.
+            let eve_reads_it = matches!(
+                content_type,
+                None | Some("") | Some("text/plain") | Some("text/plain; charset=utf-8")
+            );
+            if path.starts_with("/eve/") && eve_reads_it {
+                continue;
+            }
             let mut headers = same_origin(&h);
             if let Some(ct) = content_type {
                 headers.push(("content-type", ct.to_string()));
             }
             let ctx = format!("{method} {path} as {content_type:?}");
             let r = send(&h, method, &path, &headers, valid.to_string().as_bytes());
-            check(&ctx, &r);
+            check_route(&ctx, &path, &r);
             assert!(
                 (400..500).contains(&r.status),
                 "{ctx}: answered {} — {}",
@@ -677,7 +849,7 @@ fn odd_methods_on_every_route_are_refused_without_a_write_and_trace_echoes_nothi
                 &headers,
                 b"{\"title\":\"x\",\"message\":\"x\"}",
             );
-            check(&ctx, &r);
+            check_route(&ctx, path, &r);
             assert!(
                 (400..500).contains(&r.status),
                 "{ctx}: answered {} — {}",
@@ -779,12 +951,22 @@ fn tricky_paths(chat: &str, session: &str) -> Vec<String> {
         format!("/eve/v1/session/{session}%2Fstream"),
         format!("/eve/v1/session/{session}/../{session}/stream"),
         format!("/eve/v1/session/{session}/stream/.."),
-        format!("/eve/v1/session/{session}/stream?startIndex={digits}"),
-        format!("/eve/v1/session/{session}/stream?startIndex=-1"),
+        format!("/eve/v1/session/{session}/stream?startIndex={digits}&follow=false"),
+        format!("/eve/v1/session/{session}/stream?startIndex=-1&follow=false"),
+        format!("/eve/v1/session/{session}/stream?startIndex=-{digits}&follow=false"),
+        format!("/eve/v1/session/{session}/stream?startIndex=1e3&follow=false"),
+        format!("/eve/v1/session/{session}/stream?startIndex=%00&follow=false"),
+        format!("/eve/v1/session/{session}/stream?follow=false&follow=true&includeTailIndex=1"),
         format!("/eve/v1/session/{session}%00/stream"),
-        format!("/eve/v1/session/ses_{long}/stream"),
+        format!("/eve/v1/session/wrun_{long}/stream"),
         "/eve/v1/session/%E2%80%AE/stream".into(),
+        "/eve/v1/session/../session".into(),
         "/eve/v1//session".into(),
+        "/eve/v1/health/..".into(),
+        "/eve/v1/health%2F..%2Finfo".into(),
+        format!("/eve/v1/session/{session}/cancel/.."),
+        format!("/eve/v1/session/{session}/reset%2F..%2F..%2F{session}"),
+        format!("/eve/v1/session/{session}//compact"),
         format!("/eve/v1/session/{session}/authorizations/..%2F..%2Fstream"),
         format!("/eve/v1/session/{session}/authorizations/{long}"),
     ];
@@ -901,6 +1083,7 @@ fn header_tricks(own: &str) -> Vec<(&'static str, Vec<(String, String)>)> {
         (
             "forged principal headers",
             kv(&[
+                // The retired proxy→agent header: it means nothing to anyone now.
                 (
                     "x-eve-principal-assertion",
                     "v1.eyJwIjp7ImlkIjoibWFsbG9yeSJ9fQ.AAAA",
@@ -910,6 +1093,13 @@ fn header_tricks(own: &str) -> Vec<(&'static str, Vec<(String, String)>)> {
                 ("x-remote-user", "mallory"),
                 ("authorization", "Bearer forged"),
             ]),
+        ),
+        (
+            "an unsigned (alg none) upstream JWT naming mallory",
+            kv(&[(
+                "authorization",
+                &format!("Bearer {}", unsigned_jwt("mallory", now())),
+            )]),
         ),
         (
             "the app's origin in a referer",
@@ -1134,7 +1324,7 @@ fn assert_cross_site_refused(h: &Host, chat: &str, session: &str, cookie: Option
             headers.extend(origin_headers.iter().map(|(k, v)| (*k, v.as_str())));
             let ctx = format!("{method} {path} from {what}");
             let r = raw(h, method, &path, &headers, body.as_bytes());
-            check(&ctx, &r);
+            check_route(&ctx, &path, &r);
             assert_eq!(r.status, 403, "{ctx}: {}", r.text());
             assert!(r.all("set-cookie").is_empty(), "{ctx}: sets a cookie");
         }
@@ -1191,7 +1381,7 @@ fn a_dns_rebinding_page_cannot_read_or_write_local_dev_data() {
     let rebound = format!("rebound.evil.example:{port}");
     let origin = format!("http://{rebound}");
     for (method, path, body) in routes(&chat, &session) {
-        if !(path.starts_with("/api/chats") || path.starts_with("/eve/")) {
+        if !needs_sign_in(&path) {
             continue;
         }
         let body = body.map(|b| b.to_string()).unwrap_or_default();
@@ -1203,7 +1393,7 @@ fn a_dns_rebinding_page_cannot_read_or_write_local_dev_data() {
         ];
         let ctx = format!("{method} {path} via a rebound host name");
         let r = raw(&h, method, &path, &headers, body.as_bytes());
-        check(&ctx, &r);
+        check_route(&ctx, &path, &r);
         assert!(
             (400..500).contains(&r.status),
             "{ctx}: answered {} — {}",
@@ -1227,35 +1417,84 @@ fn a_dns_rebinding_page_cannot_read_or_write_local_dev_data() {
 
 // ------------------------------------------------------------------------ principals
 
-/// The same response for another principal's resource as for one that does not exist.
-fn assert_not_found_like_unknown(
+/// A session id of the agent's shape that names no session.
+const UNKNOWN_SESSION: &str = "wrun_01M8R3RVBZ76Z0CSYSXBR00000";
+
+/// What a route answers for a resource the caller cannot see — eve's answers for a session
+/// that is not there (as recorded from eve: a send finds it "no longer active", a stream does
+/// not find it, a control has nothing to act on), the chat API's 404 — as (status, eve body).
+fn nothing_there(path: &str) -> (u16, Option<Value>) {
+    let path = path.split('?').next().unwrap();
+    if !path.starts_with("/eve/") {
+        return (404, None);
+    }
+    let last = path.rsplit('/').next().unwrap();
+    match last {
+        "cancel" => (200, Some(json!({ "ok": true, "status": "no_active_turn" }))),
+        "clear" | "compact" | "reset" => (
+            200,
+            Some(json!({ "ok": true, "status": "no_active_session" })),
+        ),
+        _ if path.ends_with("/stream") || path.contains("/authorizations/") => (
+            404,
+            Some(json!({ "ok": false, "error": "Session not found." })),
+        ),
+        _ => (
+            409,
+            Some(json!({
+                "ok": false,
+                "code": "session_not_active",
+                "error": "The session is no longer active.",
+            })),
+        ),
+    }
+}
+
+/// The same answer for another principal's resource as for one that does not exist, and it
+/// is the "nothing there" answer of its route ([`nothing_there`]).
+fn assert_same_as_unknown(
     h: &Host,
-    cookie: Option<&str>,
+    headers: &[(&str, String)],
     method: &str,
     path: &str,
     unknown: &str,
     body: &[u8],
 ) {
-    let mut headers = same_origin(h);
-    headers.push(("content-type", "application/json".into()));
-    if let Some(c) = cookie {
-        headers.push(("cookie", c.to_string()));
+    let theirs = send(h, method, path, headers, body);
+    let ctx = format!("{method} {path}");
+    check_route(&ctx, path, &theirs);
+    let (status, eve_body) = nothing_there(path);
+    assert_eq!(theirs.status, status, "{ctx}: {}", theirs.text());
+    if let Some(expected) = eve_body {
+        let got: Value = serde_json::from_slice(&theirs.body)
+            .unwrap_or_else(|e| panic!("{ctx}: not JSON ({e}): {}", theirs.text()));
+        assert_eq!(got, expected, "{ctx}");
+        assert_eq!(
+            theirs.header("x-eve-session-id"),
+            None,
+            "{ctx}: names the session"
+        );
     }
-    let theirs = send(h, method, path, &headers, body);
-    check(&format!("{method} {path}"), &theirs);
-    assert_eq!(theirs.status, 404, "{method} {path}: {}", theirs.text());
-    let none = send(h, method, unknown, &headers, body);
+    let none = send(h, method, unknown, headers, body);
     assert_eq!(
         (none.status, none.text()),
         (theirs.status, theirs.text()),
-        "{method} {path}: differs from a resource that does not exist"
+        "{ctx}: differs from a resource that does not exist"
     );
 }
 
-/// Every chat and eve-session route of `(chat, session)`, as another principal.
-fn assert_invisible(h: &Host, cookie: Option<&str>, chat: &str, session: &str, owner: &str) {
+/// Every chat and eve-session route of `(chat, session)`, as another principal (`headers`
+/// say who).
+fn assert_invisible_with(
+    h: &Host,
+    headers: &[(&str, String)],
+    chat: &str,
+    session: &str,
+    owner: &str,
+) {
     let unknown_chat = "c".repeat(21);
-    let unknown_session = format!("ses_{}", "u".repeat(32));
+    let mut headers = headers.to_vec();
+    headers.push(("content-type", "application/json".into()));
     for (method, path, body) in routes(chat, session) {
         let mentions_chat = path.contains(chat);
         let mentions_session = path.contains(session);
@@ -1264,15 +1503,19 @@ fn assert_invisible(h: &Host, cookie: Option<&str>, chat: &str, session: &str, o
         }
         let unknown = path
             .replace(chat, &unknown_chat)
-            .replace(session, &unknown_session);
+            .replace(session, UNKNOWN_SESSION);
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         if path.starts_with("/chat/") {
             continue; // the shell serves the app for any chat URL; the data stays behind the API
         }
-        assert_not_found_like_unknown(h, cookie, method, &path, &unknown, body.as_bytes());
+        assert_same_as_unknown(h, &headers, method, &path, &unknown, body.as_bytes());
     }
     let list = {
-        let headers: Vec<(&str, &str)> = cookie.map(|c| vec![("cookie", c)]).unwrap_or_default();
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .filter(|(k, _)| *k == "cookie")
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect();
         h.send(
             "GET",
             &format!("/api/chats?limit=100&q={owner}"),
@@ -1286,6 +1529,15 @@ fn assert_invisible(h: &Host, cookie: Option<&str>, chat: &str, session: &str, o
         json!([]),
         "search shows another principal's chat"
     );
+}
+
+/// [`assert_invisible_with`] for the caller of `cookie` (local-dev: none).
+fn assert_invisible(h: &Host, cookie: Option<&str>, chat: &str, session: &str, owner: &str) {
+    let mut headers = same_origin(h);
+    if let Some(c) = cookie {
+        headers.push(("cookie", c.to_string()));
+    }
+    assert_invisible_with(h, &headers, chat, session, owner);
 }
 
 #[test]
@@ -1310,9 +1562,9 @@ fn local_dev_and_password_principals_on_one_state_dir_cannot_see_or_touch_each_o
     assert_invisible(&pw, Some(&cookie), &dev_chat, &dev_session, "local-dev");
     // Signed out, the same paths answer 401 (no existence leak either).
     for (method, path, _) in routes(&dev_chat, &dev_session) {
-        if path.starts_with("/api/chats") || path.starts_with("/eve/") {
+        if needs_sign_in(&path) {
             let r = send(&pw, method, &path, &same_origin(&pw), b"{}");
-            check(&format!("{method} {path} signed out"), &r);
+            check_route(&format!("{method} {path} signed out"), &path, &r);
             assert_eq!(r.status, 401, "{method} {path} signed out: {}", r.text());
         }
     }
@@ -1335,12 +1587,31 @@ fn local_dev_and_password_principals_on_one_state_dir_cannot_see_or_touch_each_o
         json!(dev_chat),
         "local-dev's own chat is intact"
     );
-    let r = dev.get(&format!("/eve/v1/session/{dev_session}/stream"));
+    let r = eve::history_as(&dev, &dev_session, &[]);
     assert_eq!(
         r.status,
         200,
         "local-dev's own session is intact: {}",
         r.text()
+    );
+    let events = parse_ndjson(&r.text());
+    assert_eq!(
+        (
+            events.first().map(|e| &e["type"]),
+            events.last().map(|e| &e["type"])
+        ),
+        (
+            Some(&json!("session.started")),
+            Some(&json!("session.waiting"))
+        ),
+        "{:?}",
+        types(&events)
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "message.received" && e["data"]["message"] == "hello agent"),
+        "local-dev's own message is there"
     );
     assert_clean_log(&dev);
 }
@@ -1451,7 +1722,7 @@ fn expired_tampered_and_foreign_cookies_fail_closed_on_every_route() {
         ];
         for cookie in &cookie_headers {
             for (method, path, body) in routes(&chat, &session) {
-                if !(path.starts_with("/api/chats") || path.starts_with("/eve/")) {
+                if !needs_sign_in(&path) {
                     continue;
                 }
                 let mut headers = same_origin(&h);
@@ -1460,7 +1731,7 @@ fn expired_tampered_and_foreign_cookies_fail_closed_on_every_route() {
                 let body = body.map(|b| b.to_string()).unwrap_or_default();
                 let ctx = format!("{method} {path} with a cookie {what}");
                 let r = send(&h, method, &path, &headers, body.as_bytes());
-                check(&ctx, &r);
+                check_route(&ctx, &path, &r);
                 assert_eq!(r.status, 401, "{ctx}: {}", r.text());
             }
             // The viewer is nobody, and the bad cookie is cleared (never replaced by a good one).
@@ -1552,9 +1823,356 @@ fn public_agent_manifest() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, path)
 }
 
+/// A 401 in eve's error shape with the code `unauthorized`; its body, so that a caller can
+/// see every way of being wrong gets the same answer.
+fn assert_unauthorized(ctx: &str, r: &Raw) -> String {
+    check(ctx, r);
+    assert_eq!(r.status, 401, "{ctx}: {}", r.text());
+    let v: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+    assert!(
+        is_eve_error(&v) && v["code"] == "unauthorized",
+        "{ctx}: {v}"
+    );
+    r.text()
+}
+
+fn principal(id: &str) -> Principal {
+    Principal {
+        id: id.into(),
+        mode: AuthMode::Password,
+        name: None,
+        email: None,
+    }
+}
+
+/// A JWT with any header and claims, its HS256 tag made with `key` (what a forger makes,
+/// with the right key or without it).
+fn forge_jwt(header: &Value, claims: &Value, key: &[u8]) -> String {
+    let input = format!(
+        "{}.{}",
+        b64url(header.to_string().as_bytes()),
+        b64url(claims.to_string().as_bytes())
+    );
+    let tag = hmac_sha256(key, input.as_bytes());
+    format!("{input}.{}", b64url(&tag))
+}
+
+/// Claims as the proxy mints them for `sub`, issued at `iat`.
+fn claims(sub: &str, iat: u64) -> Value {
+    json!({
+        "sub": sub,
+        "iss": eve_agent::jwt::DEFAULT_ISSUER,
+        "aud": eve_agent::jwt::DEFAULT_AUDIENCE,
+        "iat": iat,
+        "exp": iat + eve_agent::jwt::TOKEN_TTL_SECS,
+        "mode": "password",
+    })
+}
+
+/// `alg: none`: claims for `sub` without any signature.
+fn unsigned_jwt(sub: &str, iat: u64) -> String {
+    format!(
+        "{}.{}.",
+        b64url(br#"{"alg":"none","typ":"JWT"}"#),
+        b64url(claims(sub, iat).to_string().as_bytes())
+    )
+}
+
+/// The agent's eve routes on `session`, each with a well-formed body.
+fn agent_routes(session: &str) -> Vec<(&'static str, String, Vec<u8>)> {
+    let mut out = vec![
+        ("GET", "/eve/v1/info".to_string(), vec![]),
+        (
+            "POST",
+            "/eve/v1/session".to_string(),
+            br#"{"message":"hi"}"#.to_vec(),
+        ),
+    ];
+    out.extend(session_routes(session));
+    out
+}
+
+/// The routes of one session, each with a well-formed body.
+fn session_routes(session: &str) -> Vec<(&'static str, String, Vec<u8>)> {
+    vec![
+        (
+            "POST",
+            format!("/eve/v1/session/{session}"),
+            br#"{"message":"hi"}"#.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/eve/v1/session/{session}/stream?follow=false"),
+            vec![],
+        ),
+        (
+            "POST",
+            format!("/eve/v1/session/{session}/cancel"),
+            br#"{"turnId":"turn_0"}"#.to_vec(),
+        ),
+        ("POST", format!("/eve/v1/session/{session}/clear"), vec![]),
+        ("POST", format!("/eve/v1/session/{session}/compact"), vec![]),
+        (
+            "POST",
+            format!("/eve/v1/session/{session}/reset"),
+            br#"{"reason":"pwned"}"#.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/eve/v1/session/{session}/authorizations/auth_1"),
+            vec![],
+        ),
+    ]
+}
+
+/// Starts a session at the agent reached directly with `bearer`, and lets its turn settle:
+/// its id.
+fn agent_session(h: &Host, bearer: &str) -> String {
+    let created = raw(
+        h,
+        "POST",
+        "/eve/v1/session",
+        &[
+            ("authorization", bearer),
+            ("content-type", "application/json"),
+        ],
+        br#"{"message":"hello"}"#,
+    );
+    assert_eq!(created.status, 202, "a valid token: {}", created.text());
+    let session = serde_json::from_slice::<Value>(&created.body).unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = eve::settled_as(&h, &session, &[("authorization", bearer)], SETTLE);
+    assert_eq!(types(&events).last(), Some(&"session.waiting"));
+    session
+}
+
 #[test]
-fn the_agent_refuses_every_forged_principal_assertion_and_writes_nothing() {
-    use eve_agent::assertion::AssertionCodec;
+fn the_agent_refuses_every_forged_jwt_and_writes_nothing() {
+    let (_dir, manifest) = public_agent_manifest();
+    let Some(h) = Host::start(HostOptions {
+        manifest,
+        ..password_options().var("eve_jwt_secret", JWT_SECRET)
+    }) else {
+        return;
+    };
+    let jwt = UpstreamJwt::new(
+        JWT_SECRET,
+        eve_agent::jwt::DEFAULT_ISSUER,
+        eve_agent::jwt::DEFAULT_AUDIENCE,
+    );
+    let (alice, mallory) = (principal("alice"), principal("mallory"));
+    let t = now();
+    // Positive control: a valid token starts a session, and its turn runs.
+    let valid = jwt.mint(&alice, t);
+    let bearer = format!("Bearer {valid}");
+    let session = agent_session(&h, &bearer);
+    // eve's health check is public, at the agent too.
+    let health = raw(&h, "GET", "/eve/v1/health", &[], b"");
+    assert_eq!(health.status, 200, "{}", health.text());
+    assert_eq!(
+        serde_json::from_slice::<Value>(&health.body).unwrap()["ok"],
+        true
+    );
+    let before = db_dump(&h);
+
+    let key = JWT_SECRET.as_bytes();
+    let (head, body, _) = {
+        let mut p = valid.split('.');
+        (p.next().unwrap(), p.next().unwrap(), p.next().unwrap())
+    };
+    let hs256 = json!({ "alg": "HS256", "typ": "JWT" });
+    let with = |patch: Value| {
+        let mut c = claims("alice", t);
+        for (k, v) in patch.as_object().unwrap() {
+            if v.is_null() {
+                c.as_object_mut().unwrap().remove(k);
+            } else {
+                c[k] = v.clone();
+            }
+        }
+        format!("Bearer {}", forge_jwt(&hs256, &c, key))
+    };
+    let session_derived = UpstreamJwt::from_config(&password_config(SECRET), |_| None)
+        .expect("a key derived from session_secret");
+    let dev_key = UpstreamJwt::from_config(&local_dev_config(), |_| None).expect("the dev key");
+    let other_secret = UpstreamJwt::new(
+        "another-upstream-secret-that-is-long-enough",
+        eve_agent::jwt::DEFAULT_ISSUER,
+        eve_agent::jwt::DEFAULT_AUDIENCE,
+    );
+    let auth = |v: String| vec![("authorization", v)];
+    let mut forgeries: Vec<(String, Vec<(&str, String)>)> = vec![
+        ("no Authorization header".into(), vec![]),
+        ("an empty Authorization".into(), auth(String::new())),
+        ("`Bearer` without a token".into(), auth("Bearer".into())),
+        ("`Bearer ` and spaces".into(), auth("Bearer    ".into())),
+        ("the token without its scheme".into(), auth(valid.clone())),
+        ("the token as Basic".into(), auth(format!("Basic {valid}"))),
+        ("a bare principal id".into(), auth("Bearer alice".into())),
+        (
+            "two tokens in one header".into(),
+            auth(format!("Bearer {valid} {valid}")),
+        ),
+        (
+            "signed with the key derived from session_secret (eve_jwt_secret is set)".into(),
+            auth(session_derived.bearer(&alice, t)),
+        ),
+        (
+            "signed with local-dev's public key".into(),
+            auth(dev_key.bearer(&alice, t)),
+        ),
+        (
+            "signed with another secret".into(),
+            auth(other_secret.bearer(&alice, t)),
+        ),
+        (
+            "signed with session_secret itself".into(),
+            auth(format!(
+                "Bearer {}",
+                forge_jwt(&hs256, &claims("alice", t), SECRET.as_bytes())
+            )),
+        ),
+        ("expired".into(), auth(jwt.bearer(&alice, t - 3600))),
+        (
+            "issued in the future".into(),
+            auth(jwt.bearer(&alice, t + 3600)),
+        ),
+        (
+            "another issuer".into(),
+            auth(with(json!({ "iss": "someone-else" }))),
+        ),
+        (
+            "another audience".into(),
+            auth(with(json!({ "aud": "another-agent" }))),
+        ),
+        (
+            "an audience list without ours".into(),
+            auth(with(json!({ "aud": ["another-agent"] }))),
+        ),
+        (
+            "living for 30 days".into(),
+            auth(with(json!({ "exp": t + 30 * 24 * 3600 }))),
+        ),
+        ("no exp".into(), auth(with(json!({ "exp": null })))),
+        ("no iss".into(), auth(with(json!({ "iss": null })))),
+        ("an empty subject".into(), auth(with(json!({ "sub": "" })))),
+        ("no subject".into(), auth(with(json!({ "sub": null })))),
+        (
+            "a numeric exp as a string".into(),
+            auth(with(json!({ "exp": (t + 60).to_string() }))),
+        ),
+        (
+            "alg none, unsigned".into(),
+            auth(format!("Bearer {}", unsigned_jwt("alice", t))),
+        ),
+        (
+            "alg none with the valid signature".into(),
+            auth(format!(
+                "Bearer {}.{body}.{}",
+                b64url(br#"{"alg":"none","typ":"JWT"}"#),
+                valid.rsplit('.').next().unwrap()
+            )),
+        ),
+        (
+            "alg HS512 with an HS256 tag".into(),
+            auth(format!(
+                "Bearer {}",
+                forge_jwt(
+                    &json!({ "alg": "HS512", "typ": "JWT" }),
+                    &claims("alice", t),
+                    key
+                )
+            )),
+        ),
+        (
+            "no alg".into(),
+            auth(format!(
+                "Bearer {}",
+                forge_jwt(&json!({ "typ": "JWT" }), &claims("alice", t), key)
+            )),
+        ),
+        (
+            "mallory's claims under alice's signature".into(),
+            auth(format!(
+                "Bearer {head}.{}.{}",
+                b64url(claims("mallory", t).to_string().as_bytes()),
+                valid.rsplit('.').next().unwrap()
+            )),
+        ),
+        (
+            "without its signature".into(),
+            auth(format!("Bearer {head}.{body}.")),
+        ),
+        (
+            "header and claims only".into(),
+            auth(format!("Bearer {head}.{body}")),
+        ),
+        (
+            "with a fourth part".into(),
+            auth(format!("Bearer {valid}.AAAA")),
+        ),
+        (
+            "with trailing garbage".into(),
+            auth(format!("Bearer {valid}x")),
+        ),
+        (
+            "a valid one in a cookie".into(),
+            vec![("cookie", format!("{SESSION_COOKIE_NAME}={valid}"))],
+        ),
+        (
+            "a valid one in the retired principal-assertion header".into(),
+            vec![("x-eve-principal-assertion", valid.clone())],
+        ),
+        (
+            "principal headers".into(),
+            vec![
+                ("x-principal", "alice".into()),
+                ("x-user-id", "alice".into()),
+                ("x-forwarded-user", "alice".into()),
+            ],
+        ),
+    ];
+    let sig_start = valid.rfind('.').unwrap() + 1;
+    for at in [0, 3, head.len() + 2, sig_start + 1, valid.len() - 2] {
+        forgeries.push((
+            format!("a valid one with byte {at} changed"),
+            auth(format!("Bearer {}", flip_bit(&valid, at))),
+        ));
+    }
+    let routes = agent_routes(&session);
+    let mut answers = BTreeSet::new();
+    for (what, headers) in &forgeries {
+        for (method, path, body) in &routes {
+            let mut hs: Vec<(&str, &str)> = vec![("content-type", "application/json")];
+            hs.extend(headers.iter().map(|(k, v)| (*k, v.as_str())));
+            let ctx = format!("{method} {path} with a token {what}");
+            let r = raw(&h, method, path, &hs, body);
+            answers.insert(assert_unauthorized(&ctx, &r));
+            assert_eq!(r.header("www-authenticate"), Some("Bearer"), "{ctx}");
+        }
+    }
+    assert_eq!(answers.len(), 1, "one 401 for every forgery: {answers:?}");
+    // A genuine token for another principal finds nothing of alice's: the answers of a
+    // session that does not exist.
+    let as_mallory = vec![("authorization", jwt.bearer(&mallory, t))];
+    for (method, path, body) in session_routes(&session) {
+        let unknown = path.replace(&session, UNKNOWN_SESSION);
+        assert_same_as_unknown(&h, &as_mallory, method, &path, &unknown, &body);
+    }
+    assert_eq!(db_dump(&h), before, "forged tokens wrote nothing");
+    // Alice's session is still hers, unchanged.
+    let mine = eve::history_as(&h, &session, &[("authorization", &bearer)]);
+    assert_eq!(
+        types(&parse_ndjson(&mine.text())).last(),
+        Some(&"session.waiting")
+    );
+    assert_clean_log(&h);
+}
+
+#[test]
+fn without_eve_jwt_secret_the_agent_takes_only_tokens_of_the_key_derived_from_session_secret() {
     let (_dir, manifest) = public_agent_manifest();
     let Some(h) = Host::start(HostOptions {
         manifest,
@@ -1562,193 +2180,183 @@ fn the_agent_refuses_every_forged_principal_assertion_and_writes_nothing() {
     }) else {
         return;
     };
-    let codec = AssertionCodec::from_config(&password_config(SECRET)).unwrap();
-    let alice = Principal {
-        id: "alice".into(),
-        mode: AuthMode::Password,
-        name: None,
-        email: None,
-    };
-    let mallory = Principal {
-        id: "mallory".into(),
-        ..alice.clone()
-    };
+    let alice = principal("alice");
     let t = now();
-    // Positive control: a valid assertion starts a session.
-    let header = eve_api::eve::PRINCIPAL_ASSERTION_HEADER;
-    let valid = codec.seal(&alice, t);
+    // What eve-proxy mints in this configuration: the key derived from session_secret, the
+    // default issuer and audience.
+    let derived = UpstreamJwt::from_config(&password_config(SECRET), |_| None).unwrap();
+    let session = agent_session(&h, &derived.bearer(&alice, t));
+    let before = db_dump(&h);
+    let other_session_secret = UpstreamJwt::from_config(
+        &password_config("another-secret-that-is-long-enough-0000"),
+        |_| None,
+    )
+    .unwrap();
+    let dev_key = UpstreamJwt::from_config(&local_dev_config(), |_| None).unwrap();
+    // The issuer and audience variables, which this host leaves at their defaults.
+    let renamed = |name: &'static str, value: &'static str| {
+        UpstreamJwt::from_config(&password_config(SECRET), move |n| {
+            (n == name).then(|| value.to_string())
+        })
+        .unwrap()
+    };
+    for (what, token) in [
+        (
+            "derived from another session_secret",
+            other_session_secret.bearer(&alice, t),
+        ),
+        (
+            "signed with local-dev's public key",
+            dev_key.bearer(&alice, t),
+        ),
+        (
+            "signed with session_secret itself",
+            format!(
+                "Bearer {}",
+                forge_jwt(
+                    &json!({ "alg": "HS256", "typ": "JWT" }),
+                    &claims("alice", t),
+                    SECRET.as_bytes()
+                )
+            ),
+        ),
+        (
+            "for another issuer",
+            renamed("eve_jwt_issuer", "someone-else").bearer(&alice, t),
+        ),
+        (
+            "for another audience",
+            renamed("eve_jwt_audience", "another-agent").bearer(&alice, t),
+        ),
+        ("expired", derived.bearer(&alice, t - 3600)),
+    ] {
+        let mut answers = BTreeSet::new();
+        for (method, path, body) in agent_routes(&session) {
+            let r = raw(
+                &h,
+                method,
+                &path,
+                &[
+                    ("authorization", &token),
+                    ("content-type", "application/json"),
+                ],
+                &body,
+            );
+            answers.insert(assert_unauthorized(
+                &format!("{method} {path} with a token {what}"),
+                &r,
+            ));
+        }
+        assert_eq!(answers.len(), 1, "{what}: {answers:?}");
+    }
+    assert_eq!(db_dump(&h), before, "refused tokens wrote nothing");
+    assert_clean_log(&h);
+}
+
+/// A validly signed session cookie of password mode naming `id` (the test knows the
+/// session secret, as a second sign-in method would): a second principal on one host.
+fn cookie_of(id: &str) -> String {
+    let codec = password_config(SECRET).session_codec().unwrap();
+    let value = codec.seal(&SessionClaims::new(&principal(id), now()));
+    format!("{SESSION_COOKIE_NAME}={value}")
+}
+
+#[test]
+fn the_proxy_sends_its_own_jwt_and_never_a_clients() {
+    let Some(h) = Host::start(password_options()) else {
+        return;
+    };
+    // What the agent would accept in this configuration (the key derived from session_secret):
+    // a leaked or forged token, as good as the proxy's own.
+    let agent_key = UpstreamJwt::from_config(&password_config(SECRET), |_| None).unwrap();
+    let t = now();
+    let as_alice = agent_key.bearer(&principal("alice"), t);
+    let as_mallory = agent_key.bearer(&principal("mallory"), t);
+    let origin = h.origin();
+    fn with_json<'a>(origin: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut hs = vec![("content-type", "application/json"), ("origin", origin)];
+        hs.extend_from_slice(extra);
+        hs
+    }
+    // Even a correctly signed token is worth nothing without a cookie: 401 at the proxy, on
+    // every route, and the agent never hears of it.
+    let mut answers = BTreeSet::new();
+    for (method, path, body) in agent_routes(UNKNOWN_SESSION) {
+        let r = raw(
+            &h,
+            method,
+            &path,
+            &with_json(&origin, &[("authorization", &as_alice)]),
+            &body,
+        );
+        answers.insert(assert_unauthorized(
+            &format!("{method} {path} with a bearer token and no cookie"),
+            &r,
+        ));
+    }
+    // Two Authorization lines change nothing.
+    let r = raw(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        &with_json(
+            &origin,
+            &[("authorization", &as_alice), ("authorization", &as_mallory)],
+        ),
+        br#"{"message":"hi"}"#,
+    );
+    answers.insert(assert_unauthorized("two bearer tokens and no cookie", &r));
+    assert_eq!(answers.len(), 1, "the proxy's one 401: {answers:?}");
+    assert!(!db_dump(&h).unwrap_or_default().contains_key("eve_session"));
+
+    // Alice (her cookie) starts a session while claiming to be mallory in Authorization: the
+    // session is alice's.
+    let alice = cookie_of("alice");
     let created = raw(
         &h,
         "POST",
         "/eve/v1/session",
-        &[(header, &valid), ("content-type", "application/json")],
-        br#"{"message":"hello"}"#,
+        &with_json(
+            &origin,
+            &[("cookie", &alice), ("authorization", &as_mallory)],
+        ),
+        br#"{"message":"hi"}"#,
     );
-    assert_eq!(created.status, 201, "a valid assertion: {}", created.text());
+    assert_eq!(created.status, 202, "{}", created.text());
     let session = serde_json::from_slice::<Value>(&created.body).unwrap()["sessionId"]
         .as_str()
         .unwrap()
         .to_string();
-    // Let the turn settle, then nothing may change.
-    let r = raw(
-        &h,
-        "GET",
-        &format!("/eve/v1/session/{session}/stream"),
-        &[(header, &valid)],
-        b"",
-    );
-    assert_eq!(r.status, 200, "{}", r.text());
-    let before = db_dump(&h);
-
-    let dev_key = AssertionCodec::from_config(&local_dev_config()).unwrap();
-    let other_secret =
-        AssertionCodec::from_config(&password_config("another-secret-that-is-long-enough-0000"))
-            .unwrap();
-    let mut forgeries: Vec<(String, Vec<(&str, String)>)> = vec![
-        ("no assertion".into(), vec![]),
-        ("a bare principal id".into(), vec![(header, "alice".into())]),
-        ("an empty assertion".into(), vec![(header, String::new())]),
-        (
-            "one signed with local-dev's public key".into(),
-            vec![(header, dev_key.seal(&alice, t))],
-        ),
-        (
-            "one signed with another secret".into(),
-            vec![(header, other_secret.seal(&alice, t))],
-        ),
-        (
-            "an expired one".into(),
-            vec![(header, codec.seal(&alice, t - 3600))],
-        ),
-        (
-            "one from the future".into(),
-            vec![(header, codec.seal(&alice, t + 3600))],
-        ),
-        (
-            "a valid one in a cookie".into(),
-            vec![("cookie", format!("{SESSION_COOKIE_NAME}={valid}"))],
-        ),
-        (
-            "a valid one as a bearer token".into(),
-            vec![("authorization", format!("Bearer {valid}"))],
-        ),
-        (
-            "principal headers".into(),
-            vec![
-                ("x-principal", "alice".into()),
-                ("x-user-id", "alice".into()),
-            ],
-        ),
-        (
-            "a valid one with trailing garbage".into(),
-            vec![(header, format!("{valid}x"))],
-        ),
-    ];
-    for at in [0, 3, valid.len() / 2, valid.len() - 1] {
-        forgeries.push((
-            format!("a valid one with byte {at} changed"),
-            vec![(header, flip_bit(&valid, at))],
-        ));
-    }
-    let routes = [
-        (
-            "POST",
-            "/eve/v1/session".to_string(),
-            br#"{"message":"hi"}"#.to_vec(),
-        ),
-        (
-            "POST",
-            format!("/eve/v1/session/{session}"),
-            br#"{"message":"hi"}"#.to_vec(),
-        ),
-        ("GET", format!("/eve/v1/session/{session}/stream"), vec![]),
-        (
-            "POST",
-            format!("/eve/v1/session/{session}/interrupt"),
-            vec![],
-        ),
-        (
-            "GET",
-            format!("/eve/v1/session/{session}/authorizations/auth_1"),
-            vec![],
-        ),
-    ];
-    for (what, headers) in &forgeries {
-        for (method, path, body) in &routes {
-            let mut hs: Vec<(&str, &str)> = vec![("content-type", "application/json")];
-            hs.extend(headers.iter().map(|(k, v)| (*k, v.as_str())));
-            let ctx = format!("{method} {path} with {what}");
-            let r = raw(&h, method, path, &hs, body);
-            check(&ctx, &r);
-            assert_eq!(r.status, 401, "{ctx}: {}", r.text());
-        }
-    }
-    // A genuine assertion for another principal finds nothing of alice's.
-    let as_mallory = codec.seal(&mallory, t);
-    for (method, path, body) in &routes[1..] {
-        let r = raw(
-            &h,
-            method,
-            path,
-            &[(header, &as_mallory), ("content-type", "application/json")],
-            body,
-        );
-        check(&format!("{method} {path} as mallory"), &r);
-        assert_eq!(r.status, 404, "{method} {path} as mallory: {}", r.text());
-    }
-    assert_eq!(db_dump(&h), before, "forged assertions wrote nothing");
-    assert_clean_log(&h);
-}
-
-#[test]
-fn the_proxy_sends_its_own_assertion_and_never_a_clients() {
-    use eve_agent::assertion::AssertionCodec;
-    let Some(h) = Host::start(password_options()) else {
-        return;
-    };
-    let header = eve_api::eve::PRINCIPAL_ASSERTION_HEADER;
-    let codec = AssertionCodec::from_config(&password_config(SECRET)).unwrap();
-    let mallory = Principal {
-        id: "mallory".into(),
-        mode: AuthMode::Password,
-        name: None,
-        email: None,
-    };
-    // Even a correctly signed assertion (a leaked one, say) is worth nothing without a cookie.
-    let forged = codec.seal(&mallory, now());
-    let r = raw(
-        &h,
-        "POST",
-        "/eve/v1/session",
-        &[(header, &forged), ("content-type", "application/json")],
-        br#"{"message":"hi"}"#,
-    );
-    assert_eq!(r.status, 401, "{}", r.text());
-    assert!(!db_dump(&h)
-        .unwrap_or_default()
-        .contains_key("agent_session"));
-    // Signed in, the session belongs to the cookie's principal, not the forged one.
-    let cookie = sign_in(&h);
-    let r = raw(
-        &h,
-        "POST",
-        "/eve/v1/session",
-        &[
-            (header, &forged),
-            ("cookie", &cookie),
-            ("origin", &h.origin()),
-            ("content-type", "application/json"),
-        ],
-        br#"{"message":"hi"}"#,
-    );
-    assert_eq!(r.status, 201, "{}", r.text());
-    let sessions = db_dump(&h).unwrap()["agent_session"].clone();
-    assert_eq!(sessions.len(), 1);
+    let events = eve::settled_as(&h, &session, &[("cookie", &alice)], SETTLE);
+    assert!(events.iter().any(|e| e["type"] == "message.received"));
+    let sessions = db_dump(&h).unwrap()["eve_session"].clone();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert!(
-        sessions[0].contains(eve_api::auth::PASSWORD_PRINCIPAL_ID)
-            && !sessions[0].contains("mallory"),
+        sessions[0].contains("\"alice\"") && !sessions[0].contains("mallory"),
         "the session's owner: {}",
         sessions[0]
     );
+    let before = state(&h, Some(&alice));
+
+    // Mallory (his own cookie) with alice's token in Authorization finds nothing of hers: the
+    // agent sees the principal of the cookie, never the client's header.
+    let mut as_mallory_with_alices_token = same_origin(&h);
+    as_mallory_with_alices_token.push(("cookie", cookie_of("mallory")));
+    as_mallory_with_alices_token.push(("authorization", as_alice.clone()));
+    for (method, path, body) in session_routes(&session) {
+        let unknown = path.replace(&session, UNKNOWN_SESSION);
+        let mut hs = as_mallory_with_alices_token.clone();
+        hs.push(("content-type", "application/json".into()));
+        assert_same_as_unknown(&h, &hs, method, &path, &unknown, &body);
+    }
+    assert_unchanged(&h, &before, Some(&alice), "after mallory's requests");
+    // Alice's own stream is intact and hers.
+    let mine = eve::history_as(
+        &h,
+        &session,
+        &[("cookie", &alice), ("authorization", &as_mallory)],
+    );
+    assert_eq!(mine.status, 200, "{}", mine.text());
+    assert_eq!(parse_ndjson(&mine.text()), events);
     assert_clean_log(&h);
 }

@@ -1,25 +1,29 @@
 //! Bursts that race on the same counters: the fixed-window limits stay exact under
 //! concurrency, whether key-value is Spin's SQLite file or a Redis server (the multi-node
-//! configuration of docs/deployment.md).
+//! configuration of docs/deployment.md); eve's sessions answer every accepted send with 202
+//! and queue the messages that arrive during a turn, none lost and none run twice.
 
-use eve_chat_tests::{Host, HostOptions};
+use eve_chat_tests::eve;
+use eve_chat_tests::{Host, HostOptions, Response};
 use serde_json::json;
+use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Fires `n` concurrent same-origin `POST path` requests (body `{ field: "burst <i>" }`) and
-/// returns (201s, 429s), checking that every 429 carries a sane Retry-After and nothing else
-/// answers.
-fn burst(host: &Arc<Host>, n: usize, path: &'static str, field: &'static str) -> (usize, usize) {
+/// returns every answer with its `i`, checking that each is `ok` or a 429 with a sane
+/// Retry-After.
+fn burst(host: &Arc<Host>, n: usize, path: &str, field: &str, ok: u16) -> Vec<(usize, Response)> {
     let barrier = Arc::new(std::sync::Barrier::new(n));
     let handles: Vec<_> = (0..n)
         .map(|i| {
             let (h, b) = (host.clone(), barrier.clone());
+            let (path, field) = (path.to_string(), field.to_string());
             std::thread::spawn(move || {
                 b.wait();
-                let r = h.json("POST", path, &json!({ field: format!("burst {i}") }));
+                let r = h.json("POST", &path, &json!({ field: format!("burst {i}") }));
                 if r.status == 429 {
                     let retry: u64 = r
                         .header("retry-after")
@@ -28,19 +32,39 @@ fn burst(host: &Arc<Host>, n: usize, path: &'static str, field: &'static str) ->
                         .unwrap();
                     assert!((1..=3600).contains(&retry), "Retry-After {retry}");
                 }
-                r.status
+                (i, r)
             })
         })
         .collect();
-    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let accepted = statuses.iter().filter(|s| **s == 201).count();
-    let limited = statuses.iter().filter(|s| **s == 429).count();
-    assert_eq!(accepted + limited, n, "unexpected statuses: {statuses:?}");
-    (accepted, limited)
+    let answers: Vec<(usize, Response)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let statuses: Vec<u16> = answers.iter().map(|(_, r)| r.status).collect();
+    assert!(
+        statuses.iter().all(|s| *s == ok || *s == 429),
+        "unexpected statuses: {statuses:?}"
+    );
+    answers
+}
+
+/// (answers with `ok`, 429s).
+fn tally(answers: &[(usize, Response)], ok: u16) -> (usize, usize) {
+    let accepted = answers.iter().filter(|(_, r)| r.status == ok).count();
+    (accepted, answers.len() - accepted)
 }
 
 fn burst_of_creates(host: &Arc<Host>, n: usize) -> (usize, usize) {
-    burst(host, n, "/api/chats", "pendingUserMessage")
+    tally(
+        &burst(host, n, "/api/chats", "pendingUserMessage", 201),
+        201,
+    )
+}
+
+/// eve's 429 (the proxy's `chat:send` limit): its error body, and no session named.
+fn assert_rate_limited(r: &Response) {
+    assert_eq!(r.status, 429, "{}", r.text());
+    let (code, error) = eve::error_of(r);
+    assert_eq!(code.as_deref(), Some("rate_limited"), "{error}");
+    assert!(!error.is_empty());
+    assert_eq!(r.header("x-eve-session-id"), None);
 }
 
 fn chats_listed(host: &Host) -> usize {
@@ -177,5 +201,128 @@ fn a_burst_of_100_sends_lets_exactly_25_through() {
         return;
     };
     let host = Arc::new(host);
-    assert_eq!(burst(&host, 100, "/eve/v1/session", "message"), (25, 75));
+    // Each `POST /eve/v1/session` with a message starts model work: one `chat:send` each.
+    let answers = burst(&host, 100, "/eve/v1/session", "message", 202);
+    assert_eq!(tally(&answers, 202), (25, 75));
+    let mut sessions = BTreeSet::new();
+    for (i, r) in &answers {
+        if r.status != 202 {
+            assert_rate_limited(r);
+            continue;
+        }
+        let id = eve::assert_accepted(r, None)["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Every accepted session runs the turn of its own message, and only that.
+        let events = eve::settled_as(&host, &id, &[], Duration::from_secs(60));
+        let received = eve::of_type(&events, "message.received");
+        assert_eq!(received.len(), 1, "{id}: {:?}", eve::types(&events));
+        assert_eq!(received[0]["data"]["message"], format!("burst {i}"));
+        assert_eq!(eve::types(&events).last(), Some(&"session.waiting"));
+        assert!(sessions.insert(id), "a session id answered twice");
+    }
+    assert_eq!(sessions.len(), 25);
+    // The window is spent: the next message is refused too.
+    assert_rate_limited(&host.json("POST", "/eve/v1/session", &json!({ "message": "one more" })));
+}
+
+#[test]
+fn a_burst_of_100_messages_to_one_running_session_queues_every_accepted_one_exactly_once() {
+    let Some(host) = Host::start(HostOptions::default().var("demo_pacing_ms", "1")) else {
+        return;
+    };
+    let host = Arc::new(host);
+    // A turn of a second or more (1000 tokens, 1 ms each), already streaming its answer.
+    let id = eve::start(&host, "count to 1000");
+    eve::read_until(&host, &id, 0, |e| e["type"] == "message.appended");
+    // Messages during a running turn are queued for the next turns (eve has no 409 here):
+    // 24 are accepted (the create spent one `chat:send`), each with its own delivery id.
+    let answers = burst(&host, 100, &format!("/eve/v1/session/{id}"), "message", 202);
+    assert_eq!(tally(&answers, 202), (24, 76));
+    let so_far = eve::snapshot(&host, &id, 0);
+    assert_eq!(
+        eve::of_type(&so_far, "turn.completed").len(),
+        0,
+        "the burst came while the first turn ran"
+    );
+    let mut accepted = BTreeSet::new();
+    for (i, r) in &answers {
+        if r.status == 202 {
+            let delivery = eve::assert_accepted(r, Some(&id))["deliveryId"]
+                .as_str()
+                .expect("a deliveryId")
+                .to_string();
+            assert!(accepted.insert((delivery, format!("burst {i}"))));
+        } else {
+            assert_rate_limited(r);
+        }
+    }
+    // The runner works through them one turn each; wait until all 25 turns have settled.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let events = loop {
+        let events = eve::settled_as(&host, &id, &[], Duration::from_secs(60));
+        if eve::of_type(&events, "message.received").len() >= 25 || Instant::now() > deadline {
+            break events;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eve::assert_unique_ids(&events);
+    let received = eve::of_type(&events, "message.received");
+    assert_eq!(received.len(), 25, "{:?}", eve::types(&events));
+    assert_eq!(received[0]["data"]["message"], "count to 1000");
+    let delivered: BTreeSet<(String, String)> = received[1..]
+        .iter()
+        .map(|e| {
+            let ids = e["meta"]["deliveryIds"].as_array().expect("deliveryIds");
+            assert_eq!(ids.len(), 1, "one message per turn: {e}");
+            (
+                ids[0].as_str().unwrap().to_string(),
+                e["data"]["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        delivered, accepted,
+        "every accepted message, each once, none refused"
+    );
+    // One turn per message, numbered in order, each settled before the next started.
+    let turns: Vec<u64> = received
+        .iter()
+        .map(|e| e["data"]["sequence"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, (0..25).collect::<Vec<u64>>());
+    assert_eq!(eve::of_type(&events, "turn.completed").len(), 25);
+    assert_eq!(eve::of_type(&events, "session.waiting").len(), 25);
+    assert_eq!(eve::types(&events).last(), Some(&"session.waiting"));
+}
+
+#[test]
+fn input_responses_and_messages_share_the_chat_send_budget_and_nothing_else_counts() {
+    let Some(host) = Host::start(HostOptions::default().var("chat_send_per_hour", "3")) else {
+        return;
+    };
+    // 1: a create with a message.
+    let id = eve::start(&host, "hello");
+    eve::settled_as(&host, &id, &[], Duration::from_secs(60));
+    // Neither a create without a message nor a control starts model work.
+    for _ in 0..5 {
+        eve::create(&host, &json!({}));
+        let r = eve::control(&host, &id, "cancel");
+        assert!(r.status == 200 || r.status == 202, "{}", r.text());
+    }
+    // 2, 3: answers (nothing is pending, so the agent refuses them, but they were counted).
+    let answer = json!({ "inputResponses": [{ "requestId": "req_1", "optionId": "paris" }] });
+    for _ in 0..2 {
+        let r = eve::send(&host, &id, &answer);
+        assert_eq!(r.status, 409, "{}", r.text());
+        assert_eq!(eve::error_of(&r).0.as_deref(), Some("input_not_pending"));
+    }
+    // The budget is spent, for answers and messages alike.
+    assert_rate_limited(&eve::send(&host, &id, &answer));
+    assert_rate_limited(&eve::send(&host, &id, &json!({ "message": "again" })));
+    assert_rate_limited(&host.json("POST", "/eve/v1/session", &json!({ "message": "new" })));
+    // A refused request is not counted twice, and not run: the session has one turn.
+    let events = eve::snapshot(&host, &id, 0);
+    assert_eq!(eve::of_type(&events, "message.received").len(), 1);
 }

@@ -2,8 +2,9 @@
 //!
 //! Phase 1 drives a realistic mix at rising concurrency, each worker looping over one user's
 //! visit: list the sidebar, create a chat, open it, append a batch of events, save a snapshot,
-//! and run a full turn with the demo model (send, then read the NDJSON stream to the settling
-//! event). Phase 2 holds many eve streams open at once. Bounded in count and time; prints
+//! and run a full turn with the demo model (create an eve session with the message — 202 —
+//! then read its following NDJSON stream up to the settling event, e.g. `session.waiting`).
+//! Phase 2 holds many eve streams open at once. Bounded in count and time; prints
 //! requests/s, p50/p99/max per route and every error.
 //!
 //! ```text
@@ -140,14 +141,10 @@ impl Target {
             let Ok(ev) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
+            // A following stream of eve stays open after the turn settles; the reader stops
+            // there and drops it, as a client done with the turn does.
             let t = ev["type"].as_str().unwrap_or("");
-            if matches!(
-                t,
-                "session.completed"
-                    | "session.failed"
-                    | "session.waiting"
-                    | "authorization.required"
-            ) {
+            if eve_api::eve::is_settling_type(t) {
                 if t == "session.failed" {
                     *stats
                         .lock()
