@@ -374,6 +374,14 @@ pub fn read_until_settled(h: &Host, sid: &str, start: u64) -> Vec<Value> {
 
 // --------------------------------------------------------------------------------- views
 
+/// Whether `e` belongs to the delivery `delivery` (a send's `deliveryId`): its
+/// `meta.deliveryIds` name it.
+pub fn has_delivery(e: &Value, delivery: &str) -> bool {
+    e["meta"]["deliveryIds"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x == delivery))
+}
+
 /// The `type` of each event.
 pub fn types(events: &[Value]) -> Vec<&str> {
     events

@@ -53,11 +53,7 @@ fn counted(n: u64) -> String {
 fn delivered<'a>(events: &'a [Value], delivery: &str) -> Vec<&'a Value> {
     events
         .iter()
-        .filter(|e| {
-            e["meta"]["deliveryIds"]
-                .as_array()
-                .is_some_and(|d| d.iter().any(|x| x == delivery))
-        })
+        .filter(|e| eve::has_delivery(e, delivery))
         .collect()
 }
 
@@ -466,9 +462,9 @@ fn a_message_sent_while_a_turn_runs_waits_and_starts_the_next_turn() {
     let mut seen = reader.until_type("message.appended");
     // Not refused: eve queues it (202 with its deliveryId).
     let delivery = send_message(&h, &sid, "hello while you count");
-    seen.extend(reader.until(|e| {
-        e["type"] == "session.waiting" && !delivered(std::slice::from_ref(e), &delivery).is_empty()
-    }));
+    seen.extend(
+        reader.until(|e| e["type"] == "session.waiting" && eve::has_delivery(e, &delivery)),
+    );
     // The running turn finished undisturbed; then the queued message started turn 1.
     let end0 = position(&seen, "session.waiting");
     let turn0 = &seen[..=end0];
@@ -486,10 +482,18 @@ fn a_message_sent_while_a_turn_runs_waits_and_starts_the_next_turn() {
 
 // --------------------------------------------------------------------------- authorization
 
+/// What the web app sends with a message when the user enabled only Notion.
+const NOTION_ENABLED: &str = "Connections the user enabled for this turn: Notion. Connections the user disabled (do not use them): Linear, Sentry.";
+
 /// Starts a session with `prompt` and reads its turn up to the parked sign-in; returns the
 /// session, the events and the `authorization.required` event.
 fn authorization_turn(h: &Host, prompt: &str) -> (String, Vec<Value>, Value) {
-    let sid = start(h, prompt);
+    authorization_turn_with(h, &json!({ "message": prompt }))
+}
+
+/// [`authorization_turn`] for a create body (with a `clientContext`, say).
+fn authorization_turn_with(h: &Host, body: &Value) -> (String, Vec<Value>, Value) {
+    let sid = eve::create(h, body);
     let events = read_until_settled(h, &sid, 0);
     let t = types(&events);
     assert_eq!(
@@ -640,7 +644,10 @@ fn cancelling_a_pending_authorization_declines_it_and_ends_the_turn() {
 #[test]
 fn connecting_grants_the_connection_and_the_turn_continues() {
     let Some(h) = host_with(&[]) else { return };
-    let (sid, events, required) = authorization_turn(&h, "search Notion for the roadmap");
+    let (sid, events, required) = authorization_turn_with(
+        &h,
+        &json!({ "message": "search Notion for the roadmap", "clientContext": NOTION_ENABLED }),
+    );
     let url = connect_url(&required);
     let page = h.get(&url);
     assert_eq!(page.status, 200);
@@ -675,7 +682,10 @@ fn connecting_grants_the_connection_and_the_turn_continues() {
     assert_eq!(after.last().unwrap()["type"], "session.waiting");
     assert!(completed_text(&after).contains("Notion result 1"));
     // The grant is remembered for this principal.
-    let sid2 = start(&h, "search Notion for the budget");
+    let sid2 = eve::create(
+        &h,
+        &json!({ "message": "search Notion for the budget", "clientContext": NOTION_ENABLED }),
+    );
     let events = read_until_settled(&h, &sid2, 0);
     assert!(!types(&events).contains(&"authorization.required"));
     assert_eq!(

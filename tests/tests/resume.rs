@@ -81,10 +81,7 @@ fn a_message_to_a_turn_whose_runner_died_waits_and_starts_the_next_turn_after_th
     // in the inbox behind the open turn.
     let delivery = eve::send_message(h, sid, "hello after the crash");
     let all = read_until(h, sid, 0, |e| {
-        e["type"] == "session.waiting"
-            && e["meta"]["deliveryIds"]
-                .as_array()
-                .is_some_and(|d| d.iter().any(|x| x == delivery.as_str()))
+        e["type"] == "session.waiting" && eve::has_delivery(e, &delivery)
     });
     assert!(k.killed_at.elapsed() < Duration::from_secs(30));
     assert_eq!(&all[..k.acknowledged.len()], &k.acknowledged[..]);
