@@ -1005,16 +1005,9 @@ fn another_principals_session_is_unknown_on_every_route() {
         .to_string();
     let stream = eve::stream_path(&sid, "follow=false");
     // Alice's turn parks on the sign-in.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let own = loop {
-        let own = as_user(&h, &alice, "GET", &stream, None);
-        assert_eq!(own.status, 200);
-        if own.text().contains("turn.waiting") || Instant::now() > deadline {
-            break own;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let events = eve::parse_ndjson(&own.text());
+    let as_alice = [("cookie", alice.as_str())];
+    let events = eve::settled_as(&h, &sid, &as_alice, Duration::from_secs(30));
+    assert_eq!(events.last().unwrap()["type"], "turn.waiting");
     let required = first(&events, "authorization.required").clone();
     let unknown_stream = json!({"ok": false, "error": "Session not found."});
     let not_active = json!({"ok": false, "code": "session_not_active", "error": "The session is no longer active."});
@@ -1075,8 +1068,8 @@ fn another_principals_session_is_unknown_on_every_route() {
     );
     assert_eq!(r.status, 404, "{}", r.text());
     // Alice's session is untouched.
-    let again = as_user(&h, &alice, "GET", &stream, None);
-    assert_eq!(again.text(), own.text());
+    let again = eve::history_as(&h, &sid, &as_alice);
+    assert_eq!(eve::parse_ndjson(&again.text()), events);
 }
 
 #[test]
