@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 pub use ureq;
 
+/// Talking to eve v1 sessions and reading their streams (bounded snapshots, following
+/// streams read until the event a test needs, views of the events).
 pub mod eve;
 
 /// The repository root.
