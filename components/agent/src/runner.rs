@@ -388,8 +388,13 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
             }
         }
     }
-    // What the request that called us brought for a parked turn.
-    let log = events_of(&r.log()?);
+    // What the request that called us brought for a parked turn: its events belong to the
+    // turn's deliveries.
+    let envelopes = r.log()?;
+    let log = events_of(&envelopes);
+    if let Some(open) = transcript::open_turn(&log) {
+        r.delivery_ids = envelopes[open.start].meta.delivery_ids.clone();
+    }
     let events = match first {
         First::Nothing => None,
         First::Answer(responses) => responses
