@@ -5,7 +5,7 @@
 // partial tool output, retried steps, tasks, subagents, skills and file parts. Shapes follow
 // eve 0.80.1's protocol/message.d.ts; ids are deterministic.
 
-function stream(sessionId) {
+export function eveStream(sessionId) {
   let n = 0;
   let deliveryIds;
   const events = [];
@@ -72,7 +72,7 @@ function stream(sessionId) {
 
 /** Reasoning, streamed tool input, two tools in one step, interim text, authoritative completion. */
 function reasoningAndTools() {
-  const s = stream("gen_tools");
+  const s = eveStream("gen_tools");
   s.turn(0, "weather in Paris and Rome?");
   s.step(0, 0).reasoning(0, 0, "The user wants ", "two cities.").e("reasoning.completed", { reasoning: "The user wants two cities.", sequence: 0, stepIndex: 0, turnId: "turn_0" });
   s.text(0, 0, "Let me ", "check.").textDone(0, 0, "Let me check.", "tool-calls");
@@ -93,7 +93,7 @@ function reasoningAndTools() {
 
 /** A question from a workflow tool: answered with free text, then an option question answered by id. */
 function question() {
-  const s = stream("gen_question");
+  const s = eveStream("gen_question");
   s.turn(0, "plan my trip");
   s.step(0, 0).e("actions.requested", { actions: [{ callId: "ask_1", input: { question: "Which city?" }, kind: "workflow-tool-call", toolName: "ask_question" }], sequence: 0, stepIndex: 0, turnId: "turn_0" });
   const request = {
@@ -130,7 +130,7 @@ function question() {
 
 /** Tool approvals: one approved (approval.settled + input.resolved), one denied, one rejected result. */
 function approvals() {
-  const s = stream("gen_approval");
+  const s = eveStream("gen_approval");
   s.turn(0, "refund both charges");
   s.step(0, 0).input(0, 0, "c_a", "refund_charge", '{"chargeId":"a"}').call(0, 0, "c_a", "refund_charge", { chargeId: "a" }).call(0, 0, "c_b", "refund_charge", { chargeId: "b" });
   const req = (callId, requestId) => ({
@@ -157,7 +157,7 @@ function approvals() {
 
 /** Sign-ins: one authorized through its callback, one declined by cancelling the turn. */
 function authorizations() {
-  const s = stream("gen_auth");
+  const s = eveStream("gen_auth");
   s.turn(0, "search my notion");
   s.step(0, 0).input(0, 0, "n_1", "notion__search", '{"q":"x"}').call(0, 0, "n_1", "notion__search", { q: "x" });
   s.e("authorization.required", {
@@ -193,7 +193,7 @@ function authorizations() {
 
 /** Cancel during a streaming tool call and during a running one; cancel before any output. */
 function cancels() {
-  const s = stream("gen_cancel");
+  const s = eveStream("gen_cancel");
   s.turn(0, "slow tool");
   s.step(0, 0).text(0, 0, "Working").input(0, 0, "s_1", "slow", '{"n":').call(0, 0, "s_2", "slow", { n: 2 }).input(0, 0, "s_3", "slow", "{");
   s.endTurn(0, "turn.cancelled").waiting();
@@ -208,7 +208,7 @@ function cancels() {
 
 /** A retryable failure (session.waiting follows), then a terminal one (session.failed). */
 function failures() {
-  const s = stream("gen_fail");
+  const s = eveStream("gen_fail");
   s.turn(0, "fail softly");
   s.step(0, 0).text(0, 0, "Partial");
   s.e("step.failed", { code: "MODEL_CALL_FAILED", message: "upstream 500", sequence: 0, stepIndex: 0, turnId: "turn_0" });
@@ -225,7 +225,7 @@ function failures() {
 
 /** Clear, compaction, a reset that completes the session. */
 function controls() {
-  const s = stream("gen_controls");
+  const s = eveStream("gen_controls");
   s.turn(0, "hi");
   s.step(0, 0).call(0, 0, "t_1", "get_time", {}).result(0, 0, "t_1", "get_time", { time: "noon" }).stepDone(0, 0, "tool-calls");
   s.step(0, 1).text(0, 1, "Noon.").endTurn(0).waiting();
@@ -240,7 +240,7 @@ function controls() {
 
 /** Partial output, a retried attempt, a failed result, tasks and a subagent, a skill, files. */
 function assorted() {
-  const s = stream("gen_assorted");
+  const s = eveStream("gen_assorted");
   s.turn(0, "see attached", [
     { text: "see attached", type: "text" },
     { filename: "a.txt", mediaType: "text/plain", size: 12, type: "file" },
