@@ -254,7 +254,11 @@ export class ChatRuntime {
   }
 
   private async settlePrevious(): Promise<void> {
-    if (this.turn) await Promise.race([this.turn, delay(DRAIN_MS)]);
+    if (this.turn) {
+      const timeout = new AbortController();
+      await Promise.race([this.turn, delay(DRAIN_MS, timeout.signal).catch(() => undefined)]);
+      timeout.abort();
+    }
     if (this.turn) this.streamAbort?.abort();
   }
 
@@ -266,6 +270,8 @@ export class ChatRuntime {
     this.mode = mode;
     this.set({ phase });
     const run = this.follow(abort, mode, deadlineMs).finally(() => {
+      // The run is over: release what still waits on its signal (drain timers).
+      abort.abort();
       if (this.turn === run) this.turn = null;
       if (this.streamAbort === abort) this.streamAbort = null;
     });
@@ -275,13 +281,15 @@ export class ChatRuntime {
   /** After `ms`: a cancel still waiting for its turn id is sent unguarded, and the stream is let go. */
   private armDrain(abort: AbortController | null, ms: number): void {
     const sessionId = this.state.session?.sessionId;
-    setTimeout(() => {
+    const timer = setTimeout(() => {
       if (this.cancelWanted && sessionId && this.streamAbort === abort) {
         this.cancelWanted = false;
         void cancelTurn(sessionId).catch(() => undefined);
       }
       abort?.abort();
     }, ms);
+    // The timer goes with the run it bounds.
+    abort?.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
   }
 
   /**
