@@ -69,6 +69,7 @@ export class TurnWatch {
    */
   observe(e: EveEvent): { ours: boolean; ends: boolean } {
     let ours = true;
+    let seenBefore = this.seen;
     if (this.deliveryId !== undefined) {
       const ids = e.meta?.deliveryIds;
       const mine = ids?.includes(this.deliveryId) === true;
@@ -78,8 +79,13 @@ export class TurnWatch {
       } else {
         ours = mine || ids === undefined;
       }
+    } else {
+      seenBefore = true;
     }
-    return { ours, ends: isTerminalEvent(e) || (ours && isSettlingEvent(e)) };
+    // Once our turn has shown, the session parking means no turn runs any more: ours is over
+    // too, whatever delivery ids eve stamped on that `session.waiting`.
+    const parked = seenBefore && e.type === "session.waiting";
+    return { ours, ends: isTerminalEvent(e) || parked || (ours && isSettlingEvent(e)) };
   }
 }
 
