@@ -66,7 +66,7 @@ export function fakeBackend(opts = {}) {
     const seq = s.nextSeq++;
     const turnId = `turn_${seq}`;
     const deliveryIds = [deliveryId ?? `dlv_create_${s.id}`];
-    const script = turns.shift() ?? ((t) => defaultTurn(t));
+    const script = opts.turnFor?.(message) ?? turns.shift() ?? ((t) => defaultTurn(t));
     const ctx = { turnId, seq, sessionId: s.id, message };
     const specs = [
       { type: "turn.started", data: { sequence: seq, turnId } },
@@ -187,7 +187,7 @@ export function fakeBackend(opts = {}) {
       const s = sessions.get(decodeURIComponent(m[1]));
       if (!s || s.ended) return json(409, { code: "session_not_active", error: "The session is no longer active.", ok: false });
       if (body.inputResponses) {
-        const script = responses.shift() ?? (() => []);
+        const script = opts.responseFor?.(body.inputResponses) ?? responses.shift() ?? (() => []);
         const active = s.active ?? { turnId: `turn_${s.nextSeq - 1}`, seq: s.nextSeq - 1 };
         const ctx = { turnId: active.turnId, seq: active.seq, sessionId: s.id, inputResponses: body.inputResponses };
         play(s, script(ctx), ctx, active.deliveryIds);
