@@ -9,7 +9,7 @@
 // ended without a result (eve drops them from `messages`), so the app can show them as
 // interrupted after a stop. With the option off the output is eve's exactly.
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// The ported code is as loosely typed as eve's compiled JavaScript; the exported shapes are typed.
 type Any = any;
 
 /** One eve stream event as read from `/eve/v1/session/:id/stream` (stream version 26). */

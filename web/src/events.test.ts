@@ -96,11 +96,16 @@ test("after a send, only the boundary of that delivery ends the wait", () => {
   // Without a delivery id (a new session, an input response, a resume) the first boundary ends it.
   const any = new TurnWatch();
   assert.equal(s.events.findIndex((e: EveEvent) => any.observe(e).ends), 4);
-  // Once ours has shown, the session parking ends the wait even if eve stamped other ids on it.
+  // A message that steered a running turn: that turn's later events are ours even if eve kept
+  // only the first delivery's id on them, and the session parking ends the wait in any case.
   const steered = new TurnWatch("mine");
-  steered.observe({ type: "message.received", data: {}, meta: { id: "a", deliveryIds: ["mine"] } });
-  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "input" }, meta: { id: "b", deliveryIds: ["first"] } }).ends, false);
-  assert.equal(steered.observe({ type: "session.waiting", data: {}, meta: { id: "c", deliveryIds: ["first"] } }).ends, true);
+  steered.observe({ type: "message.received", data: { turnId: "turn_3" }, meta: { id: "a", deliveryIds: ["mine"] } });
+  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "tasks", turnId: "turn_3" }, meta: { id: "b", deliveryIds: ["first"] } }).ends, false);
+  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "input", turnId: "turn_4" }, meta: { id: "c", deliveryIds: ["other"] } }).ends, false);
+  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "input", turnId: "turn_3" }, meta: { id: "d", deliveryIds: ["first"] } }).ends, true);
+  const parked = new TurnWatch("mine");
+  parked.observe({ type: "message.received", data: { turnId: "turn_3" }, meta: { id: "a", deliveryIds: ["mine"] } });
+  assert.equal(parked.observe({ type: "session.waiting", data: {}, meta: { id: "c", deliveryIds: ["first"] } }).ends, true);
   // A session that ends before our turn shows still ends the wait.
   const late = new TurnWatch("never");
   assert.equal(late.observe({ type: "session.failed", data: {}, meta: { id: "x", deliveryIds: ["other"] } }).ends, true);

@@ -59,6 +59,7 @@ export function hasOpenTurn(events: readonly EveEvent[]): boolean {
  */
 export class TurnWatch {
   private seen: boolean;
+  private turnId: string | undefined;
   constructor(private readonly deliveryId?: string) {
     this.seen = deliveryId === undefined;
   }
@@ -72,7 +73,10 @@ export class TurnWatch {
     let seenBefore = this.seen;
     if (this.deliveryId !== undefined) {
       const ids = e.meta?.deliveryIds;
-      const mine = ids?.includes(this.deliveryId) === true;
+      const turnId = typeof e.data?.turnId === "string" ? e.data.turnId : undefined;
+      // A message that steers a running turn joins it: that turn's later events are ours too.
+      const mine = ids?.includes(this.deliveryId) === true || (this.turnId !== undefined && turnId === this.turnId);
+      if (mine && turnId && this.turnId === undefined) this.turnId = turnId;
       if (!this.seen) {
         ours = mine;
         this.seen = mine;

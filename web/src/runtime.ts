@@ -346,7 +346,8 @@ export class ChatRuntime {
     // The UI is free as soon as the turn settled; the snapshot is saved behind it (a next
     // message waits for this promise before it starts).
     if (this.state.phase !== "sending") this.set({ phase: "idle", optimistic: null });
-    if (failure && !wasStopped) this.host.toast(failure);
+    // A drain (after a stop or a Skip) is best effort: the UI already moved on.
+    if (failure && !wasStopped && mode !== "drain") this.host.toast(failure);
     if (settled) await this.saveSnapshot();
     else await this.flush();
     if (this.state.phase !== "sending") this.consumePending();
