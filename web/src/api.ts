@@ -1,5 +1,6 @@
 // Same-origin JSON calls to the app API (/api/*). Failures become ApiError with the server's
-// error envelope `{ error: { code, message } }` so that the UI can toast a clear message.
+// error envelope `{ error: { code, message } }` (or eve's `{ ok: false, error, code }` from
+// /eve/v1/*) so that the UI can toast a clear message.
 
 import type {
   ChatDetail,
@@ -29,8 +30,13 @@ export async function errorFrom(res: Response): Promise<ApiError> {
   try {
     const body = await res.json();
     if (body?.error?.message) {
+      // The app's envelope: { error: { code, message } }.
       code = String(body.error.code ?? code);
       message = String(body.error.message);
+    } else if (typeof body?.error === "string") {
+      // eve's: { ok: false, error: "…", code? }.
+      code = typeof body.code === "string" ? body.code : code;
+      message = body.error;
     }
   } catch {
     // Not JSON (a proxy's error page): keep the generic message.

@@ -1,117 +1,291 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  activeTurnId,
+  appendToLog,
   areEqualJsonValues,
   buildSnapshot,
   createConnectionClientContext,
   createFallbackTitle,
-  EVENT,
   getPendingAuthorizations,
+  hasLatestUserMessage,
   hasOpenTurn,
   isSettlingEvent,
   mergeLocalEvents,
+  openInputs,
   preserveKnownInitialEvents,
+  reduceLog,
   renderItems,
-  resumeStreamIndex,
+  safeConnectUrl,
+  skipEvents,
+  TurnWatch,
+  type EveEvent,
+  type RenderItem,
 } from "./events";
 import { parseRoute, routeClass, sidebarClosedFromCookie, sidebarCookie } from "./layout";
-import type { EveEvent } from "./types";
+import { eveStream, generatedStreams } from "../test-fixtures/generated.mjs";
+import { loadStreams } from "../test-fixtures/recordings.mjs";
 
-const user = (index: number, text: string): EveEvent => ({ type: EVENT.userMessage, index, text });
-const delta = (index: number, text: string): EveEvent => ({ type: EVENT.textDelta, index, delta: text });
-const completed = (index: number): EveEvent => ({ type: EVENT.sessionCompleted, index });
-const authRequired = (index: number, id = "notion"): EveEvent => ({
-  type: EVENT.authorizationRequired,
-  index,
-  authorizationId: id,
-  connection: id,
-  displayName: "Notion",
-  description: "Search pages",
-  connectUrl: "/connect/notion",
-});
+const ORIGIN = "https://chat.example";
+const gen = (name: string): EveEvent[] => generatedStreams().find((s: { name: string }) => s.name === name)!.events;
+const rec = (name: string): EveEvent[] => loadStreams().find((s: { name: string }) => s.name === name)!.events;
+const items = (events: EveEvent[], stopped = false) => renderItems(reduceLog(events), stopped, ORIGIN);
+const ofKind = <K extends RenderItem["kind"]>(list: RenderItem[], kind: K) => list.filter((i): i is Extract<RenderItem, { kind: K }> => i.kind === kind);
+const toolStatuses = (list: RenderItem[]) =>
+  ofKind(list, "assistant").flatMap((a) => a.parts.flatMap((p) => (p.kind === "tools" ? p.calls.map((c) => [c.id, c.status]) : [])));
 
-test("settling events are completed, failed, waiting and authorization required", () => {
-  for (const type of [EVENT.sessionCompleted, EVENT.sessionFailed, EVENT.sessionWaiting, EVENT.authorizationRequired]) {
-    assert.equal(isSettlingEvent({ type }), true, type);
+test("settling events: session waiting, failed, completed, and a turn parked on a person", () => {
+  for (const e of [
+    { type: "session.waiting", data: {} },
+    { type: "session.failed", data: {} },
+    { type: "session.completed" },
+    { type: "turn.waiting", data: { on: "input" } },
+  ]) {
+    assert.equal(isSettlingEvent(e), true, e.type);
   }
-  assert.equal(isSettlingEvent({ type: EVENT.textDelta }), false);
+  assert.equal(isSettlingEvent({ type: "turn.waiting", data: { on: "tasks" } }), false);
+  assert.equal(isSettlingEvent({ type: "turn.completed", data: {} }), false);
+  assert.equal(isSettlingEvent({ type: "message.completed", data: {} }), false);
 });
 
-test("a turn is open after a user message until a settling event", () => {
+test("a turn is open from its first event until a settling event", () => {
+  const hi = rec("03a-stream-full-follow");
   assert.equal(hasOpenTurn([]), false);
-  assert.equal(hasOpenTurn([user(0, "hi")]), true);
-  assert.equal(hasOpenTurn([user(0, "hi"), delta(1, "he")]), true);
-  assert.equal(hasOpenTurn([user(0, "hi"), delta(1, "he"), completed(2)]), false);
+  assert.equal(hasOpenTurn(hi.slice(0, 3)), true);
+  assert.equal(hasOpenTurn(hi.slice(0, -1)), true, "turn.completed without session.waiting is still open");
+  assert.equal(hasOpenTurn(hi), false);
+  const question = gen("gen-question");
+  assert.equal(hasOpenTurn(question), false, "a turn parked on a question is settled for the browser");
+  const tasks = gen("gen-assorted");
+  const parked = tasks.findIndex((e) => e.type === "turn.waiting");
+  assert.equal(hasOpenTurn(tasks.slice(0, parked + 1)), true, "a turn waiting on tasks goes on by itself");
 });
 
 test("a locally skipped authorization closes the turn", () => {
-  const events = [user(0, "hi"), authRequired(1), { type: EVENT.authorizationCompleted, authorizationId: "notion", outcome: "declined", local: true }, { type: EVENT.sessionWaiting, local: true }];
-  assert.equal(hasOpenTurn(events), false);
+  const log = gen("gen-authorizations");
+  const upToWait = log.slice(0, log.findIndex((e) => e.type === "turn.waiting") + 1);
+  const auth = getPendingAuthorizations(reduceLog(upToWait), ORIGIN)[0]!;
+  const [completed, waiting] = skipEvents(auth, "gen_auth", new Date(0));
+  assert.equal(hasOpenTurn([...upToWait, completed]), false);
+  assert.equal(hasOpenTurn([...upToWait, completed, waiting]), false);
+  assert.deepEqual(completed.data, {
+    attemptId: "att_1",
+    authorization: { displayName: "Notion", url: "/eve/v1/connections/notion/authorize?attempt=att_1" },
+    name: "notion",
+    outcome: "declined",
+    sequence: 0,
+    stepIndex: 0,
+    turnId: "turn_0",
+  });
+  assert.equal(completed.meta?.local, true);
+  assert.match(completed.meta!.id!, /^local_/);
+  assert.deepEqual(waiting.data, { continuationToken: "gen_auth", wait: "next-user-message" });
 });
 
-test("resume starts after the last persisted stream event of the open turn", () => {
-  const events = [user(0, "a"), delta(1, "x"), completed(2), user(3, "b"), delta(4, "y")];
-  assert.equal(resumeStreamIndex(events, 3), 5);
-  assert.equal(resumeStreamIndex(events, 7), 7);
-  assert.equal(resumeStreamIndex([user(0, "a"), completed(1)], 2), 2);
+test("after a send, only the boundary of that delivery ends the wait", () => {
+  const s = eveStream("watch");
+  s.turn(0, "old");
+  s.endTurn(0, "turn.cancelled").waiting();
+  s.delivery("mine");
+  s.turn(1, "new");
+  s.step(1, 0).text(1, 0, "hi").endTurn(1).waiting();
+  const watch = new TurnWatch("mine");
+  const ends = s.events.map((e: EveEvent) => watch.observe(e).ends);
+  assert.deepEqual(ends.map((x: boolean, i: number) => (x ? s.events[i].type : null)).filter(Boolean), ["session.waiting"]);
+  assert.equal(ends.lastIndexOf(true), s.events.length - 1, "the earlier turn's session.waiting is not ours");
+  // Without a delivery id (a new session, an input response, a resume) the first boundary ends it.
+  const any = new TurnWatch();
+  assert.equal(s.events.findIndex((e: EveEvent) => any.observe(e).ends), 4);
+  // A message that steered a running turn: that turn's later events are ours even if eve kept
+  // only the first delivery's id on them, and the session parking ends the wait in any case.
+  const steered = new TurnWatch("mine");
+  steered.observe({ type: "message.received", data: { turnId: "turn_3" }, meta: { id: "a", deliveryIds: ["mine"] } });
+  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "tasks", turnId: "turn_3" }, meta: { id: "b", deliveryIds: ["first"] } }).ends, false);
+  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "input", turnId: "turn_4" }, meta: { id: "c", deliveryIds: ["other"] } }).ends, false);
+  assert.equal(steered.observe({ type: "turn.waiting", data: { on: "input", turnId: "turn_3" }, meta: { id: "d", deliveryIds: ["first"] } }).ends, true);
+  const parked = new TurnWatch("mine");
+  parked.observe({ type: "message.received", data: { turnId: "turn_3" }, meta: { id: "a", deliveryIds: ["mine"] } });
+  assert.equal(parked.observe({ type: "session.waiting", data: {}, meta: { id: "c", deliveryIds: ["first"] } }).ends, true);
+  // A session that ends before our turn shows still ends the wait.
+  const late = new TurnWatch("never");
+  assert.equal(late.observe({ type: "session.failed", data: {}, meta: { id: "x", deliveryIds: ["other"] } }).ends, true);
 });
 
-test("pending authorizations are those required and not completed", () => {
-  const events = [user(0, "a"), authRequired(1, "notion"), authRequired(2, "linear")];
-  assert.deepEqual(getPendingAuthorizations(events).map((a) => a.id), ["notion", "linear"]);
-  const done = [...events, { type: EVENT.authorizationCompleted, index: 3, authorizationId: "notion", outcome: "granted" }];
-  assert.deepEqual(getPendingAuthorizations(done).map((a) => a.id), ["linear"]);
-});
-
-test("streamed deltas append to the current assistant message without replacing older ones", () => {
-  const events = [user(0, "a"), delta(1, "Hel"), delta(2, "lo"), completed(3), user(4, "b"), delta(5, "Second")];
-  const items = renderItems(events);
+test("pending authorizations: required and not completed, in the current session", () => {
+  const log = gen("gen-authorizations");
+  const at = (type: string, n = 1) => {
+    let seen = 0;
+    return log.findIndex((e) => e.type === type && ++seen === n) + 1;
+  };
+  const pending = getPendingAuthorizations(reduceLog(log.slice(0, at("turn.waiting"))), ORIGIN);
+  assert.equal(pending.length, 1);
   assert.deepEqual(
-    items.map((i) => i.kind),
-    ["user", "assistant", "user", "assistant"],
+    { id: pending[0]!.id, name: pending[0]!.name, displayName: pending[0]!.displayName, connectUrl: pending[0]!.connectUrl, description: pending[0]!.description },
+    { id: "att_1", name: "notion", displayName: "Notion", connectUrl: "/eve/v1/connections/notion/authorize?attempt=att_1", description: "Authorization required for Notion" },
   );
-  const first = items[1] as Extract<(typeof items)[number], { kind: "assistant" }>;
-  assert.deepEqual(first.parts, [{ kind: "text", text: "Hello" }]);
+  assert.deepEqual(getPendingAuthorizations(reduceLog(log.slice(0, at("authorization.completed"))), ORIGIN), []);
+  const linear = getPendingAuthorizations(reduceLog(log.slice(0, at("turn.waiting", 2))), ORIGIN);
+  assert.deepEqual(linear.map((a) => [a.id, a.userCode, a.instructions, a.connectUrl]), [["linear", "ABCD-1234", "Ask an admin.", null]]);
+  assert.deepEqual(getPendingAuthorizations(reduceLog(log), ORIGIN), []);
 });
 
-test("consecutive tool calls are grouped into one part and reasoning closes when text follows", () => {
-  const events: EveEvent[] = [
-    user(0, "weather?"),
-    { type: EVENT.reasoningDelta, index: 1, delta: "thinking" },
-    { type: EVENT.toolCallStarted, index: 2, toolCallId: "t1", name: "get_weather" },
-    { type: EVENT.toolInputDelta, index: 3, toolCallId: "t1", delta: '{"city":"Paris"}' },
-    { type: EVENT.toolCallStarted, index: 4, toolCallId: "t2", name: "remember" },
-    { type: EVENT.toolResult, index: 5, toolCallId: "t1", output: { temp: 20 } },
-    delta(6, "Sunny"),
-  ];
-  const [, assistant] = renderItems(events);
-  assert.ok(assistant && assistant.kind === "assistant");
-  assert.equal(assistant.parts.length, 3);
-  assert.deepEqual(assistant.parts[0], { kind: "reasoning", text: "thinking", done: true });
-  const tools = assistant.parts[1];
-  assert.ok(tools && tools.kind === "tools");
-  assert.deepEqual(tools.calls.map((c) => [c.id, c.status]), [["t1", "done"], ["t2", "running"]]);
-  assert.equal(tools.calls[0]!.input, '{"city":"Paris"}');
+test("Connect only ever opens a same-origin /eve/v1/ link", () => {
+  assert.equal(safeConnectUrl("/eve/v1/connections/notion/authorize?a=1#x", ORIGIN), "/eve/v1/connections/notion/authorize?a=1#x");
+  assert.equal(safeConnectUrl("https://chat.example/eve/v1/cb", ORIGIN), "/eve/v1/cb");
+  assert.equal(safeConnectUrl("https://evil.example/eve/v1/cb", ORIGIN), null);
+  assert.equal(safeConnectUrl("//evil.example/eve/v1/cb", ORIGIN), null);
+  assert.equal(safeConnectUrl("/connect/notion", ORIGIN), null);
+  assert.equal(safeConnectUrl("javascript:alert(1)", ORIGIN), null);
+  assert.equal(safeConnectUrl("/eve/v1/../api/chats", ORIGIN), null);
+  assert.equal(safeConnectUrl(undefined, ORIGIN), null);
 });
 
-test("a user stop shows running tool calls as interrupted at once", () => {
-  const events: EveEvent[] = [user(0, "go"), { type: EVENT.toolCallStarted, index: 1, toolCallId: "t1", name: "slow" }];
-  const [, assistant] = renderItems(events, events.length);
-  assert.ok(assistant && assistant.kind === "assistant");
-  const tools = assistant.parts[0];
-  assert.ok(tools && tools.kind === "tools");
-  assert.equal(tools.calls[0]!.status, "interrupted");
+test("questions: open until input.resolved; the answer shows afterwards", () => {
+  const log = gen("gen-question");
+  const firstWait = log.findIndex((e) => e.type === "turn.waiting") + 1;
+  const open = openInputs(reduceLog(log.slice(0, firstWait)));
+  assert.deepEqual(
+    open.map((q) => [q.requestId, q.requestKind, q.prompt, q.allowFreeform, q.options.map((o) => o.label)]),
+    [["req_1", "question", "Which city?", true, ["Paris", "Lima"]]],
+  );
+  const asked = items(log.slice(0, firstWait));
+  assert.deepEqual(toolStatuses(asked), [["ask_1", "asking"]]);
+  assert.equal(ofKind(asked, "input")[0]!.open, true);
+  const all = items(log);
+  const cards = ofKind(all, "input");
+  assert.deepEqual(cards.map((c) => [c.requestId, c.open, c.answer]), [
+    ["req_1", false, "Kyoto"],
+    ["req_2", true, null],
+  ]);
+  assert.equal(cards[1]!.allowFreeform, false);
+  assert.deepEqual(openInputs(reduceLog(log)).map((q) => q.requestId), ["req_2"]);
 });
 
-test("authorization cards render pending and then their outcome", () => {
-  const events = [user(0, "notion?"), authRequired(1)];
-  const card = renderItems(events)[1];
-  assert.ok(card && card.kind === "authorization");
-  assert.equal(card.outcome, "pending");
-  assert.equal(card.authorization.displayName, "Notion");
-  const skipped = renderItems([...events, { type: EVENT.authorizationCompleted, authorizationId: "notion", outcome: "declined", local: true }])[1];
-  assert.ok(skipped && skipped.kind === "authorization");
-  assert.equal(skipped.outcome, "declined");
+test("render: user text and files, streamed text, authoritative completion, reasoning, grouped tools", () => {
+  const list = items(gen("gen-reasoning-and-tools"));
+  assert.deepEqual(list.map((i) => i.kind), ["user", "assistant", "user", "assistant"]);
+  const [, first] = list;
+  assert.ok(first?.kind === "assistant");
+  assert.deepEqual(
+    first.parts.map((p) => (p.kind === "tools" ? p.calls.map((c) => `${c.name}:${c.status}:${c.input}`) : p.kind === "reasoning" ? `R:${p.text}:${p.done}` : p.text)),
+    ["R:The user wants two cities.:true", "Let me check.", ["Checked Paris:done:{\"city\":\"Paris\"}", "Get weather:done:{\"city\":\"Rome\"}"], "Paris 18 °C, Rome 24 °C."],
+  );
+  const assorted = items(gen("gen-assorted"));
+  const user = ofKind(assorted, "user")[0]!;
+  assert.equal(user.text, "see attached");
+  assert.deepEqual(user.files, [
+    { filename: "a.txt", mediaType: "text/plain", size: 12, url: undefined },
+    { filename: undefined, mediaType: "image/png", size: undefined, url: "data:image/png;base64,iVBORw0KGgo=" },
+  ]);
+  const last = ofKind(assorted, "assistant").at(-1)!;
+  // message.completed is authoritative for its block; a later delta opens a new block (as in eve).
+  assert.deepEqual(last.parts, [
+    { kind: "text", text: "Final answer" },
+    { kind: "text", text: " more" },
+  ]);
+});
+
+test("render while streaming: deltas append to the current message, never replace older ones", () => {
+  const hi = rec("03a-stream-full-follow");
+  const partial = hi.slice(0, hi.findIndex((e) => e.type === "message.completed"));
+  const list = items(partial);
+  assert.deepEqual(list.map((i) => i.kind), ["user", "assistant"]);
+  assert.deepEqual((list[1] as Extract<RenderItem, { kind: "assistant" }>).parts, [{ kind: "text", text: "Hello from the reference model." }]);
+  const steer = items(rec("13c-stream-steer"));
+  assert.deepEqual(ofKind(steer, "user").map((u) => u.text), ["slow please", "actually say hello"]);
+  assert.equal(ofKind(steer, "assistant").length, 2);
+});
+
+test("tool calls: running, interrupted at a stop at once, interrupted after a cancel", () => {
+  const log = gen("gen-cancels");
+  const beforeCancel = log.slice(0, log.findIndex((e) => e.type === "turn.cancelled"));
+  assert.deepEqual(toolStatuses(items(beforeCancel)), [["s_1", "running"], ["s_2", "running"], ["s_3", "running"]]);
+  assert.deepEqual(toolStatuses(items(beforeCancel, true)), [["s_1", "interrupted"], ["s_2", "interrupted"], ["s_3", "interrupted"]]);
+  const after = items(log);
+  assert.deepEqual(toolStatuses(after), [["s_1", "interrupted"], ["s_2", "interrupted"], ["s_3", "interrupted"]]);
+  assert.deepEqual(ofKind(after, "notice").map((n) => n.text), ["Response stopped.", "Response stopped.", "Response stopped."]);
+});
+
+test("tool calls behind a sign-in wait, then run on or show as not connected", () => {
+  const log = gen("gen-authorizations");
+  const waitAt = log.findIndex((e) => e.type === "turn.waiting") + 1;
+  assert.deepEqual(toolStatuses(items(log.slice(0, waitAt))), [["n_1", "waiting"]]);
+  const list = items(log);
+  assert.deepEqual(toolStatuses(list), [["n_1", "done"], ["l_1", "declined"]]);
+  const cards = ofKind(list, "authorization");
+  assert.deepEqual(cards.map((c) => [c.authorization.name, c.outcome]), [["notion", "authorized"], ["linear", "declined"], ["sentry", "failed"]]);
+  assert.equal(ofKind(list, "notice").length, 0, "a turn cancelled to decline a sign-in adds no stop notice");
+});
+
+test("approvals: asking, approved and run, denied", () => {
+  const log = gen("gen-approvals");
+  const waitAt = log.findIndex((e) => e.type === "turn.waiting") + 1;
+  assert.deepEqual(toolStatuses(items(log.slice(0, waitAt))), [["c_a", "asking"], ["c_b", "asking"]]);
+  const list = items(log);
+  assert.deepEqual(toolStatuses(list), [["c_a", "done"], ["c_b", "denied"]]);
+  assert.deepEqual(ofKind(list, "input").map((c) => [c.requestKind, c.open, c.answer]), [
+    ["tool-approval", false, "Approve"],
+    ["tool-approval", false, "Only a."],
+  ]);
+});
+
+test("failures: one notice per failed turn, the session failure only when it says more", () => {
+  const list = items(gen("gen-failures"));
+  assert.deepEqual(ofKind(list, "notice").map((n) => [n.tone, n.text]), [
+    ["error", "upstream 500"],
+    ["error", "bad request"],
+  ]);
+  assert.deepEqual(list.map((i) => i.kind), ["user", "assistant", "notice", "user", "notice"]);
+  const recorded = items(rec("12b-stream-fail-turn"));
+  assert.deepEqual(ofKind(recorded, "notice").map((n) => n.text), ["fake model refused: message contained 'fail'"]);
+});
+
+test("clear, compaction and the end of a session are noted in place", () => {
+  const list = items(gen("gen-controls"));
+  assert.deepEqual(list.map((i) => (i.kind === "notice" ? i.text.split(":")[0]!.split(";")[0] : i.kind)), [
+    "user",
+    "assistant",
+    "Context cleared",
+    "Earlier messages were summarised to fit the context.",
+    "This session has ended",
+  ]);
+  const full = items(rec("08s-full-history-after-reset"));
+  assert.ok(ofKind(full, "notice").some((n) => n.text.startsWith("Context cleared")));
+});
+
+test("a chat whose session was replaced renders both sessions' turn_0 separately", () => {
+  const a = eveStream("first");
+  a.turn(0, "one");
+  a.step(0, 0).text(0, 0, "first answer").endTurn(0).waiting();
+  const b = eveStream("second");
+  b.turn(0, "two");
+  b.step(0, 0).text(0, 0, "second answer").endTurn(0).waiting();
+  const log = reduceLog([...a.events, ...b.events]);
+  assert.equal(log.segments.length, 2);
+  const list = renderItems(log, false, ORIGIN);
+  assert.deepEqual(list.map((i) => (i.kind === "user" ? i.text : i.kind === "assistant" && i.parts[0]?.kind === "text" ? i.parts[0].text : i.kind)), [
+    "one",
+    "first answer",
+    "two",
+    "second answer",
+  ]);
+  assert.equal(new Set(list.map((i) => i.key)).size, list.length, "keys are unique");
+});
+
+test("the log is reduced incrementally to the same result", () => {
+  const events = [...gen("gen-question"), ...gen("gen-authorizations")];
+  let log = reduceLog([]);
+  for (const e of events) log = appendToLog(log, e);
+  assert.deepEqual(log, reduceLog(events));
+  assert.equal(activeTurnId(reduceLog(gen("gen-question"))), "turn_1");
+  assert.equal(activeTurnId(reduceLog(rec("03a-stream-full-follow"))), undefined);
+});
+
+test("the optimistic bubble goes when eve's message.received for it arrives", () => {
+  const hi = rec("03a-stream-full-follow");
+  assert.equal(hasLatestUserMessage(hi, "hi", 0), true);
+  assert.equal(hasLatestUserMessage(hi, "hello", 0), false);
+  assert.equal(hasLatestUserMessage(hi, "hi", 5), false);
 });
 
 test("JSON equality ignores key order and compares by value", () => {
@@ -122,32 +296,33 @@ test("JSON equality ignores key order and compares by value", () => {
   assert.equal(areEqualJsonValues(null, {}), false);
 });
 
+const hiEvents = () => rec("03a-stream-full-follow");
+
 test("snapshot keeps the known prefix when the observed events already contain it", () => {
-  const known = [user(0, "a"), completed(1)];
-  const observed = [{ index: 0, text: "a", type: EVENT.userMessage }, completed(1), user(2, "b"), completed(3)];
+  const known = hiEvents().slice(0, 4);
+  const observed = hiEvents().map((e) => JSON.parse(JSON.stringify({ meta: e.meta, type: e.type, data: e.data })));
   assert.deepEqual(preserveKnownInitialEvents(observed, known), observed);
 });
 
 test("snapshot keeps an overlap between known and observed events once", () => {
-  const known = [user(0, "a"), delta(1, "x")];
-  const observed = [delta(1, "x"), completed(2)];
-  assert.deepEqual(preserveKnownInitialEvents(observed, known), [user(0, "a"), delta(1, "x"), completed(2)]);
+  const all = hiEvents();
+  assert.deepEqual(preserveKnownInitialEvents(all.slice(3), all.slice(0, 5)), all);
 });
 
 test("snapshot appends observed events that continue the known log", () => {
-  const known = [user(0, "a"), completed(1)];
-  const observed = [user(2, "b"), completed(3)];
-  assert.deepEqual(preserveKnownInitialEvents(observed, known), [...known, ...observed]);
+  const all = hiEvents();
+  assert.deepEqual(preserveKnownInitialEvents(all.slice(6), all.slice(0, 6)), all);
 });
 
 test("locally synthesised skip events are merged into the final snapshot once", () => {
-  const skip = { type: EVENT.authorizationCompleted, authorizationId: "notion", outcome: "declined", local: true };
-  const waiting = { type: EVENT.sessionWaiting, local: true };
-  const log = [user(0, "a"), authRequired(1)];
-  const merged = mergeLocalEvents(log, [{ eventIndex: 2, event: skip }, { eventIndex: 3, event: waiting }]);
-  assert.deepEqual(merged, [...log, skip, waiting]);
-  assert.deepEqual(mergeLocalEvents(merged, [{ eventIndex: 2, event: skip }]), merged);
-  assert.deepEqual(buildSnapshot(log, [], [{ eventIndex: 2, event: skip }]), [...log, skip]);
+  const log = gen("gen-authorizations");
+  const upToWait = log.slice(0, log.findIndex((e) => e.type === "turn.waiting") + 1);
+  const [skip, waiting] = skipEvents(getPendingAuthorizations(reduceLog(upToWait), ORIGIN)[0]!, "gen_auth");
+  const n = upToWait.length;
+  const merged = mergeLocalEvents(upToWait, [{ eventIndex: n, event: skip }, { eventIndex: n + 1, event: waiting }]);
+  assert.deepEqual(merged, [...upToWait, skip, waiting]);
+  assert.deepEqual(mergeLocalEvents(merged, [{ eventIndex: n, event: skip }]), merged);
+  assert.deepEqual(buildSnapshot(upToWait, [], [{ eventIndex: n, event: skip }]), [...upToWait, skip]);
 });
 
 test("the client context names enabled and disabled connections", () => {
@@ -175,49 +350,4 @@ test("the sidebar cookie is read and written as open or closed", () => {
   assert.equal(sidebarClosedFromCookie("eve-chat-sidebar=open"), false);
   assert.equal(sidebarClosedFromCookie(""), false);
   assert.match(sidebarCookie(false, true), /^eve-chat-sidebar=closed; Path=\/; Max-Age=\d+; SameSite=Lax; Secure$/);
-});
-
-test("a tool call behind an authorization waits, then is declined or runs on", () => {
-  const base: EveEvent[] = [
-    user(0, "search notion"),
-    { type: EVENT.toolCallStarted, index: 1, toolCallId: "c1", toolName: "notion_search" },
-    { ...authRequired(2), toolCallId: "c1" },
-  ];
-  const statusOf = (events: EveEvent[]) => {
-    const a = renderItems(events)[1];
-    assert.ok(a && a.kind === "assistant");
-    const part = a.parts[0];
-    assert.ok(part && part.kind === "tools");
-    return part.calls[0]!.status;
-  };
-  assert.equal(statusOf(base), "waiting");
-  assert.equal(statusOf([...base, { type: EVENT.authorizationCompleted, authorizationId: "notion", outcome: "declined", local: true }]), "declined");
-  assert.equal(statusOf([...base, { type: EVENT.authorizationCompleted, index: 3, authorizationId: "notion", outcome: "granted" }]), "running");
-});
-
-test("a settled turn shows a tool call without a result as interrupted", () => {
-  const events: EveEvent[] = [user(0, "go"), { type: EVENT.toolCallStarted, index: 1, toolCallId: "t1", toolName: "wait" }, { type: EVENT.sessionWaiting, index: 2 }];
-  const a = renderItems(events)[1];
-  assert.ok(a && a.kind === "assistant" && a.parts[0]!.kind === "tools");
-  assert.equal(a.parts[0].calls[0]!.status, "interrupted");
-});
-
-test("a tool call that asked the user is waiting for the answer, not interrupted", () => {
-  const events: EveEvent[] = [
-    user(0, "ask me"),
-    { type: EVENT.toolCallStarted, index: 1, toolCallId: "t1", toolName: "ask_user" },
-    { type: EVENT.inputRequested, index: 2, requestId: "q1", prompt: "Which city?", options: ["Paris", "Lima"] },
-    { type: EVENT.sessionWaiting, index: 3, reason: "input" },
-  ];
-  const items = renderItems(events);
-  const a = items[1];
-  assert.ok(a && a.kind === "assistant" && a.parts[0]!.kind === "tools");
-  assert.equal(a.parts[0].calls[0]!.status, "asking");
-  const q = items[2];
-  assert.ok(q && q.kind === "input");
-  assert.equal(q.open, true);
-  assert.deepEqual(q.options, ["Paris", "Lima"]);
-  const answered = renderItems([...events, user(4, "Paris")])[2];
-  assert.ok(answered && answered.kind === "input");
-  assert.equal(answered.open, false);
 });

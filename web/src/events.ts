@@ -1,125 +1,346 @@
-// Pure logic over the eve event log: which events settle a turn, what is pending, how the log
-// renders as messages, and how the final snapshot is merged (seed 000: preserve the known
-// prefix, merge local events, compare JSON by value). No DOM, no network: unit-tested in
-// events.test.ts.
+// Pure logic over a chat's event log (eve v1 events, verbatim): which events settle a turn,
+// whether a turn is open, what is pending (sign-ins, questions), how the log renders, and how
+// the final snapshot is merged (seed 000: preserve the known prefix, merge local events, compare
+// JSON by value). No DOM, no network: unit-tested in events.test.ts.
+//
+// Rendering goes through the eve message reducer (eve-reducer.ts, proven equal to eve's own
+// `defaultMessageReducer`), one reduction per eve session in the log: a chat whose session was
+// replaced holds several sessions' streams, and their turn ids (`turn_0`, …) repeat.
 
-import type { EveEvent } from "./types";
+import {
+  initialEveState,
+  reduceEveEvent,
+  type EveAuthorizationPart,
+  type EveEvent,
+  type EveMessage,
+  type EveState,
+  type EveToolPart,
+} from "./eve-reducer";
 
-/** Event type names of the eve protocol (docs/eve-protocol.md, crates/eve-api/src/eve.rs). */
-export const EVENT = {
-  userMessage: "user.message",
-  textDelta: "assistant.text.delta",
-  reasoningDelta: "assistant.reasoning.delta",
-  toolCallStarted: "tool.call.started",
-  toolInputDelta: "tool.call.input.delta",
-  toolCallReady: "tool.call.ready",
-  toolResult: "tool.call.result",
-  authorizationRequired: "authorization.required",
-  authorizationCompleted: "authorization.completed",
-  inputRequested: "input.requested",
-  usage: "usage",
-  sessionWaiting: "session.waiting",
-  sessionCompleted: "session.completed",
-  sessionFailed: "session.failed",
-} as const;
+export type { EveEvent } from "./eve-reducer";
 
-/** Seed `isChatTurnSettledEvent`: the events after which a turn needs nothing more. */
-export function isSettlingEvent(event: EveEvent): boolean {
-  return (
-    event.type === EVENT.authorizationRequired ||
-    event.type === EVENT.sessionCompleted ||
-    event.type === EVENT.sessionFailed ||
-    event.type === EVENT.sessionWaiting
-  );
+const TERMINAL = new Set(["session.failed", "session.completed"]);
+
+export function isLocal(e: EveEvent): boolean {
+  return e.meta?.local === true;
 }
 
-/** Whether the log ends in a turn that has started (a user message or later) but not settled. */
+/**
+ * The events after which a turn needs nothing more from the browser: the session parked
+ * (`session.waiting`), ended (`session.failed`, `session.completed`), or the open turn parked on
+ * a person (`turn.waiting` with `on: "input"`: a question, an approval or a sign-in; the turn is
+ * not over, but only the user can move it on). `turn.waiting` with `on: "tasks"` is not: the
+ * turn resumes by itself.
+ */
+export function isSettlingEvent(e: EveEvent): boolean {
+  return e.type === "session.waiting" || TERMINAL.has(e.type) || (e.type === "turn.waiting" && e.data?.on === "input");
+}
+
+export function isTerminalEvent(e: EveEvent): boolean {
+  return TERMINAL.has(e.type);
+}
+
+/** Whether the log ends in a turn that has started but not settled (it should be resumed). */
 export function hasOpenTurn(events: readonly EveEvent[]): boolean {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (isSettlingEvent(e)) return false;
-    if (e.type === EVENT.authorizationCompleted && e.outcome === "declined" && e.local === true) return false;
-    if (typeof e.index === "number" || e.type === EVENT.userMessage) return true;
+    if (e.type === "authorization.completed" && isLocal(e)) return false;
+    if (!isLocal(e)) return true;
   }
   return false;
 }
 
 /**
- * Where to resume reading the eve stream: the saved cursor, or one past the highest stream
- * index of the open turn's events when those were persisted after the cursor was saved.
+ * Decides whether an event read after a send ends the wait for that send's turn. eve's own
+ * client (ClientSession.send) does the same: with a `deliveryId`, events before the first one
+ * carrying it belong to earlier turns (a boundary there is not ours), and later events of other
+ * deliveries are not ours either; a session end always ends the wait.
  */
-export function resumeStreamIndex(events: readonly EveEvent[], savedStreamIndex: number): number {
-  let cursor = savedStreamIndex;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    if (isSettlingEvent(e)) break;
-    if (typeof e.index === "number" && e.local !== true) cursor = Math.max(cursor, e.index + 1);
+export class TurnWatch {
+  private seen: boolean;
+  private turnId: string | undefined;
+  constructor(private readonly deliveryId?: string) {
+    this.seen = deliveryId === undefined;
   }
-  return cursor;
+
+  /**
+   * Call once per event, in stream order. `ours`: the event belongs to the awaited turn (or no
+   * delivery is awaited); `ends`: the wait is over (our turn settled, or the session ended).
+   */
+  observe(e: EveEvent): { ours: boolean; ends: boolean } {
+    let ours = true;
+    let seenBefore = this.seen;
+    if (this.deliveryId !== undefined) {
+      const ids = e.meta?.deliveryIds;
+      const turnId = typeof e.data?.turnId === "string" ? e.data.turnId : undefined;
+      // A message that steers a running turn joins it: that turn's later events are ours too.
+      const mine = ids?.includes(this.deliveryId) === true || (this.turnId !== undefined && turnId === this.turnId);
+      if (mine && turnId && this.turnId === undefined) this.turnId = turnId;
+      if (!this.seen) {
+        ours = mine;
+        this.seen = mine;
+      } else {
+        ours = mine || ids === undefined;
+      }
+    } else {
+      seenBefore = true;
+    }
+    // Once our turn has shown, the session parking means no turn runs any more: ours is over
+    // too, whatever delivery ids eve stamped on that `session.waiting`.
+    const parked = seenBefore && e.type === "session.waiting";
+    return { ours, ends: isTerminalEvent(e) || parked || (ours && isSettlingEvent(e)) };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Field access: tolerant of the few spellings an agent may use for the same datum.
+// The reduced log: one eve reduction per session, kept incrementally.
 
-function str(e: EveEvent, ...keys: string[]): string | undefined {
-  for (const k of keys) {
-    const v = e[k];
-    if (typeof v === "string") return v;
+export interface Notice {
+  key: string;
+  tone: "error" | "info";
+  text: string;
+  /** The turn this notice follows (the latest turn with messages when it was raised). */
+  anchor: string | null;
+}
+
+export interface Segment {
+  state: EveState;
+  notices: Notice[];
+  /** Turn ids in the order they first appeared (notices anchor to the latest with messages). */
+  turnOrder: string[];
+  /** The failure text of each failed turn (a session failure repeating it adds no notice). */
+  failedTurns: Record<string, string>;
+  events: number;
+}
+
+export interface ReducedLog {
+  segments: Segment[];
+}
+
+function emptySegment(): Segment {
+  return { state: initialEveState(), notices: [], turnOrder: [], failedTurns: {}, events: 0 };
+}
+
+export function reduceLog(events: readonly EveEvent[]): ReducedLog {
+  let log: ReducedLog = { segments: [] };
+  for (const e of events) log = appendToLog(log, e);
+  return log;
+}
+
+/** The log with one more event; the previous log object is left untouched. */
+export function appendToLog(log: ReducedLog, e: EveEvent): ReducedLog {
+  const segments = [...log.segments];
+  let seg = segments.pop();
+  // A `session.started` opens a new eve session: its turn ids start over.
+  if (!seg || (e.type === "session.started" && seg.events > 0)) {
+    if (seg) segments.push(seg);
+    seg = emptySegment();
   }
-  return undefined;
+  segments.push(appendToSegment(seg, e, segments.length - 1));
+  return { segments };
 }
 
-export function eventText(e: EveEvent): string {
-  return str(e, "delta", "text", "content", "message") ?? "";
+function appendToSegment(seg: Segment, e: EveEvent, index: number): Segment {
+  const state = reduceEveEvent(seg.state, e, { keepUnsettledTools: true });
+  const d = e.data ?? {};
+  const turnId: string | undefined = typeof d.turnId === "string" ? d.turnId : undefined;
+  let turnOrder = seg.turnOrder;
+  if (turnId && !turnOrder.includes(turnId)) turnOrder = [...turnOrder, turnId];
+  const anchor = (() => {
+    const withMessages = new Set(state.messages.map((m) => m.metadata?.turnId));
+    for (let i = turnOrder.length - 1; i >= 0; i--) if (withMessages.has(turnOrder[i])) return turnOrder[i]!;
+    return null;
+  })();
+  const key = `s${index}:${e.meta?.id ?? seg.events}`;
+  let notices = seg.notices;
+  let failedTurns = seg.failedTurns;
+  const add = (tone: Notice["tone"], text: string) => {
+    notices = [...notices, { key, tone, text, anchor }];
+  };
+  switch (e.type) {
+    case "turn.failed":
+    case "step.failed": {
+      const text = typeof d.message === "string" && d.message ? d.message : "The response failed.";
+      const tid = turnId ?? "";
+      // One notice per failed turn: a later failure of the same turn replaces the earlier text.
+      const existing = notices.findIndex((n) => n.key.startsWith(`s${index}:fail:${tid}:`));
+      const notice: Notice = { key: `s${index}:fail:${tid}:${e.meta?.id ?? seg.events}`, tone: "error", text, anchor };
+      notices = existing >= 0 ? notices.map((n, i) => (i === existing ? { ...notice, key: n.key } : n)) : [...notices, notice];
+      failedTurns = { ...failedTurns, [tid]: text };
+      break;
+    }
+    case "session.failed": {
+      const text = typeof d.message === "string" && d.message ? d.message : "The session failed.";
+      if (!Object.values(failedTurns).includes(text)) add("error", text);
+      break;
+    }
+    case "turn.cancelled": {
+      const declined = state.messages.some(
+        (m) => m.metadata?.turnId === turnId && m.parts.some((p) => p.type === "authorization" && p.state === "completed" && p.outcome !== "authorized"),
+      );
+      if (!declined) add("info", "Response stopped.");
+      break;
+    }
+    case "context.cleared":
+      add("info", "Context cleared: the agent no longer sees the messages above.");
+      break;
+    case "compaction.completed":
+      add("info", "Earlier messages were summarised to fit the context.");
+      break;
+    case "session.completed":
+      add("info", "This session has ended; your next message starts a new one.");
+      break;
+  }
+  return { state, notices, turnOrder, failedTurns, events: seg.events + 1 };
 }
 
-export function toolCallId(e: EveEvent): string {
-  return str(e, "toolCallId", "callId", "id", "toolUseId") ?? "";
+function lastSegment(log: ReducedLog): Segment | undefined {
+  return log.segments[log.segments.length - 1];
 }
 
-export function authorizationId(e: EveEvent): string {
-  return str(e, "authorizationId", "id", "connection", "connectionId") ?? "";
+/** The turn eve is running now (from `turn.started` until the turn or session ends). */
+export function activeTurnId(log: ReducedLog): string | undefined {
+  return lastSegment(log)?.state.projection.activeTurnId;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Pending authorizations (seed getPendingAuthorizations)
+// What is pending
 
-export interface PendingAuthorization {
+export interface AuthorizationView {
+  /** eve's attempt identity: `attemptId`, or the connection `name` when there is none. */
   id: string;
-  connection: string;
+  attemptId?: string;
+  name: string;
   displayName: string;
   description: string;
+  /** The sign-in link, only when it is a same-origin `/eve/v1/…` URL. */
   connectUrl: string | null;
-  /** Position of the `authorization.required` event in the log. */
-  eventIndex: number;
+  userCode?: string;
+  instructions?: string;
+  turnId: string;
+  stepIndex: number;
+  sequence: number;
+  /** The challenge as eve sent it (copied onto a local decline). */
+  authorization?: EveAuthorizationPart["authorization"];
+  outcome: "pending" | "authorized" | "declined" | "failed" | "timed-out";
 }
 
-export function toAuthorization(e: EveEvent, eventIndex: number): PendingAuthorization {
-  const connection = str(e, "connection", "connectionId", "connector") ?? "";
+/**
+ * Only a same-origin `/eve/v1/…` link is ever opened: the agent serves the sign-in start there
+ * and redirects onward itself. Returns the path (with query and hash) or null.
+ */
+export function safeConnectUrl(url: string | undefined, origin: string): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url, origin);
+    if (u.origin !== new URL(origin).origin || !u.pathname.startsWith("/eve/v1/")) return null;
+    return u.pathname + u.search + u.hash;
+  } catch {
+    return null;
+  }
+}
+
+function authorizationView(seg: Segment, p: EveAuthorizationPart, origin: string): AuthorizationView {
+  const record = seg.state.projection.authorizations[p.attemptId ?? p.name];
   return {
-    id: authorizationId(e),
-    connection,
-    displayName: str(e, "displayName", "name", "title") ?? (connection || "Connection"),
-    description: str(e, "description", "reason") ?? "",
-    connectUrl: str(e, "connectUrl", "authorizationUrl", "url") ?? null,
-    eventIndex,
+    id: p.attemptId ?? p.name,
+    attemptId: p.attemptId,
+    name: p.name,
+    displayName: p.displayName,
+    description: p.description,
+    connectUrl: safeConnectUrl(p.authorization?.url, origin),
+    userCode: p.authorization?.userCode,
+    instructions: p.authorization?.instructions,
+    turnId: p.turnId,
+    stepIndex: p.stepIndex,
+    sequence: typeof record?.sequence === "number" ? record.sequence : 0,
+    authorization: p.authorization,
+    outcome: p.state === "required" ? "pending" : (p.outcome ?? "declined"),
   };
 }
 
-/** One item per `authorization.required` without a matching `authorization.completed`. */
-export function getPendingAuthorizations(events: readonly EveEvent[]): PendingAuthorization[] {
-  const pending = new Map<string, PendingAuthorization>();
-  events.forEach((e, i) => {
-    if (e.type === EVENT.authorizationRequired) pending.set(authorizationId(e), toAuthorization(e, i));
-    else if (e.type === EVENT.authorizationCompleted) pending.delete(authorizationId(e));
-  });
-  return [...pending.values()];
+/** One item per sign-in of the current session still `required` (seed getPendingAuthorizations). */
+export function getPendingAuthorizations(log: ReducedLog, origin = defaultOrigin()): AuthorizationView[] {
+  const seg = lastSegment(log);
+  if (!seg || seg.state.projection.ended) return [];
+  const proj = seg.state.projection;
+  const out: AuthorizationView[] = [];
+  for (const m of seg.state.messages) {
+    for (const p of m.parts) {
+      // A sign-in holds its turn open; once that turn is over nothing waits for it any more.
+      if (p.type === "authorization" && p.state === "required" && proj.turns[p.turnId]?.status !== "completed" && proj.turns[p.turnId]?.status !== "cancelled" && proj.turns[p.turnId]?.status !== "failed") {
+        out.push(authorizationView(seg, p, origin));
+      }
+    }
+  }
+  return out;
+}
+
+export interface InputOption {
+  id: string;
+  label: string;
+  description?: string;
+  style?: string;
+}
+
+export interface InputView {
+  requestId: string;
+  /** eve's request kind: `question`, `tool-approval` or `session-limit`. */
+  requestKind: string;
+  prompt: string;
+  options: InputOption[];
+  allowFreeform: boolean;
+  /** Still waiting for an answer. */
+  open: boolean;
+  /** The answer given, for display. */
+  answer: string | null;
+}
+
+function inputView(seg: Segment, part: EveToolPart, live: boolean): InputView | null {
+  const req = part.toolMetadata?.eve?.inputRequest;
+  if (!req) return null;
+  const record = seg.state.projection.inputs[req.requestId];
+  const options: InputOption[] = Array.isArray(req.options) ? req.options : [];
+  const response = record?.response ?? part.toolMetadata?.eve?.inputResponse;
+  const answer = response
+    ? (response.text ?? options.find((o) => o.id === response.optionId)?.label ?? response.optionId ?? null)
+    : record?.outcome && record.outcome !== "answered"
+      ? outcomeLabel(record.outcome)
+      : null;
+  return {
+    requestId: req.requestId,
+    requestKind: req.kind,
+    prompt: req.prompt,
+    options,
+    allowFreeform: req.allowFreeform === true || options.length === 0,
+    open: live && record !== undefined && record.status === "open",
+    answer,
+  };
+}
+
+function outcomeLabel(outcome: string): string {
+  return { approved: "Approved", denied: "Declined", cancelled: "Withdrawn", ignored: "Skipped", invalid: "Invalid answer" }[outcome] ?? outcome;
+}
+
+/** Open questions of the current session, oldest first (a typed message answers the first free-text one). */
+export function openInputs(log: ReducedLog): InputView[] {
+  const seg = lastSegment(log);
+  if (!seg || seg.state.projection.ended) return [];
+  const out: InputView[] = [];
+  for (const m of seg.state.messages)
+    for (const p of m.parts) {
+      if (p.type !== "dynamic-tool") continue;
+      const v = inputView(seg, p, true);
+      if (v?.open) out.push(v);
+    }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Rendering model
 
-export type ToolStatus = "running" | "waiting" | "asking" | "declined" | "done" | "error" | "interrupted";
+export type ToolStatus = "running" | "waiting" | "asking" | "declined" | "denied" | "done" | "error" | "interrupted";
 
 export interface ToolCall {
   id: string;
@@ -129,166 +350,149 @@ export interface ToolCall {
   status: ToolStatus;
 }
 
+export interface FileView {
+  filename?: string;
+  mediaType: string;
+  size?: number;
+  url?: string;
+}
+
 export type AssistantPart =
   | { kind: "text"; text: string }
   | { kind: "reasoning"; text: string; done: boolean }
   | { kind: "tools"; calls: ToolCall[] };
 
 export type RenderItem =
-  | { kind: "user"; key: string; text: string; pending?: boolean }
+  | { kind: "user"; key: string; text: string; files: FileView[] }
   | { kind: "assistant"; key: string; parts: AssistantPart[] }
-  | {
-      kind: "authorization";
-      key: string;
-      authorization: PendingAuthorization;
-      outcome: "pending" | "granted" | "declined";
-    }
+  | { kind: "authorization"; key: string; authorization: AuthorizationView; outcome: AuthorizationView["outcome"] }
   | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
-  | { kind: "input"; key: string; requestId: string; prompt: string; options: string[]; open: boolean };
+  | ({ kind: "input"; key: string } & InputView);
 
-/**
- * Reduces the event log to render items. Deltas append to the current assistant message;
- * consecutive tool calls share one `tools` part; reasoning is its own part, `done` once
- * anything else follows it. `stoppedAt` (a log length) marks tool calls still running at a
- * user stop as interrupted, so the UI reacts before the agent's synthetic results arrive.
- */
-export function renderItems(events: readonly EveEvent[], stoppedAt: number | null = null): RenderItem[] {
-  const items: RenderItem[] = [];
-  const tools = new Map<string, ToolCall>();
-  const authItems = new Map<string, Extract<RenderItem, { kind: "authorization" }>>();
-  let assistant: Extract<RenderItem, { kind: "assistant" }> | null = null;
+function defaultOrigin(): string {
+  return typeof location === "undefined" ? "http://localhost" : location.origin;
+}
 
-  const currentAssistant = (i: number) => {
-    if (!assistant) {
-      assistant = { kind: "assistant", key: `a${i}`, parts: [] };
-      items.push(assistant);
+function toolInputText(p: EveToolPart): string {
+  if (p.state === "input-streaming") return p.inputText ?? "";
+  if (p.input === undefined) return p.inputText ?? "";
+  return typeof p.input === "string" ? p.input : JSON.stringify(p.input);
+}
+
+function toolStatus(p: EveToolPart, ctx: { ended: boolean; stopped: boolean; authPending: boolean; authDeclined: boolean; inputOpen: boolean }): ToolStatus {
+  const cut = ctx.ended || ctx.stopped;
+  switch (p.state) {
+    case "input-streaming":
+    case "input-available":
+    case "approval-responded":
+      if (cut) return ctx.authDeclined ? "declined" : "interrupted";
+      return ctx.authPending ? "waiting" : "running";
+    case "approval-requested":
+      return ctx.inputOpen && !ctx.stopped ? "asking" : "interrupted";
+    case "output-available":
+      return p.partial ? (cut ? "interrupted" : "running") : "done";
+    case "output-error":
+      return "error";
+    case "output-denied":
+      return "denied";
+  }
+  return "running";
+}
+
+function renderMessage(seg: Segment, m: EveMessage, si: number, stopped: boolean, origin: string, items: RenderItem[]) {
+  const key = `s${si}:${m.id}`;
+  if (m.role === "user") {
+    const text = m.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
+    const files = m.parts.flatMap((p) => (p.type === "file" ? [{ filename: p.filename, mediaType: p.mediaType, size: p.size, url: p.url }] : []));
+    items.push({ kind: "user", key, text, files });
+    return;
+  }
+  const proj = seg.state.projection;
+  const turnId = m.metadata?.turnId;
+  const turn = turnId === undefined ? undefined : proj.turns[turnId];
+  const ended = turn === undefined || turn.status !== "active" || proj.activeTurnId !== turnId;
+  const auths = m.parts.filter((p): p is EveAuthorizationPart => p.type === "authorization");
+  const authPending = auths.some((a) => a.state === "required");
+  const authDeclined = auths.some((a) => a.state === "completed" && a.outcome !== "authorized");
+  let current: Extract<RenderItem, { kind: "assistant" }> | null = null;
+  const open = (i: number) => {
+    if (!current) {
+      current = { kind: "assistant", key: `${key}:${i}`, parts: [] };
+      items.push(current);
     }
-    return assistant;
+    return current;
   };
-  const lastPart = () => (assistant ? assistant.parts[assistant.parts.length - 1] : undefined);
-  const closeReasoning = () => {
-    const last = lastPart();
-    if (last?.kind === "reasoning") last.done = true;
-  };
-
-  events.forEach((e, i) => {
-    switch (e.type) {
-      case EVENT.userMessage: {
-        closeReasoning();
-        assistant = null;
-        items.push({ kind: "user", key: `u${i}`, text: eventText(e) });
+  m.parts.forEach((p, i) => {
+    switch (p.type) {
+      case "text":
+        if (p.text) open(i).parts.push({ kind: "text", text: p.text });
         break;
-      }
-      case EVENT.textDelta: {
-        closeReasoning();
-        const a = currentAssistant(i);
-        const last = lastPart();
-        if (last?.kind === "text") last.text += eventText(e);
-        else a.parts.push({ kind: "text", text: eventText(e) });
+      case "reasoning":
+        if (p.text) open(i).parts.push({ kind: "reasoning", text: p.text, done: p.state === "done" || ended || stopped });
         break;
-      }
-      case EVENT.reasoningDelta: {
-        const a = currentAssistant(i);
-        const last = lastPart();
-        if (last?.kind === "reasoning") last.text += eventText(e);
-        else a.parts.push({ kind: "reasoning", text: eventText(e), done: false });
-        break;
-      }
-      case EVENT.toolCallStarted: {
-        closeReasoning();
-        const a = currentAssistant(i);
+      case "dynamic-tool": {
+        const input = inputView(seg, p, !ended);
         const call: ToolCall = {
-          id: toolCallId(e),
-          name: str(e, "name", "toolName") ?? "tool",
-          input: typeof e.input === "string" ? e.input : e.input !== undefined ? JSON.stringify(e.input) : "",
-          output: undefined,
-          status: "running",
+          id: p.toolCallId,
+          name: p.toolMetadata?.eve?.label ?? p.toolName,
+          input: toolInputText(p),
+          output: p.state === "output-error" ? p.errorText : p.output,
+          status: toolStatus(p, { ended, stopped, authPending, authDeclined, inputOpen: input?.open ?? false }),
         };
-        tools.set(call.id, call);
-        const last = lastPart();
+        const a = open(i);
+        const last = a.parts[a.parts.length - 1];
         if (last?.kind === "tools") last.calls.push(call);
         else a.parts.push({ kind: "tools", calls: [call] });
-        break;
-      }
-      case EVENT.toolInputDelta: {
-        const call = tools.get(toolCallId(e));
-        if (call) call.input += eventText(e);
-        break;
-      }
-      case EVENT.toolCallReady: {
-        const call = tools.get(toolCallId(e));
-        if (call && e.input !== undefined) call.input = typeof e.input === "string" ? e.input : JSON.stringify(e.input);
-        break;
-      }
-      case EVENT.toolResult: {
-        const call = tools.get(toolCallId(e));
-        if (call) {
-          call.output = e.output ?? e.result ?? e.content;
-          call.status = e.discarded === true ? "interrupted" : e.isError === true || e.is_error === true ? "error" : "done";
+        if (input) {
+          items.push({ kind: "input", key: `${key}:q:${input.requestId}`, ...input, open: input.open && !stopped });
+          current = null;
         }
         break;
       }
-      case EVENT.authorizationRequired: {
-        closeReasoning();
-        const waitingCall = tools.get(toolCallId(e));
-        if (waitingCall && waitingCall.status === "running") waitingCall.status = "waiting";
-        const auth = toAuthorization(e, i);
-        const item = { kind: "authorization" as const, key: `z${i}`, authorization: auth, outcome: "pending" as const };
-        authItems.set(auth.id, item);
-        items.push(item);
-        assistant = null;
-        break;
-      }
-      case EVENT.authorizationCompleted: {
-        const item = authItems.get(authorizationId(e));
-        if (item) (item as { outcome: string }).outcome = e.outcome === "granted" ? "granted" : "declined";
-        for (const call of tools.values()) {
-          if (call.status === "waiting") call.status = e.outcome === "granted" ? "running" : "declined";
-        }
-        break;
-      }
-      case EVENT.inputRequested: {
-        closeReasoning();
-        // The tool call that asked waits for the user's answer, it was not cut short.
-        for (const call of tools.values()) if (call.status === "running") call.status = "asking";
-        const options = Array.isArray(e.options) ? e.options.filter((o): o is string => typeof o === "string") : [];
-        const open = events.slice(i + 1).every((later) => isSettlingEvent(later));
-        items.push({ kind: "input", key: `q${i}`, requestId: str(e, "requestId", "id") ?? "", prompt: str(e, "prompt", "text") ?? "", options, open });
-        assistant = null;
-        break;
-      }
-      case EVENT.sessionFailed: {
-        closeReasoning();
-        for (const call of tools.values()) if (call.status === "running") call.status = "interrupted";
-        items.push({ kind: "notice", key: `f${i}`, tone: "error", text: str(e, "message", "error", "reason") ?? "The response failed." });
-        assistant = null;
-        break;
-      }
-      case EVENT.sessionWaiting:
-      case EVENT.sessionCompleted: {
-        closeReasoning();
-        // A settled turn has no running tool call left: one without a result was cut short.
-        for (const call of tools.values()) if (call.status === "running") call.status = "interrupted";
+      case "authorization": {
+        const view = authorizationView(seg, p, origin);
+        items.push({ kind: "authorization", key: `${key}:z:${view.id}:${p.stepIndex}`, authorization: view, outcome: view.outcome });
+        current = null;
         break;
       }
       default:
         break;
     }
   });
-  if (stoppedAt !== null) {
-    for (const call of tools.values()) if (call.status === "running") call.status = "interrupted";
-    for (const item of items)
-      if (item.kind === "assistant")
-        for (const part of item.parts) if (part.kind === "reasoning") part.done = true;
-  }
+}
+
+/**
+ * The log as render items: each eve message in order (user text and files; assistant text,
+ * reasoning, consecutive tool calls grouped; sign-in cards and questions split out where they
+ * occur), and notices (failures, stops, clears, compaction) after the turn they follow.
+ * `stopped`: the user pressed stop, so anything still running renders as interrupted at once.
+ */
+export function renderItems(log: ReducedLog, stopped = false, origin = defaultOrigin()): RenderItem[] {
+  const items: RenderItem[] = [];
+  log.segments.forEach((seg, si) => {
+    const byAnchor = new Map<string | null, Notice[]>();
+    for (const n of seg.notices) byAnchor.set(n.anchor, [...(byAnchor.get(n.anchor) ?? []), n]);
+    const flush = (anchor: string | null) => {
+      for (const n of byAnchor.get(anchor) ?? []) items.push({ kind: "notice", key: n.key, tone: n.tone, text: n.text });
+      byAnchor.delete(anchor);
+    };
+    flush(null);
+    const msgs = seg.state.messages;
+    msgs.forEach((m, i) => {
+      renderMessage(seg, m, si, stopped, origin, items);
+      const t = m.metadata?.turnId ?? null;
+      if (msgs[i + 1]?.metadata?.turnId !== t || i === msgs.length - 1) flush(t);
+    });
+    for (const anchor of [...byAnchor.keys()]) flush(anchor);
+  });
   return items;
 }
 
-/** Whether the last user message in the log has this text (the optimistic bubble can go). */
+/** Whether the latest user message since `since` events has this text (the optimistic bubble can go). */
 export function hasLatestUserMessage(events: readonly EveEvent[], text: string, since: number): boolean {
   for (let i = events.length - 1; i >= since; i--) {
     const e = events[i]!;
-    if (e.type === EVENT.userMessage) return eventText(e).trim() === text.trim();
+    if (e.type === "message.received") return String(e.data?.message ?? "").trim() === text.trim();
   }
   return false;
 }
@@ -354,6 +558,31 @@ export function buildSnapshot(
   local: readonly { eventIndex: number; event: EveEvent }[],
 ): EveEvent[] {
   return mergeLocalEvents(preserveKnownInitialEvents(observed, known), local);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local events (never sent by eve: marked `meta.local`)
+
+let localCounter = 0;
+export function localMeta(now = new Date()): NonNullable<EveEvent["meta"]> {
+  localCounter += 1;
+  return { at: now.toISOString(), id: `local_${now.getTime().toString(36)}_${localCounter.toString(36)}_${Math.random().toString(36).slice(2, 8)}`, local: true };
+}
+
+/** The local events of seed handleSkipAuthorization, in eve's shapes. */
+export function skipEvents(auth: AuthorizationView, sessionId: string, now = new Date()): [EveEvent, EveEvent] {
+  const data: Record<string, unknown> = { name: auth.name, outcome: "declined", sequence: auth.sequence, stepIndex: auth.stepIndex, turnId: auth.turnId };
+  if (auth.attemptId !== undefined) data.attemptId = auth.attemptId;
+  if (auth.authorization !== undefined) data.authorization = auth.authorization;
+  return [
+    { type: "authorization.completed", data, meta: localMeta(now) },
+    { type: "session.waiting", data: { continuationToken: sessionId, wait: "next-user-message" }, meta: localMeta(now) },
+  ];
+}
+
+/** A local `session.waiting` closing a stopped turn the agent did not confirm in time. */
+export function localWaiting(sessionId: string, now = new Date()): EveEvent {
+  return { type: "session.waiting", data: { continuationToken: sessionId, wait: "next-user-message" }, meta: localMeta(now) };
 }
 
 // ---------------------------------------------------------------------------------------------

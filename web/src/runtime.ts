@@ -1,22 +1,31 @@
-// One ChatRuntime per chat id: the client bridge of seed 000. It owns that chat's event log,
-// eve session cursor and stream, persists every event (batched) and the merged snapshot at the
-// end of a turn, resumes after a refresh, and keeps running when the user looks at another
-// chat — events are only ever appended to the runtime whose stream produced them, so two
-// chats never mix.
+// One ChatRuntime per chat id: the client bridge of seed 000, speaking eve v1. It owns that
+// chat's event log (eve events verbatim), the eve session cursor (`{sessionId, streamIndex}`,
+// streamIndex = events of that session's stream consumed) and the stream; it persists every
+// event (batched) and the merged snapshot when a turn settles, resumes after a refresh, and
+// keeps running when the user looks at another chat — events are only ever appended to the
+// runtime whose stream produced them, so two chats never mix.
 
 import { api, ApiError } from "./api";
-import { answerInput, declineAuthorization, delay, interrupt, readStream, sendMessage, STREAM_DISCONNECTED } from "./eve";
+import { cancelTurn, delay, followStream, isSessionGone, respond, sendMessage, STREAM_DISCONNECTED, type InputResponse } from "./eve";
 import {
+  activeTurnId,
+  appendToLog,
   buildSnapshot,
-  EVENT,
   getPendingAuthorizations,
   hasLatestUserMessage,
   hasOpenTurn,
-  isSettlingEvent,
+  isLocal,
+  localWaiting,
   MAX_MESSAGE_CHARS,
-  resumeStreamIndex,
-  type PendingAuthorization,
+  openInputs,
+  reduceLog,
+  skipEvents,
+  TurnWatch,
+  type AuthorizationView,
+  type InputView,
+  type ReducedLog,
 } from "./events";
+import { convertLegacyLog, isLegacyLog } from "./legacy";
 import type { ChatDetail, ChatSummary, ClientSessionState, EveEvent, IndexedEvent } from "./types";
 
 export type Phase = "loading" | "idle" | "sending" | "streaming" | "resuming" | "connecting";
@@ -26,12 +35,15 @@ export interface RuntimeState {
   phase: Phase;
   loadError: string | null;
   events: EveEvent[];
+  /** The log reduced by eve's message reducer (kept incrementally). */
+  log: ReducedLog;
   session: ClientSessionState | null;
-  /** The optimistic user bubble, shown until the agent's user event arrives. */
+  /** The optimistic user bubble, shown until eve's `message.received` arrives. */
   optimistic: string | null;
-  /** Log length at a user stop: tool calls still running render as interrupted. */
-  stoppedAt: number | null;
-  pendingAuthorizations: PendingAuthorization[];
+  /** The user pressed stop: anything still running renders as interrupted at once. */
+  stopped: boolean;
+  pendingAuthorizations: AuthorizationView[];
+  openInputs: InputView[];
 }
 
 export interface RuntimeHost {
@@ -43,18 +55,20 @@ export interface RuntimeHost {
 /** Events are sent to the server in batches of at most this many, this often. */
 const PERSIST_BATCH = 32;
 const PERSIST_DELAY_MS = 120;
-/** How long a stopped turn is followed for the agent's synthetic results before giving up. */
-const DRAIN_AFTER_STOP_MS = 8000;
+/** How long a stopped or skipped turn is followed for eve's `turn.cancelled` / `session.waiting`. */
+const DRAIN_MS = 8000;
 /** How long Connect waits for the agent to continue after the user authorizes. */
 const CONNECT_WATCH_MS = 10 * 60 * 1000;
+
+type Mode = "turn" | "drain" | "connect";
 
 export class ChatRuntime {
   private state: RuntimeState;
   private listeners = new Set<() => void>();
   /** The log as loaded from the server (seed knownInitialEvents). */
   private known: EveEvent[] = [];
-  /** Locally synthesised events (authorization skip) at their slots. */
-  private local: IndexedEvent[] = [];
+  /** `meta.id`s of the log: an event read twice (reconnect, resume overlap) is applied once. */
+  private ids = new Set<string>();
   private queue: IndexedEvent[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -62,10 +76,18 @@ export class ChatRuntime {
   private turn: Promise<void> | null = null;
   private streamAbort: AbortController | null = null;
   private stopRequested = false;
+  /** Stop was pressed before the turn's id was known: cancel it as soon as `turn.started` shows. */
+  private cancelWanted = false;
+  private watch = new TurnWatch();
+  private mode: Mode = "turn";
+  /** The run the user stopped (its drain may close the turn locally). */
+  private stoppedRun: AbortController | null = null;
   private pendingMessage: string | null = null;
   private pendingConsumed = false;
   private optimisticSince = 0;
   private cursor = 0;
+  /** The loaded log was in the old dialect: the converted log is saved before the first write. */
+  private legacyUnsaved = false;
 
   constructor(
     readonly chatId: string,
@@ -76,10 +98,12 @@ export class ChatRuntime {
       phase: "loading",
       loadError: null,
       events: [],
+      log: reduceLog([]),
       session: null,
       optimistic: null,
-      stoppedAt: null,
+      stopped: false,
       pendingAuthorizations: [],
+      openInputs: [],
     };
   }
 
@@ -94,8 +118,17 @@ export class ChatRuntime {
 
   private set(patch: Partial<RuntimeState>) {
     this.state = { ...this.state, ...patch };
-    if (patch.events) this.state.pendingAuthorizations = getPendingAuthorizations(this.state.events);
+    if (patch.log) {
+      this.state.pendingAuthorizations = getPendingAuthorizations(this.state.log);
+      this.state.openInputs = openInputs(this.state.log);
+    }
     for (const fn of this.listeners) fn();
+  }
+
+  /** Replaces the whole log (load, rollback). */
+  private setEvents(events: EveEvent[], patch: Partial<RuntimeState> = {}) {
+    this.ids = new Set(events.flatMap((e) => (e.meta?.id ? [e.meta.id] : [])));
+    this.set({ ...patch, events, log: reduceLog(events) });
   }
 
   get busy(): boolean {
@@ -113,7 +146,7 @@ export class ChatRuntime {
   primeFromCreate(message: string): void {
     this.known = [];
     this.pendingMessage = message;
-    this.set({ phase: "idle", events: [], session: null, loadError: null });
+    this.setEvents([], { phase: "idle", session: null, loadError: null });
     this.consumePending();
   }
 
@@ -130,14 +163,19 @@ export class ChatRuntime {
       return;
     }
     if (this.busy || this.turn) return;
-    this.known = [...detail.events];
-    this.local = [];
+    const legacy = isLegacyLog(detail.events);
+    const events = legacy ? convertLegacyLog(detail.events) : (detail.events as EveEvent[]);
+    this.legacyUnsaved = legacy;
+    this.known = [...events];
     this.pendingMessage = detail.pendingUserMessage;
-    this.set({ phase: "idle", loadError: null, events: [...detail.events], session: detail.session, stoppedAt: null, optimistic: null });
-    if (detail.session && hasOpenTurn(detail.events)) {
+    this.cursor = detail.session?.streamIndex ?? 0;
+    this.setEvents([...events], { phase: "idle", loadError: null, session: detail.session, stopped: false, optimistic: null });
+    // A turn left open (a refresh mid-response) is resumed from the saved cursor; what was
+    // already persisted is recognised by `meta.id`. An old-dialect log belongs to the old agent.
+    if (!legacy && detail.session && hasOpenTurn(events)) {
       this.pendingConsumed = true;
-      this.cursor = resumeStreamIndex(detail.events, detail.session.streamIndex);
-      this.startTurn("resuming", false);
+      this.watch = new TurnWatch();
+      this.startTurn("resuming", "turn");
     } else {
       this.consumePending();
     }
@@ -149,6 +187,13 @@ export class ChatRuntime {
     if (!message || this.pendingConsumed || this.busy || this.waitingForAuthorization) return;
     this.pendingConsumed = true;
     void this.send(message, { alreadyPending: true });
+  }
+
+  /** An old-dialect chat is saved converted before anything else is written to it. */
+  private async ensureMigrated(): Promise<void> {
+    if (!this.legacyUnsaved) return;
+    await api.saveSnapshot(this.chatId, this.known, this.state.session);
+    this.legacyUnsaved = false;
   }
 
   // --- sending ------------------------------------------------------------------------------
@@ -171,18 +216,22 @@ export class ChatRuntime {
     }
     this.optimisticSince = this.state.events.length;
     this.stopRequested = false;
-    this.set({ phase: "sending", optimistic: message, stoppedAt: null });
-    // The previous turn may still be saving its snapshot, or draining the agent's synthetic
-    // results after a stop: let it finish first so that writes stay in order.
-    if (this.turn) await Promise.race([this.turn, delay(DRAIN_AFTER_STOP_MS)]);
-    if (this.turn) this.streamAbort?.abort();
+    this.set({ phase: "sending", optimistic: message, stopped: false });
+    // The previous turn may still be saving its snapshot, or draining eve's cancel after a
+    // stop: let it finish first so that writes stay in order.
+    await this.settlePrevious();
     try {
+      await this.ensureMigrated();
       if (!opts.alreadyPending) {
         const saved = await api.markPending(this.chatId, message);
         if (saved?.chat) this.host.touchChat(saved.chat);
       }
-      const session = await sendMessage(this.state.session, message, this.host.clientContext());
-      this.cursor = session.streamIndex;
+      const sent = await sendMessage(this.state.session, message, this.host.clientContext());
+      this.cursor = sent.created ? 0 : this.cursor;
+      const session = { sessionId: sent.session.sessionId, streamIndex: this.cursor };
+      // A new session's stream holds only this turn; an existing one's may have events of other
+      // turns after the cursor: wait for the one carrying this message's delivery id.
+      this.watch = new TurnWatch(sent.created ? undefined : sent.deliveryId);
       this.set({ session });
       await api.saveSession(this.chatId, session).catch(() => {
         // The snapshot at the end of the turn saves the session again.
@@ -194,102 +243,137 @@ export class ChatRuntime {
     }
     this.pendingMessage = null;
     if (this.stopRequested) {
-      void interrupt(this.state.session!.sessionId).catch(() => undefined);
-      this.set({ stoppedAt: this.state.events.length });
+      // Stop was pressed while the message was on its way: cancel its turn once it shows.
+      this.cancelWanted = true;
+      this.startTurn("idle", "drain", DRAIN_MS);
+      this.stoppedRun = this.streamAbort;
+    } else {
+      this.startTurn("streaming", "turn");
     }
-    this.startTurn(this.stopRequested ? "idle" : "streaming", this.stopRequested);
     return true;
+  }
+
+  private async settlePrevious(): Promise<void> {
+    if (this.turn) {
+      const timeout = new AbortController();
+      await Promise.race([this.turn, delay(DRAIN_MS, timeout.signal).catch(() => undefined)]);
+      timeout.abort();
+    }
+    if (this.turn) this.streamAbort?.abort();
   }
 
   // --- streaming ----------------------------------------------------------------------------
 
-  private startTurn(phase: Phase, stopped: boolean): void {
+  private startTurn(phase: Phase, mode: Mode, deadlineMs: number | null = null): void {
     const abort = new AbortController();
     this.streamAbort = abort;
+    this.mode = mode;
     this.set({ phase });
-    const run = this.followStream(abort.signal, stopped ? DRAIN_AFTER_STOP_MS : null).finally(() => {
+    const run = this.follow(abort, mode, deadlineMs).finally(() => {
+      // The run is over: release what still waits on its signal (drain timers).
+      abort.abort();
       if (this.turn === run) this.turn = null;
       if (this.streamAbort === abort) this.streamAbort = null;
     });
     this.turn = run;
   }
 
+  /** After `ms`: a cancel still waiting for its turn id is sent unguarded, and the stream is let go. */
+  private armDrain(abort: AbortController | null, ms: number): void {
+    const sessionId = this.state.session?.sessionId;
+    const timer = setTimeout(() => {
+      if (this.cancelWanted && sessionId && this.streamAbort === abort) {
+        this.cancelWanted = false;
+        void cancelTurn(sessionId).catch(() => undefined);
+      }
+      abort?.abort();
+    }, ms);
+    // The timer goes with the run it bounds.
+    abort?.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  }
+
   /**
-   * Reads the stream until a settling event, reconnecting from the next unread index when the
-   * connection drops; then saves the snapshot. `deadlineMs` bounds a drain after a stop.
+   * Reads the session's stream from the cursor until this turn settles (eve.followStream
+   * reconnects from the cursor on its own), then saves the snapshot.
    */
-  private async followStream(signal: AbortSignal, deadlineMs: number | null): Promise<void> {
+  private async follow(abort: AbortController, mode: Mode, deadlineMs: number | null): Promise<void> {
     const session = this.state.session;
     if (!session) return;
-    const deadline = deadlineMs === null ? null : Date.now() + deadlineMs;
-    let idleReconnects = 0;
+    const signal = abort.signal;
+    const watch = this.watch;
+    if (deadlineMs !== null) this.armDrain(abort, deadlineMs);
     let settled = false;
     let failure: string | null = null;
-    while (!settled && !signal.aborted) {
-      let progressed = false;
-      try {
-        const timer = deadline === null ? null : setTimeout(() => this.streamAbort?.abort(), Math.max(0, deadline - Date.now()));
-        try {
-          await readStream(session.sessionId, this.cursor, (event) => {
-            progressed = true;
-            this.appendStreamEvent(event);
-            if (isSettlingEvent(event)) {
-              settled = true;
-              return false;
-            }
-          }, signal);
-        } finally {
-          if (timer) clearTimeout(timer);
-        }
-      } catch (err) {
-        if (signal.aborted) break;
-        if (err instanceof ApiError && err.status !== 0 && !progressed) {
-          failure = err.status === 404 ? "The agent session was not found." : err.message;
-          break;
-        }
+    try {
+      await followStream(session.sessionId, {
+        startIndex: this.cursor,
+        signal,
+        maxIdleReconnects: mode === "connect" ? Infinity : 5,
+        onEvent: (event, cursor) => {
+          if (signal.aborted) return false;
+          this.cursor = cursor;
+          if (!this.appendStreamEvent(event)) return;
+          const { ours, ends } = watch.observe(event);
+          if (this.cancelWanted && ours && event.type === "turn.started" && typeof event.data?.turnId === "string") {
+            this.cancelWanted = false;
+            void cancelTurn(session.sessionId, event.data.turnId).catch(() => undefined);
+          }
+          if (ends) {
+            settled = true;
+            return false;
+          }
+        },
+      });
+    } catch (err) {
+      if (!signal.aborted) {
+        const e = err as ApiError;
+        failure = e.code === "stream_disconnected" ? STREAM_DISCONNECTED : e.status === 404 ? "The agent session was not found." : e.message;
       }
-      if (settled || signal.aborted) break;
-      idleReconnects = progressed ? 0 : idleReconnects + 1;
-      if (idleReconnects >= 3) {
-        failure = STREAM_DISCONNECTED;
-        break;
-      }
-      await delay(400 * idleReconnects, signal).catch(() => undefined);
     }
-    const wasStopped = this.state.stoppedAt !== null;
-    if (!settled && wasStopped) {
-      // The agent did not confirm the stop in time: close the turn locally so that a stopped
-      // turn is never resumed on the next load.
-      this.appendLocalEvent({ type: EVENT.sessionWaiting, local: true, reason: "interrupted" });
+    const wasStopped = this.stoppedRun === abort;
+    if (wasStopped) this.stoppedRun = null;
+    if (!settled && wasStopped && this.state.session?.sessionId === session.sessionId) {
+      // eve did not confirm the stop in time: close the turn locally so that a stopped turn is
+      // never resumed on the next load.
+      this.appendLocalEvent(localWaiting(session.sessionId));
       settled = true;
+    }
+    if (this.streamAbort !== abort && this.streamAbort !== null) {
+      // Another run took over (a skip, a newer send): it saves what it reads.
+      await this.flush();
+      return;
     }
     // The UI is free as soon as the turn settled; the snapshot is saved behind it (a next
     // message waits for this promise before it starts).
     if (this.state.phase !== "sending") this.set({ phase: "idle", optimistic: null });
-    if (failure && !wasStopped) this.host.toast(failure);
+    // A drain (after a stop or a Skip) is best effort: the UI already moved on.
+    if (failure && !wasStopped && mode !== "drain") this.host.toast(failure);
     if (settled) await this.saveSnapshot();
     else await this.flush();
     if (this.state.phase !== "sending") this.consumePending();
   }
 
-  private appendStreamEvent(event: EveEvent): void {
-    this.cursor = Math.max(this.cursor, (event.index ?? this.cursor - 1) + 1);
+  /** Appends a stream event unless the log has it already (same `meta.id`). */
+  private appendStreamEvent(event: EveEvent): boolean {
+    const id = event.meta?.id;
+    if (id && this.ids.has(id)) return false;
+    if (id) this.ids.add(id);
     const eventIndex = this.state.events.length;
     const events = [...this.state.events, event];
-    const patch: Partial<RuntimeState> = { events };
+    const patch: Partial<RuntimeState> = { events, log: appendToLog(this.state.log, event) };
     if (this.state.session) patch.session = { ...this.state.session, streamIndex: this.cursor };
     if (this.state.optimistic && hasLatestUserMessage(events, this.state.optimistic, this.optimisticSince)) patch.optimistic = null;
-    if (this.state.phase === "connecting" || this.state.phase === "idle") {
-      if (this.state.stoppedAt === null) patch.phase = "streaming";
-    }
+    // After Connect, the agent's continuation makes the chat busy again.
+    if (this.state.phase === "connecting" && this.mode === "connect") patch.phase = "streaming";
     this.set(patch);
     this.enqueue({ eventIndex, event });
+    return true;
   }
 
   private appendLocalEvent(event: EveEvent): IndexedEvent {
     const entry = { eventIndex: this.state.events.length, event };
-    this.local.push(entry);
-    this.set({ events: [...this.state.events, event] });
+    if (event.meta?.id) this.ids.add(event.meta.id);
+    this.set({ events: [...this.state.events, event], log: appendToLog(this.state.log, event) });
     return entry;
   }
 
@@ -330,14 +414,15 @@ export class ChatRuntime {
 
   private async saveSnapshot(): Promise<void> {
     await this.flush();
-    const observed = this.state.events.filter((e) => e.local !== true).slice(this.known.filter((e) => e.local !== true).length);
-    const events = buildSnapshot(this.known.filter((e) => e.local !== true), observed, this.localEntries());
+    const known = this.known.filter((e) => !isLocal(e));
+    const observed = this.state.events.filter((e) => !isLocal(e)).slice(known.length);
+    const events = buildSnapshot(known, observed, this.localEntries());
     const session = this.state.session ? { ...this.state.session, streamIndex: this.cursor } : null;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         const saved = await api.saveSnapshot(this.chatId, events, session);
         this.known = events;
-        this.local = [];
+        this.legacyUnsaved = false;
         if (saved?.chat) this.host.touchChat(saved.chat);
         return;
       } catch (err) {
@@ -351,113 +436,106 @@ export class ChatRuntime {
   private localEntries(): IndexedEvent[] {
     const out: IndexedEvent[] = [];
     this.state.events.forEach((event, eventIndex) => {
-      if (event.local === true) out.push({ eventIndex, event });
+      if (isLocal(event)) out.push({ eventIndex, event });
     });
     return out;
   }
 
-  // --- stop, authorization ------------------------------------------------------------------
+  // --- stop, authorization, input -------------------------------------------------------------
 
   /**
    * Stops the running turn. The UI reacts at once (seed 003): the composer is free, running
-   * tool calls show as interrupted, the thinking row goes. The interrupt request and the
-   * agent's synthetic results follow in the background; the turn is then saved, never resumed.
+   * tool calls show as interrupted, the thinking row goes. `POST …/cancel` (with the turn's id)
+   * follows in the background, and the stream is followed until eve confirms with
+   * `turn.cancelled` + `session.waiting`; the turn is then saved, never resumed.
    */
   stop(): void {
     if (!this.busy) return;
     const phase = this.state.phase;
-    this.set({ phase: "idle", stoppedAt: this.state.events.length, optimistic: phase === "sending" ? this.state.optimistic : null });
+    this.set({ phase: "idle", stopped: true, optimistic: phase === "sending" ? this.state.optimistic : null });
     if (phase === "sending") {
       this.stopRequested = true;
       return;
     }
+    this.mode = "drain";
+    this.stoppedRun = this.streamAbort;
     const session = this.state.session;
     if (session) {
-      interrupt(session.sessionId).catch((err: Error) => this.host.toast(`Stop failed: ${err.message}`));
+      const turnId = activeTurnId(this.state.log);
+      if (turnId) cancelTurn(session.sessionId, turnId).catch((err: Error) => this.host.toast(`Stop failed: ${err.message}`));
+      else this.cancelWanted = true;
     }
-    // Bound the drain: the stream is followed only until the agent settles or the deadline.
-    const abort = this.streamAbort;
-    setTimeout(() => abort?.abort(), DRAIN_AFTER_STOP_MS);
+    this.armDrain(this.streamAbort, DRAIN_MS);
   }
 
-  /** Seed handleSkipAuthorization: ends the wait locally with a declined outcome. */
-  async skipAuthorization(auth: PendingAuthorization): Promise<void> {
+  /**
+   * Seed handleSkipAuthorization, in eve's terms: the wait ends locally at once (a local
+   * `authorization.completed` declined + `session.waiting`, saved through the skip route), and
+   * eve is told the eve way — cancelling the held turn declines its sign-in — then its own
+   * events are recorded as they arrive.
+   */
+  async skipAuthorization(auth: AuthorizationView): Promise<void> {
     this.streamAbort?.abort();
+    const session = this.state.session;
     const before = this.state.events;
-    const beforeLocal = [...this.local];
-    const completed = this.appendLocalEvent({
-      type: EVENT.authorizationCompleted,
-      authorizationId: auth.id,
-      connection: auth.connection,
-      outcome: "declined",
-      local: true,
-    });
-    const waiting = this.appendLocalEvent({ type: EVENT.sessionWaiting, local: true, reason: "authorization-skipped" });
+    try {
+      await this.ensureMigrated();
+    } catch (err) {
+      this.host.toast(`Skip failed: ${(err as Error).message}`);
+      return;
+    }
+    const [completedEvent, waitingEvent] = skipEvents(auth, session?.sessionId ?? "");
+    const completed = this.appendLocalEvent(completedEvent);
+    const waiting = this.appendLocalEvent(waitingEvent);
     this.set({ phase: "idle", optimistic: null });
     try {
-      const saved = await api.skipAuthorization(this.chatId, [completed, waiting], this.state.session);
-      // The agent ends its own wait too; its declined events are past this chat's cursor and
-      // the next message's turn starts after them.
-      if (this.state.session) void declineAuthorization(this.state.session.sessionId, auth.id).catch(() => undefined);
+      const saved = await api.skipAuthorization(this.chatId, [completed, waiting], session);
       this.known = [...this.state.events];
-      this.local = [];
       this.pendingMessage = null;
       if (saved?.chat) this.host.touchChat(saved.chat);
     } catch (err) {
-      this.local = beforeLocal;
-      this.set({ events: before });
+      this.setEvents(before);
       this.host.toast(`Skip failed: ${(err as Error).message}`);
+      return;
     }
+    if (!session) return;
+    void cancelTurn(session.sessionId, auth.turnId).catch(() => undefined);
+    await this.settlePrevious();
+    this.watch = new TurnWatch();
+    this.startTurn("idle", "drain", DRAIN_MS);
   }
 
-  /** Answers the agent's structured input request and follows the continued turn. */
-  async answerInput(requestId: string, value: string): Promise<void> {
+  /**
+   * Answers an open input request (`inputResponses`: an option by id, or free text) and follows
+   * the continued turn. When the session is gone, the answer is sent as a message instead.
+   */
+  async answerInput(requestId: string, answer: { optionId: string; label: string } | { text: string }): Promise<void> {
     const session = this.state.session;
     if (!session || this.busy) return;
-    this.set({ phase: "sending", stoppedAt: null });
-    if (this.turn) await Promise.race([this.turn, delay(DRAIN_AFTER_STOP_MS)]);
+    this.set({ phase: "sending", stopped: false });
+    await this.settlePrevious();
+    const response: InputResponse = "optionId" in answer ? { requestId, optionId: answer.optionId } : { requestId, text: answer.text };
     try {
-      const next = await answerInput(session, requestId, value);
-      this.cursor = Math.max(this.cursor, next.streamIndex);
+      await this.ensureMigrated();
+      await respond(session.sessionId, [response], this.host.clientContext());
     } catch (err) {
       this.set({ phase: "idle" });
+      if (isSessionGone(err)) {
+        void this.send("optionId" in answer ? answer.label : answer.text);
+        return;
+      }
       this.host.toast((err as Error).message);
       return;
     }
-    this.startTurn("streaming", false);
+    this.watch = new TurnWatch();
+    this.startTurn("streaming", "turn");
   }
 
-  /** After the user opened the Connect URL: follow the stream for the agent's continuation. */
+  /** After the user opened the Connect link: follow the stream for the agent's continuation. */
   watchAfterConnect(): void {
     if (this.turn || !this.state.session) return;
-    this.set({ phase: "connecting" });
-    const abort = new AbortController();
-    this.streamAbort = abort;
-    const started = Date.now();
-    const run = (async () => {
-      let settledAgain = false;
-      while (!abort.signal.aborted && Date.now() - started < CONNECT_WATCH_MS && !settledAgain) {
-        try {
-          await readStream(this.state.session!.sessionId, this.cursor, (event) => {
-            this.appendStreamEvent(event);
-            if (isSettlingEvent(event)) {
-              settledAgain = true;
-              return false;
-            }
-          }, abort.signal);
-        } catch {
-          if (abort.signal.aborted) break;
-        }
-        if (!settledAgain) await delay(1500, abort.signal).catch(() => undefined);
-      }
-      if (settledAgain) await this.saveSnapshot();
-      else await this.flush();
-      if (this.state.phase !== "idle") this.set({ phase: "idle" });
-    })().finally(() => {
-      if (this.turn === run) this.turn = null;
-      if (this.streamAbort === abort) this.streamAbort = null;
-    });
-    this.turn = run;
+    this.watch = new TurnWatch();
+    this.startTurn("connecting", "connect", CONNECT_WATCH_MS);
   }
 }
 

@@ -1,5 +1,8 @@
 // Wire shapes of the app API (crates/eve-api/src/{chat,auth}.rs) and the eve protocol.
 
+import type { EveEvent } from "./eve-reducer";
+import type { StoredEvent } from "./legacy";
+
 export type AuthMode = "local-dev" | "password" | "oidc" | "unconfigured";
 
 export interface Viewer {
@@ -38,14 +41,9 @@ export interface ChatPage {
   nextCursor: string | null;
 }
 
-/** One eve stream event: a JSON object with a string `type` and its stream `index`. */
-export interface EveEvent {
-  type: string;
-  index?: number;
-  [key: string]: unknown;
-}
+export type { EveEvent } from "./eve-reducer";
 
-/** The eve `ClientSessionState`, stored on the chat row. */
+/** The eve `ClientSessionState`, stored on the chat row: `streamIndex` = events consumed. */
 export interface ClientSessionState {
   sessionId: string;
   streamIndex: number;
@@ -53,7 +51,8 @@ export interface ClientSessionState {
 
 export interface ChatDetail {
   chat: ChatSummary;
-  events: EveEvent[];
+  /** eve v1 events verbatim; chats saved before the switch may hold the old dialect. */
+  events: StoredEvent[];
   session: ClientSessionState | null;
   pendingUserMessage: string | null;
   pendingUserMessageCreatedAt?: string | null;

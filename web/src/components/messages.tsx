@@ -1,16 +1,17 @@
-// The transcript: user bubbles, streamed assistant Markdown, collapsible reasoning, grouped tool
-// calls, authorization cards, and the "Thinking..." presence row that fades out.
+// The transcript: user bubbles (with attachments), streamed assistant Markdown, collapsible
+// reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
+// presence row that fades out. Everything comes from eve events through events.renderItems.
 import { useMemo, useState } from "preact/hooks";
-import type { AssistantPart, PendingAuthorization, RenderItem, ToolCall } from "../events";
+import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
 import { renderMarkdown } from "../markdown";
 
 export interface TranscriptProps {
   items: RenderItem[];
   optimistic: string | null;
   thinking: boolean;
-  onConnect(auth: PendingAuthorization): void;
-  onSkip(auth: PendingAuthorization): void;
-  onAnswer(requestId: string, value: string): void;
+  onConnect(auth: AuthorizationView): void;
+  onSkip(auth: AuthorizationView): void;
+  onAnswer(requestId: string, option: InputOption): void;
   authBusy: boolean;
 }
 
@@ -20,7 +21,7 @@ export function Transcript(props: TranscriptProps) {
       {props.items.map((item) => {
         switch (item.kind) {
           case "user":
-            return <UserBubble key={item.key} text={item.text} />;
+            return <UserBubble key={item.key} text={item.text} files={item.files} />;
           case "assistant":
             return <AssistantMessage key={item.key} parts={item.parts} />;
           case "authorization":
@@ -36,17 +37,26 @@ export function Transcript(props: TranscriptProps) {
             );
           case "input":
             return (
-              <section key={item.key} class="input-card" aria-label="The agent asks">
+              <section key={item.key} class={`input-card${item.open ? " open" : ""}`} aria-label="The agent asks" data-request-id={item.requestId}>
                 <div class="input-card-prompt">{item.prompt}</div>
                 {item.open && item.options.length > 0 && (
                   <div class="input-card-options">
                     {item.options.map((o) => (
-                      <button type="button" class="button small" key={o} onClick={() => props.onAnswer(item.requestId, o)}>
-                        {o}
+                      <button
+                        type="button"
+                        class={`button small${o.style === "primary" ? " primary" : o.style === "danger" ? " danger" : ""}`}
+                        key={o.id}
+                        title={o.description}
+                        disabled={props.authBusy}
+                        onClick={() => props.onAnswer(item.requestId, o)}
+                      >
+                        {o.label}
                       </button>
                     ))}
                   </div>
                 )}
+                {item.open && item.allowFreeform && <div class="input-card-hint">Or type your answer below.</div>}
+                {!item.open && item.answer && <div class="input-card-answer">{item.answer}</div>}
               </section>
             );
           case "notice":
@@ -65,12 +75,27 @@ export function Transcript(props: TranscriptProps) {
   );
 }
 
-function UserBubble({ text, pending }: { text: string; pending?: boolean }) {
+function UserBubble({ text, files, pending }: { text: string; files?: FileView[]; pending?: boolean }) {
   return (
     <div class={`message user${pending ? " pending" : ""}`} data-role="user">
-      <div class="bubble">{text}</div>
+      {files && files.length > 0 && (
+        <ul class="attachments" aria-label="Attachments">
+          {files.map((f, i) => (
+            <li key={i} class="attachment">
+              {f.url && f.mediaType.startsWith("image/") && /^(data|blob):/.test(f.url) ? <img src={f.url} alt={f.filename ?? "image"} /> : null}
+              <span class="attachment-name">{f.filename ?? f.mediaType}</span>
+              {f.size !== undefined && <span class="attachment-size">{formatSize(f.size)}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      {text && <div class="bubble">{text}</div>}
     </div>
   );
+}
+
+function formatSize(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
 function AssistantMessage({ parts }: { parts: AssistantPart[] }) {
@@ -114,13 +139,15 @@ function ToolGroup({ calls }: { calls: ToolCall[] }) {
   const names = [...new Set(calls.map(toolLabel))].join(", ");
   const what = calls.length === 1 ? names : `${calls.length} tools: ${names}`;
   const asking = calls.some((c) => c.status === "asking");
-  const status = running ? "running" : waiting ? "waiting" : asking ? "asking" : interrupted ? "interrupted" : declined ? "declined" : "done";
+  const denied = calls.some((c) => c.status === "denied");
+  const status = running ? "running" : waiting ? "waiting" : asking ? "asking" : interrupted ? "interrupted" : declined ? "declined" : denied ? "denied" : "done";
   const summary = {
     running: `Running ${names}…`,
     waiting: `Waiting for authorization: ${names}`,
     asking: `Waiting for your answer: ${names}`,
     interrupted: `Interrupted ${what}`,
     declined: `Not connected: ${names}`,
+    denied: `Declined ${what}`,
     done: `Used ${what}`,
   }[status];
   return (
@@ -162,23 +189,33 @@ function prettyJson(v: unknown): string {
   }
 }
 
+const OUTCOME_TEXT: Record<AuthorizationView["outcome"], string> = {
+  pending: "",
+  authorized: "Connected",
+  declined: "Skipped",
+  failed: "Failed",
+  "timed-out": "Timed out",
+};
+
 function AuthorizationCard(props: {
-  auth: PendingAuthorization;
-  outcome: "pending" | "granted" | "declined";
+  auth: AuthorizationView;
+  outcome: AuthorizationView["outcome"];
   busy: boolean;
-  onConnect(auth: PendingAuthorization): void;
-  onSkip(auth: PendingAuthorization): void;
+  onConnect(auth: AuthorizationView): void;
+  onSkip(auth: AuthorizationView): void;
 }) {
   const { auth, outcome } = props;
   return (
-    <section class={`auth-card ${outcome}`} aria-label={`Authorization for ${auth.displayName}`} data-connection={auth.connection}>
+    <section class={`auth-card ${outcome}`} aria-label={`Authorization for ${auth.displayName}`} data-connection={auth.name}>
       <div class="auth-card-text">
         <div class="auth-card-title">{auth.displayName}</div>
         {auth.description && <div class="auth-card-description">{auth.description}</div>}
+        {outcome === "pending" && auth.instructions && <div class="auth-card-description">{auth.instructions}</div>}
+        {outcome === "pending" && auth.userCode && <code class="auth-card-code">{auth.userCode}</code>}
       </div>
       {outcome === "pending" ? (
         <div class="auth-card-actions">
-          <button type="button" class="button primary" disabled={!auth.connectUrl || props.busy} title={auth.connectUrl ? `Connect ${auth.displayName}` : "No connect link was provided"} onClick={() => props.onConnect(auth)}>
+          <button type="button" class="button primary" disabled={!auth.connectUrl || props.busy} title={auth.connectUrl ? `Connect ${auth.displayName}` : "No sign-in link on this site was provided"} onClick={() => props.onConnect(auth)}>
             Connect
           </button>
           <button type="button" class="button" disabled={props.busy} onClick={() => props.onSkip(auth)}>
@@ -186,7 +223,7 @@ function AuthorizationCard(props: {
           </button>
         </div>
       ) : (
-        <div class="auth-card-outcome">{outcome === "granted" ? "Connected" : "Skipped"}</div>
+        <div class="auth-card-outcome">{OUTCOME_TEXT[outcome]}</div>
       )}
     </section>
   );

@@ -4,7 +4,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
-import { MAX_MESSAGE_CHARS, renderItems, type PendingAuthorization } from "../events";
+import { MAX_MESSAGE_CHARS, renderItems, type AuthorizationView } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
 import { ConnectionsMenu } from "./overlays";
@@ -100,7 +100,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
     if (shell.viewer && runtime.getState().phase === "loading") void runtime.load();
   }, [runtime, shell.viewer]);
 
-  const items = useMemo(() => renderItems(state.events, state.stoppedAt), [state.events, state.stoppedAt]);
+  const items = useMemo(() => renderItems(state.log, state.stopped), [state.log, state.stopped]);
   const busy = state.phase === "sending" || state.phase === "streaming" || state.phase === "resuming";
   const last = items[items.length - 1];
   // The presence row shows while busy until the answer's own text is visible (seed ThinkingMessage).
@@ -122,17 +122,18 @@ export function SessionPage({ chatId }: { chatId: string }) {
     setDraft("");
     saveDraft("");
     stick.current = true;
-    // An open free-text question from the agent is answered by the next message typed.
-    const question = items.find((i) => i.kind === "input" && i.open && i.options.length === 0);
-    if (question && question.kind === "input") {
-      await runtime.answerInput(question.requestId, message);
+    // An open question that takes free text is answered by the next message typed (eve: a
+    // message answers the first open prompt); it is sent as `inputResponses: [{requestId, text}]`.
+    const question = state.openInputs.find((q) => q.allowFreeform);
+    if (question && !busy) {
+      await runtime.answerInput(question.requestId, { text: message });
       return;
     }
     const sent = await runtime.send(message);
     if (!sent) setDraft(message);
   };
 
-  const onConnect = (auth: PendingAuthorization) => {
+  const onConnect = (auth: AuthorizationView) => {
     if (auth.connectUrl) window.open(auth.connectUrl, "_blank", "noopener,noreferrer");
     runtime.watchAfterConnect();
   };
@@ -161,7 +162,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
             thinking={thinking}
             onConnect={onConnect}
             onSkip={(auth) => void runtime.skipAuthorization(auth)}
-            onAnswer={(requestId, value) => void runtime.answerInput(requestId, value)}
+            onAnswer={(requestId, option) => void runtime.answerInput(requestId, { optionId: option.id, label: option.label })}
             authBusy={state.phase === "sending"}
           />
         )}
