@@ -1,4 +1,5 @@
-// The app's own copy of eve's client-side projection (npm `eve` 0.80.1, `eve/client`):
+// Derived from eve 0.80.1 (npm `eve`, Apache-2.0, by Vercel): the app's own copy of eve's client-side
+// projection (`eve/client`):
 // `foldSession` (protocol/session-projection) and `defaultMessageReducer` (client/message-reducer
 // and its helpers). Importing `eve/client` would add ~119 KB gzip to the first load, so these few
 // functions are ported here, line for line; `eve-reducer.test.ts` feeds every recorded eve

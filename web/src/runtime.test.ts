@@ -2,7 +2,7 @@
 // eve v1 as the recordings show it (test-fixtures/fake-backend.mjs): sending, persistence and
 // the snapshot, reconnects and lease renewals without duplicates, resume after a refresh, stop
 // = cancel, questions answered with inputResponses, Skip = local decline + cancel, a lost
-// session, old-dialect chats. Also: the stream reader reads exactly what eve's own client reads.
+// session. Also: the stream reader reads exactly what eve's own client reads.
 import assert from "node:assert/strict";
 import { afterEach, test } from "node:test";
 import { Client } from "eve/client";
@@ -306,27 +306,6 @@ test("a session the agent no longer knows: the next message starts a new one and
   assert.deepEqual(c.session, { sessionId: fresh.id, streamIndex: fresh.log.length });
   assert.deepEqual(ids(c.slots), [...ids(old.log), ...ids(fresh.log)]);
   assert.equal(rt.getState().log.segments.length, 2);
-});
-
-test("an old-dialect chat opens converted and is saved converted before its next turn", async () => {
-  const { backend, runtime } = setup();
-  const c = backend.chat("chat1");
-  c.slots = [
-    { type: "user.message", text: "hello", index: 0 },
-    { type: "assistant.text.delta", delta: "Hi!", index: 1 },
-    { type: "session.completed", index: 2 },
-  ];
-  c.session = { sessionId: "sess-old", streamIndex: 3 };
-  const rt = runtime();
-  await rt.load();
-  const items = renderItems(rt.getState().log, false);
-  assert.deepEqual(items.map((i) => i.kind), ["user", "assistant"]);
-  assert.equal(await rt.send("again"), true);
-  await until("turn", () => (c.snapshots ?? 0) >= 2 && idle(rt));
-  const snapshots = backend.to("/api/chats/chat1/snapshot", "PUT");
-  assert.ok(snapshots[0]!.body.events.every((e: EveEvent) => e.meta && !("index" in e)), "first write: the converted log");
-  assert.ok(backend.to("/eve/v1/session/sess-old", "POST").length === 1, "the old session was tried, then replaced");
-  assert.equal(c.slots.filter((e: EveEvent) => e.type === "message.received").length, 2);
 });
 
 test("the stream reader reads what eve's own client reads: keep-alives, lease renewals, drops", async () => {

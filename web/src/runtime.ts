@@ -25,7 +25,6 @@ import {
   type InputView,
   type ReducedLog,
 } from "./events";
-import { convertLegacyLog, isLegacyLog } from "./legacy";
 import type { ChatDetail, ChatSummary, ClientSessionState, EveEvent, IndexedEvent } from "./types";
 
 export type Phase = "loading" | "idle" | "sending" | "streaming" | "resuming" | "connecting";
@@ -87,7 +86,6 @@ export class ChatRuntime {
   private optimisticSince = 0;
   private cursor = 0;
   /** The loaded log was in the old dialect: the converted log is saved before the first write. */
-  private legacyUnsaved = false;
 
   constructor(
     readonly chatId: string,
@@ -163,16 +161,15 @@ export class ChatRuntime {
       return;
     }
     if (this.busy || this.turn) return;
-    const legacy = isLegacyLog(detail.events);
-    const events = legacy ? convertLegacyLog(detail.events) : (detail.events as EveEvent[]);
-    this.legacyUnsaved = legacy;
+    // Chats of the earlier dialect were rewritten into eve events by migration 0004.
+    const events = detail.events as EveEvent[];
     this.known = [...events];
     this.pendingMessage = detail.pendingUserMessage;
     this.cursor = detail.session?.streamIndex ?? 0;
     this.setEvents([...events], { phase: "idle", loadError: null, session: detail.session, stopped: false, optimistic: null });
     // A turn left open (a refresh mid-response) is resumed from the saved cursor; what was
-    // already persisted is recognised by `meta.id`. An old-dialect log belongs to the old agent.
-    if (!legacy && detail.session && hasOpenTurn(events)) {
+    // already persisted is recognised by `meta.id`.
+    if (detail.session && hasOpenTurn(events)) {
       this.pendingConsumed = true;
       this.watch = new TurnWatch();
       this.startTurn("resuming", "turn");
@@ -187,13 +184,6 @@ export class ChatRuntime {
     if (!message || this.pendingConsumed || this.busy || this.waitingForAuthorization) return;
     this.pendingConsumed = true;
     void this.send(message, { alreadyPending: true });
-  }
-
-  /** An old-dialect chat is saved converted before anything else is written to it. */
-  private async ensureMigrated(): Promise<void> {
-    if (!this.legacyUnsaved) return;
-    await api.saveSnapshot(this.chatId, this.known, this.state.session);
-    this.legacyUnsaved = false;
   }
 
   // --- sending ------------------------------------------------------------------------------
@@ -221,7 +211,6 @@ export class ChatRuntime {
     // stop: let it finish first so that writes stay in order.
     await this.settlePrevious();
     try {
-      await this.ensureMigrated();
       if (!opts.alreadyPending) {
         const saved = await api.markPending(this.chatId, message);
         if (saved?.chat) this.host.touchChat(saved.chat);
@@ -422,7 +411,6 @@ export class ChatRuntime {
       try {
         const saved = await api.saveSnapshot(this.chatId, events, session);
         this.known = events;
-        this.legacyUnsaved = false;
         if (saved?.chat) this.host.touchChat(saved.chat);
         return;
       } catch (err) {
@@ -479,7 +467,6 @@ export class ChatRuntime {
     const session = this.state.session;
     const before = this.state.events;
     try {
-      await this.ensureMigrated();
     } catch (err) {
       this.host.toast(`Skip failed: ${(err as Error).message}`);
       return;
@@ -516,7 +503,6 @@ export class ChatRuntime {
     await this.settlePrevious();
     const response: InputResponse = "optionId" in answer ? { requestId, optionId: answer.optionId } : { requestId, text: answer.text };
     try {
-      await this.ensureMigrated();
       await respond(session.sessionId, [response], this.host.clientContext());
     } catch (err) {
       this.set({ phase: "idle" });

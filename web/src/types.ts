@@ -1,7 +1,6 @@
 // Wire shapes of the app API (crates/eve-api/src/{chat,auth}.rs) and the eve protocol.
 
 import type { EveEvent } from "./eve-reducer";
-import type { StoredEvent } from "./legacy";
 
 export type AuthMode = "local-dev" | "password" | "oidc" | "unconfigured";
 
@@ -51,8 +50,8 @@ export interface ClientSessionState {
 
 export interface ChatDetail {
   chat: ChatSummary;
-  /** eve v1 events verbatim; chats saved before the switch may hold the old dialect. */
-  events: StoredEvent[];
+  /** eve v1 events verbatim (chats of the earlier dialect were rewritten by migration 0004). */
+  events: EveEvent[];
   session: ClientSessionState | null;
   pendingUserMessage: string | null;
   pendingUserMessageCreatedAt?: string | null;
