@@ -19,7 +19,7 @@ pub const INSERT_SESSION: &str = "INSERT INTO eve_session \
 
 pub const SELECT_SESSION: &str =
     "SELECT status, cancel_at, lease_owner, lease_expires, client_context, \
-    (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), \
+    COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), \
     (SELECT type FROM eve_event WHERE session_id = ?1 ORDER BY idx DESC LIMIT 1), \
     (SELECT COUNT(*) FROM eve_inbox WHERE session_id = ?1) \
     FROM eve_session WHERE id = ?1 AND principal = ?2";
@@ -53,21 +53,24 @@ pub const MARK_RESET: &str = "UPDATE eve_session SET status = 'reset', updated_a
 /// Appends at the next index, only while `?5` holds the lease of an active session (a reset
 /// fences its runner out too).
 pub const APPEND_EVENT: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
-    SELECT ?1, (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), ?2, ?3, ?4 \
+    SELECT ?1, COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), ?2, ?3, ?4 \
     WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?5 AND status = 'active') RETURNING idx";
 
 /// Appends without a lease: the terminal events of a reset (the runner, if any, is fenced
 /// off by the status change).
 pub const APPEND_EVENT_UNLEASED: &str =
     "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
-    SELECT ?1, (SELECT COUNT(*) FROM eve_event WHERE session_id = ?1), ?2, ?3, ?4 RETURNING idx";
+    SELECT ?1, COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), ?2, ?3, ?4 RETURNING idx";
 
 pub const SELECT_EVENTS_FROM: &str =
     "SELECT idx, type, body FROM eve_event WHERE session_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3";
 
 pub const SELECT_ALL_EVENTS: &str = "SELECT body FROM eve_event WHERE session_id = ?1 ORDER BY idx";
 
-pub const COUNT_EVENTS: &str = "SELECT COUNT(*) FROM eve_event WHERE session_id = ?1";
+/// The log's length. Indices are contiguous from 0, so this is the last index + 1, read from
+/// the primary key (`COUNT(*)` would scan the whole session on every poll and append).
+pub const COUNT_EVENTS: &str =
+    "SELECT COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0)";
 
 pub const INSERT_INBOX: &str = "INSERT INTO eve_inbox (session_id, seq, kind, delivery_id, body, created_at) \
     SELECT ?1, COALESCE((SELECT MAX(seq) + 1 FROM eve_inbox WHERE session_id = ?1), 0), ?2, ?3, ?4, ?5 RETURNING seq";
