@@ -484,3 +484,21 @@ pub fn comparable(events: &[Value], sid: &str) -> Vec<Value> {
         })
         .collect()
 }
+
+/// A `message.received` envelope of turn 0 (for chat-store tests that need eve-shaped events).
+pub fn user_event(text: &str, id: &str) -> Value {
+    serde_json::json!({
+        "type": "message.received",
+        "data": { "message": text, "parts": [{ "type": "text", "text": text }], "sequence": 0, "turnId": "turn_0" },
+        "meta": { "at": "2026-12-01T00:00:00.000Z", "id": id },
+    })
+}
+
+/// A `message.appended` envelope of turn 0, step 0.
+pub fn delta_event(text: &str, id: &str) -> Value {
+    serde_json::json!({
+        "type": "message.appended",
+        "data": { "messageDelta": text, "sequence": 0, "stepIndex": 0, "turnId": "turn_0" },
+        "meta": { "at": "2026-12-01T00:00:00.000Z", "id": id },
+    })
+}

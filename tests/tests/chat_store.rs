@@ -6,7 +6,7 @@
 //! Most tests start their own host (a fresh database, ~0.2 s); against `EVE_CHAT_BASE_URL`
 //! those that need their own configuration skip, the rest create their own chats.
 
-use eve_chat_tests::{Host, HostOptions, Response};
+use eve_chat_tests::{eve, Host, HostOptions, Response};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -478,9 +478,9 @@ fn search_finds_chats_by_title_and_by_message_text() {
     let budget = create(&h, json!({ "pendingUserMessage": "Monthly budget" }));
     let _other = create(&h, json!({ "pendingUserMessage": "100% unrelated" }));
     let log = [
-        json!({ "type": "user.message", "text": "Monthly budget" }),
-        json!({ "type": "assistant.text.delta", "delta": "Spend less on kyoto " }),
-        json!({ "type": "assistant.text.delta", "delta": "hotels 数据库" }),
+        eve::user_event("Monthly budget", "e0"),
+        eve::delta_event("Spend less on kyoto ", "e1"),
+        eve::delta_event("hotels 数据库", "e2"),
     ];
     assert_eq!(snapshot(&h, &budget, &log, None).status, 200);
     let ids = |q: &str| -> Vec<String> {
@@ -563,8 +563,8 @@ fn rename_delete_and_export() {
     let h = Host::shared();
     let id = create(&h, json!({ "pendingUserMessage": "Export me" }));
     let log = [
-        json!({ "type": "user.message", "text": "Export me" }),
-        json!({ "type": "assistant.text.delta", "delta": "Here you go." }),
+        eve::user_event("Export me", "e0"),
+        eve::delta_event("Here you go.", "e1"),
         json!({ "type": "session.completed" }),
     ];
     assert_eq!(
@@ -1054,7 +1054,7 @@ fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
     .unwrap();
     let page = h.get("/api/chats").json();
     assert_eq!(page["chats"][0]["title"], "From v1");
-    let log = [json!({ "type": "user.message", "text": "searchable after the upgrade" })];
+    let log = [eve::user_event("searchable after the upgrade", "e0")];
     assert_eq!(snapshot(&h, "old-chat", &log, None).status, 200);
     assert_eq!(
         h.get("/api/chats?q=after%20the%20upgrade").json()["chats"][0]["id"],
@@ -1064,7 +1064,8 @@ fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
     let versions: i64 = db
         .query_row("SELECT count(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 2);
+    // Every numbered file of migrations/ ran once.
+    assert_eq!(versions, 4);
 }
 
 #[test]

@@ -287,11 +287,14 @@ fn eve_stream_figures() {
         .map(|_| {
             let (h, sid) = (paced.clone(), sid.clone());
             std::thread::spawn(move || -> Result<(usize, i64, String), String> {
-                let mut s = Stream::open_path(
+                // 100 readers share two cores with the turn: give them longer than the
+                // usual minute.
+                let mut s = Stream::open_path_for(
                     &h,
                     &eve::stream_path(&sid, "startIndex=0&includeTailIndex=1"),
                     &[],
                     0,
+                    Duration::from_secs(300),
                 );
                 let tail: i64 = s
                     .header("x-eve-stream-tail-index")

@@ -383,7 +383,7 @@ fn clear_and_compact_are_accepted_and_recorded_in_the_stream() {
 // ---------------------------------------------------------------------------------- cancel
 
 #[test]
-fn cancel_during_a_tool_call_answers_it_as_cancelled_and_the_next_turn_is_consistent() {
+fn cancel_during_a_tool_call_ends_the_turn_and_the_next_turn_is_consistent() {
     let Some(h) = host_with(&[]) else { return };
     let sid = start(&h, "wait 30");
     let mut reader = Stream::open(&h, &sid, 0);
@@ -399,16 +399,11 @@ fn cancel_during_a_tool_call_answers_it_as_cancelled_and_the_next_turn_is_consis
         stopped_at.elapsed() < Duration::from_secs(5),
         "the stop is prompt"
     );
-    assert_eq!(
-        types(&after),
-        ["action.result", "turn.cancelled", "session.waiting"]
-    );
-    let result = &after[0]["data"];
-    assert_eq!(result["status"], "failed");
-    assert_eq!(result["error"]["code"], "cancelled");
-    assert_eq!(result["result"]["callId"], action["callId"]);
-    assert_eq!(result["result"]["isError"], true);
-    assert_eq!(after[1]["data"]["turnId"], "turn_0");
+    // As eve: the stopped call is answered as cancelled in the model's history, not on the
+    // stream (the next turn's consistency below shows the history is whole).
+    assert_eq!(types(&after), ["turn.cancelled", "session.waiting"]);
+    assert_eq!(after[0]["data"]["turnId"], "turn_0");
+    assert!(action["callId"].is_string());
 
     // Nothing runs now: another cancel is accepted and changes nothing.
     let n = eve::len(&h, &sid);
@@ -626,18 +621,13 @@ fn cancelling_a_pending_authorization_declines_it_and_ends_the_turn() {
         types(&rest),
         [
             "authorization.completed",
-            "action.result",
             "turn.cancelled",
             "session.waiting"
         ]
     );
     assert_eq!(rest[0]["data"]["outcome"], "declined");
     assert_eq!(rest[0]["data"]["attemptId"], required["data"]["attemptId"]);
-    assert_eq!(rest[1]["data"]["error"]["code"], "cancelled");
-    assert_eq!(
-        rest[1]["data"]["result"]["callId"],
-        required["data"]["callId"]
-    );
+    assert_eq!(rest[1]["data"]["turnId"], required["data"]["turnId"]);
     assert_eq!(h.get(&connect_url(&required)).status, 409);
 }
 

@@ -115,14 +115,9 @@ fn a_cancel_of_a_turn_whose_runner_died_ends_it_cancelled_and_it_is_never_resume
     assert_eq!(&all[..k.acknowledged.len()], &k.acknowledged[..]);
     assert_unique_ids(&all);
     let after = &all[k.acknowledged.len()..];
-    assert_eq!(
-        types(after),
-        ["action.result", "turn.cancelled", "session.waiting"]
-    );
-    let result = &after[0]["data"];
-    assert_eq!(result["result"]["callId"], call["callId"]);
-    assert_eq!(result["status"], "failed");
-    assert_eq!(result["error"]["code"], "cancelled");
+    // As eve: the open call is answered as cancelled in the history, not on the stream.
+    assert_eq!(types(after), ["turn.cancelled", "session.waiting"]);
+    assert!(call["callId"].is_string());
     assert_eq!(resumptions(h, sid), 0, "a cancelled turn is not resumed");
     // The session goes on.
     let n = all.len() as u64;

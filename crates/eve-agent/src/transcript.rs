@@ -11,7 +11,8 @@ use serde_json::Value;
 use crate::model::{ModelMessage, ToolCall};
 
 /// The model's history: user messages, assistant text with its tool calls, tool results.
-/// Calls without a result are dropped, so the history is always consistent.
+/// Calls of a turn that ended without their result are answered as cancelled; calls of the
+/// open turn without a result are left out. So the history is always consistent.
 pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
     let start = events
         .iter()
@@ -22,6 +23,15 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
         .iter()
         .filter_map(|e| match e {
             Event::ActionResult(r) => Some(r.result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Turns that ended: their unanswered calls stay in the history, answered as cancelled.
+    let ended_turns: std::collections::HashSet<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnCancelled(t) | Event::TurnCompleted(t) => Some(t.sequence),
+            Event::TurnFailed(f) => Some(f.at.sequence),
             _ => None,
         })
         .collect();
@@ -54,10 +64,11 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
                 }
             }
             Event::ActionsRequested(a) => {
+                let ended = ended_turns.contains(&a.at.sequence);
                 let calls: Vec<ToolCall> = a
                     .actions
                     .iter()
-                    .filter(|c| answered.contains(c.call_id.as_str()))
+                    .filter(|c| ended || answered.contains(c.call_id.as_str()))
                     .map(tool_call)
                     .collect();
                 if calls.is_empty() {
@@ -75,6 +86,41 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
                     content: output_text(&r.result.output),
                     is_error: r.result.is_error.unwrap_or(false) || r.status != "completed",
                 });
+                open = None;
+            }
+            // A turn that ended with calls unanswered (cancelled, or failed) answers them as
+            // cancelled in the history, so the model sees the work started and stopped
+            // (seed 003's synthetic results; eve's rule for cancelled calls).
+            Event::TurnCancelled(_) | Event::TurnFailed(_) | Event::TurnCompleted(_) => {
+                let asked: Vec<(String, String)> = out
+                    .iter()
+                    .rev()
+                    .find_map(|m| match m {
+                        ModelMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                            Some(
+                                tool_calls
+                                    .iter()
+                                    .map(|c| (c.id.clone(), c.name.clone()))
+                                    .collect(),
+                            )
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                for (id, name) in asked {
+                    let has_result = out.iter().any(|m| {
+                        matches!(m, ModelMessage::ToolResult { tool_call_id, .. } if *tool_call_id == id)
+                    });
+                    if !has_result {
+                        out.push(ModelMessage::ToolResult {
+                            tool_call_id: id,
+                            tool_name: name,
+                            content: serde_json::json!({ "error": crate::turn::CANCELLED_BY_USER })
+                                .to_string(),
+                            is_error: true,
+                        });
+                    }
+                }
                 open = None;
             }
             _ => {}

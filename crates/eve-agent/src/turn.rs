@@ -196,37 +196,15 @@ fn action_result(
     })
 }
 
-fn cancelled_result(at: &StepRef, call: &ToolCall, message: &str) -> Event {
-    action_result(
-        at,
-        call,
-        json!({ "error": message }),
-        true,
-        "failed",
-        Some(ActionError {
-            code: "cancelled".into(),
-            message: message.into(),
-        }),
-    )
-}
-
-/// The events that end the open turn of `log` cancelled: what it waits for is withdrawn, every
-/// call it stopped is answered as cancelled, then `turn.cancelled` and `session.waiting`.
+/// The events that end the open turn of `log` cancelled: what it waits for is withdrawn, then
+/// `turn.cancelled` and `session.waiting`.
 pub fn cancel_events(session_id: &str, log: &[Event]) -> Vec<Event> {
     let Some(open) = transcript::open_turn(log) else {
         return Vec::new();
     };
+    // The calls it stopped are answered as cancelled in the model's history
+    // (`transcript::messages`), not on the stream, as eve does.
     let mut v = withdraw(&open, "cancelled", AuthorizationOutcome::Declined);
-    if let StepState::Calls(calls) = &open.step_state {
-        let at = open.turn.step(open.step);
-        for c in transcript::unanswered(&log[open.start..], calls) {
-            v.push(cancelled_result(
-                &at,
-                &transcript::tool_call(c),
-                CANCELLED_BY_USER,
-            ));
-        }
-    }
     v.push(Event::TurnCancelled(open.turn.clone()));
     let mut all = log.to_vec();
     all.extend(v.iter().cloned());
@@ -1054,25 +1032,24 @@ mod tests {
     }
 
     #[test]
-    fn a_cancel_while_a_tool_runs_answers_the_call_as_cancelled() {
+    fn a_cancel_while_a_tool_runs_answers_the_call_as_cancelled_in_the_history() {
         let mut h = Host {
             stop_when: Some(|e| e.iter().any(|e| matches!(e, Event::ActionsRequested(_)))),
             ..Default::default()
         };
         let (out, log) = drive(&mut h, opened("wait 5"));
         assert_eq!(out, TurnOutcome::Cancelled);
-        let result = log.iter().find_map(|e| match e {
-            Event::ActionResult(r) => Some(r.clone()),
-            _ => None,
-        });
-        let r = result.expect("the stopped call is answered");
-        assert_eq!(r.status, "failed");
-        assert_eq!(r.error.unwrap().code, "cancelled");
-        // The model's history stays consistent: the call and its result both appear.
+        assert!(
+            !log.iter().any(|e| matches!(e, Event::ActionResult(_))),
+            "the stopped call is not answered on the stream, as eve"
+        );
+        // The model's history stays consistent: the call and a cancelled result both appear.
         let m = transcript::messages(&log);
-        assert!(m
-            .iter()
-            .any(|m| matches!(m, crate::model::ModelMessage::ToolResult { .. })));
+        let answered = m.iter().any(|m| {
+            matches!(m, crate::model::ModelMessage::ToolResult { content, is_error: true, .. }
+                if content.contains(CANCELLED_BY_USER))
+        });
+        assert!(answered, "{m:?}");
     }
 
     #[test]
@@ -1138,12 +1115,7 @@ mod tests {
         let v = cancel_events("wrun_s", &log);
         assert_eq!(
             types(&v),
-            [
-                "input.resolved",
-                "action.result",
-                "turn.cancelled",
-                "session.waiting"
-            ]
+            ["input.resolved", "turn.cancelled", "session.waiting"]
         );
         let Event::InputResolved(r) = &v[0] else {
             panic!()
