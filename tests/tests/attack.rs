@@ -456,7 +456,7 @@ fn seed(h: &Host, cookie: Option<&str>, label: &str) -> (String, String) {
 /// Reads the session's recorded stream (`follow=false`) until its turn has settled.
 fn wait_settled(h: &Host, session: &str, cookie: Option<&str>) -> Vec<Value> {
     let headers: Vec<(&str, &str)> = cookie.map(|c| vec![("cookie", c)]).unwrap_or_default();
-    eve::settled_as(&h, session, &headers, SETTLE)
+    eve::settled_as(h, session, &headers, SETTLE)
 }
 
 /// Every route of the app with a method it answers and a well-formed body (`None`: no body).
@@ -1943,7 +1943,7 @@ fn agent_session(h: &Host, bearer: &str) -> String {
         .as_str()
         .unwrap()
         .to_string();
-    let events = eve::settled_as(&h, &session, &[("authorization", bearer)], SETTLE);
+    let events = eve::settled_as(h, &session, &[("authorization", bearer)], SETTLE);
     assert_eq!(types(&events).last(), Some(&"session.waiting"));
     session
 }
