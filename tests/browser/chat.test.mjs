@@ -56,13 +56,13 @@ async function savedChat(id) {
   return (await apiCall(app.baseUrl, "GET", `/api/chats/${id}`)).json;
 }
 
-async function waitSettledOnServer(id, timeout = 30000) {
+async function waitSettledOnServer(id, timeout = 30000, also = () => true) {
   const end = Date.now() + timeout;
   for (;;) {
     const chat = await savedChat(id);
     const last = chat.events.at(-1);
     // Settled for the browser (docs/web.md): the session parked or ended, or the turn parked on a person.
-    if (last && (["session.completed", "session.failed", "session.waiting"].includes(last.type) || (last.type === "turn.waiting" && last.data?.on === "input"))) return chat;
+    if (last && (["session.completed", "session.failed", "session.waiting"].includes(last.type) || (last.type === "turn.waiting" && last.data?.on === "input")) && also(chat)) return chat;
     if (Date.now() > end) throw new Error(`chat ${id} not settled on the server: ${JSON.stringify(chat.events.slice(-3))}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -120,7 +120,10 @@ agentTest("checklist 6: a refresh in the middle of a response resumes it from th
   await page.waitForSelector("button[aria-label='Stop response']", { timeout: 5000 });
   await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 60000 });
   assert.match(await lastAssistantText(page), new RegExp(countText(250).replace(/ /g, "\\s*")));
-  const chat = await waitSettledOnServer(chatId);
+  // The settling event can reach the server in an event batch before the final snapshot saves
+  // the cursor: wait for both.
+  const cursorSaved = (c) => c.session?.streamIndex === c.events.filter((e) => !e.meta.local).length;
+  const chat = await waitSettledOnServer(chatId, 30000, cursorSaved);
   const text = chat.events.filter((e) => e.type === "message.appended").map((e) => e.data.messageDelta).join("");
   assert.equal(squash(text).match(/\d+/g).join(" "), countText(250), "no event lost or duplicated in the saved log");
   const ids = chat.events.map((e) => e.meta.id);
