@@ -196,6 +196,21 @@ fn action_result(
     })
 }
 
+/// The `action.result` of a call that failed with `code` (the model reads `{"error": message}`).
+fn failed_result(at: &StepRef, call: &ToolCall, code: &str, message: String) -> Event {
+    action_result(
+        at,
+        call,
+        json!({ "error": message }),
+        true,
+        "failed",
+        Some(ActionError {
+            code: code.into(),
+            message,
+        }),
+    )
+}
+
 /// The events that end the open turn of `log` cancelled: what it waits for is withdrawn, then
 /// `turn.cancelled` and `session.waiting`.
 pub fn cancel_events(session_id: &str, log: &[Event]) -> Vec<Event> {
@@ -367,16 +382,11 @@ pub fn declined_events(log: &[Event]) -> Option<Vec<Event>> {
     if let (Some(call_id), StepState::Calls(calls)) = (call_id, &open.step_state) {
         if let Some(c) = calls.iter().find(|c| &c.call_id == call_id) {
             let display = connections::by_id(name).map_or(name.as_str(), |c| c.display_name);
-            v.push(action_result(
+            v.push(failed_result(
                 at,
                 &transcript::tool_call(c),
-                json!({ "error": format!("the user declined to connect {display}") }),
-                true,
-                "failed",
-                Some(ActionError {
-                    code: "authorization_declined".into(),
-                    message: format!("the user declined to connect {display}"),
-                }),
+                "authorization_declined",
+                format!("the user declined to connect {display}"),
             ));
         }
     }
@@ -562,17 +572,7 @@ impl Turn<'_> {
                             return Ok(TurnOutcome::Waiting);
                         }
                         Err(message) => {
-                            self.emit(action_result(
-                                &at,
-                                &call,
-                                json!({ "error": message }),
-                                true,
-                                "failed",
-                                Some(ActionError {
-                                    code: "invalid_input".into(),
-                                    message: message.into(),
-                                }),
-                            ))?;
+                            self.emit(failed_result(&at, &call, "invalid_input", message.into()))?;
                             continue;
                         }
                     }
@@ -580,17 +580,7 @@ impl Turn<'_> {
                 if let Some(c) = connections::for_tool(&call.name) {
                     if !enabled.iter().any(|e| e.id == c.id) {
                         let message = format!("{} is disabled for this turn", c.display_name);
-                        self.emit(action_result(
-                            &at,
-                            &call,
-                            json!({ "error": message }),
-                            true,
-                            "failed",
-                            Some(ActionError {
-                                code: "connection_disabled".into(),
-                                message,
-                            }),
-                        ))?;
+                        self.emit(failed_result(&at, &call, "connection_disabled", message))?;
                         continue;
                     }
                     if !self.host.connection_granted(c.id) {
