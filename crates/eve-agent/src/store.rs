@@ -499,61 +499,8 @@ impl<'a, S: Sql> AgentStore<'a, S> {
 
 #[cfg(test)]
 pub mod testing {
-    //! rusqlite behind the [`Sql`] seam, for native tests.
-    use super::*;
-    use eve_store::SqlRow;
-    use std::cell::RefCell;
-
-    pub struct Lite(pub RefCell<rusqlite::Connection>);
-
-    impl Lite {
-        pub fn memory() -> Self {
-            Lite(RefCell::new(
-                rusqlite::Connection::open_in_memory().unwrap(),
-            ))
-        }
-    }
-
-    impl Sql for Lite {
-        fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
-            let conn = self.0.borrow();
-            let mut stmt = conn.prepare(statement).map_err(|e| e.to_string())?;
-            let params: Vec<rusqlite::types::Value> = params
-                .into_iter()
-                .map(|p| match p {
-                    SqlValue::Integer(i) => rusqlite::types::Value::Integer(i),
-                    SqlValue::Real(f) => rusqlite::types::Value::Real(f),
-                    SqlValue::Text(s) => rusqlite::types::Value::Text(s),
-                    SqlValue::Blob(b) => rusqlite::types::Value::Blob(b),
-                    SqlValue::Null => rusqlite::types::Value::Null,
-                })
-                .collect();
-            let n = stmt.column_count();
-            let mut rows = stmt
-                .query(rusqlite::params_from_iter(params))
-                .map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().map_err(|e| e.to_string())? {
-                let mut r = Vec::new();
-                for i in 0..n {
-                    r.push(
-                        match row
-                            .get::<_, rusqlite::types::Value>(i)
-                            .map_err(|e| e.to_string())?
-                        {
-                            rusqlite::types::Value::Integer(i) => SqlValue::Integer(i),
-                            rusqlite::types::Value::Real(f) => SqlValue::Real(f),
-                            rusqlite::types::Value::Text(s) => SqlValue::Text(s),
-                            rusqlite::types::Value::Blob(b) => SqlValue::Blob(b),
-                            rusqlite::types::Value::Null => SqlValue::Null,
-                        },
-                    );
-                }
-                out.push(r);
-            }
-            Ok(out)
-        }
-    }
+    //! rusqlite behind the [`Sql`] seam: the project's one test adapter.
+    pub use eve_sql_testing::Db as Lite;
 }
 
 #[cfg(test)]
