@@ -5,7 +5,7 @@
 // streaming at once.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { apiCall, launchBrowser, newPage, screenshot, startApp } from "./harness.mjs";
+import { apiCall, launchBrowser, newPage, screenshot, squash, startApp, startChat } from "./harness.mjs";
 
 let app;
 let browser;
@@ -31,22 +31,6 @@ function agentTest(name, fn) {
 }
 
 const countText = (n) => Array.from({ length: n }, (_, i) => i + 1).join(" ");
-const squash = (s) => s.replace(/\s+/g, " ").trim();
-
-/** Starts a chat from the root page; `inApp` navigates with the sidebar link (no reload). */
-async function startChat(page, message, { inApp = false } = {}) {
-  if (inApp) {
-    await page.click("a.new-chat");
-    await page.waitForURL(/\/$/);
-  } else {
-    await page.goto("/");
-  }
-  await page.waitForSelector(".auth-slot .viewer-name");
-  await page.fill("#composer-input", message);
-  await page.keyboard.press("Enter");
-  await page.waitForURL(/\/chat\/[A-Za-z0-9_-]+$/);
-  return page.url().split("/chat/")[1];
-}
 
 async function lastAssistantText(page) {
   return squash((await page.locator(".message.assistant .markdown").last().textContent()) ?? "");

@@ -6,7 +6,7 @@
 // The same flows against the real agent (demo provider) are in chat.test.mjs.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { apiCall, launchBrowser, newPage, screenshot, startApp } from "./harness.mjs";
+import { apiCall, launchBrowser, newPage, screenshot, startApp, startChat } from "./harness.mjs";
 
 let app;
 let browser;
@@ -103,15 +103,6 @@ const done = (message, stepIndex = 0) => [
   ["session.waiting", { continuationToken: "wrun_test1", wait: "next-user-message" }],
 ];
 const answer = (...deltas) => () => [step(0), ...deltas.map((d) => text(d)), ...done(deltas.join(""))];
-
-async function startChat(page, message) {
-  await page.goto("/");
-  await page.waitForSelector(".auth-slot .viewer-name");
-  await page.fill("#composer-input", message);
-  await page.keyboard.press("Enter");
-  await page.waitForURL(/\/chat\/[A-Za-z0-9_-]+$/);
-  return page.url().split("/chat/")[1];
-}
 
 test("checklist 3-5: first message creates the chat, navigates, streams, and every event plus the snapshot is saved", async () => {
   const page = await newPage(browser, app.baseUrl);

@@ -16,7 +16,7 @@
 //   EVE_CHAT_BASE_URL           instead: an eve-chat already started that way (run-all does)
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { apiCall, launchBrowser, newPage, screenshot, startApp } from "./harness.mjs";
+import { apiCall, launchBrowser, newPage, screenshot, squash, startApp, startChat } from "./harness.mjs";
 
 const REFERENCE = process.env.EVE_UPSTREAM_REFERENCE_URL?.replace(/\/$/, "");
 const SECRET = process.env.EVE_UPSTREAM_JWT_SECRET ?? "";
@@ -49,23 +49,7 @@ function upstreamTest(name, fn) {
   test(name, { skip: SKIP }, fn);
 }
 
-const squash = (s) => s.replace(/\s+/g, " ").trim();
 const notBusy = (page, timeout = 30000) => page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout });
-
-/** Starts a chat from the root page (`inApp`: with the sidebar's New chat link, no reload). */
-async function startChat(page, message, { inApp = false } = {}) {
-  if (inApp) {
-    await page.click("a.new-chat");
-    await page.waitForURL(/\/$/);
-  } else {
-    await page.goto("/");
-  }
-  await page.waitForSelector(".auth-slot .viewer-name");
-  await page.fill("#composer-input", message);
-  await page.keyboard.press("Enter");
-  await page.waitForURL(/\/chat\/[A-Za-z0-9_-]+$/);
-  return page.url().split("/chat/")[1];
-}
 
 async function assistantTexts(page) {
   return (await page.locator(".message.assistant .markdown").allTextContents()).map(squash);

@@ -122,3 +122,22 @@ export async function apiCall(baseUrl, method, path, body, cookie) {
   }
   return { status: res.status, headers: res.headers, json, text };
 }
+
+/** Collapses whitespace, as text read back from rendered Markdown needs. */
+export const squash = (s) => s.replace(/\s+/g, " ").trim();
+
+/** Starts a chat from the root page (`inApp`: with the sidebar's New chat link, no reload);
+ * the new chat's id. */
+export async function startChat(page, message, { inApp = false } = {}) {
+  if (inApp) {
+    await page.click("a.new-chat");
+    await page.waitForURL(/\/$/);
+  } else {
+    await page.goto("/");
+  }
+  await page.waitForSelector(".auth-slot .viewer-name");
+  await page.fill("#composer-input", message);
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/\/chat\/[A-Za-z0-9_-]+$/);
+  return page.url().split("/chat/")[1];
+}
