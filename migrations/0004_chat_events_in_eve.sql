@@ -79,23 +79,17 @@ UPDATE chat_event SET
                 'sessionId', '')
             ELSE json_object('continuationToken', '', 'wait', 'next-user-message')
             END,
-        'meta', json_object('at', '1970-01-01T00:00:00.000Z', 'id', 'evt_legacy_' || chat_id || '_' || event_index)),
-    event_type = CASE event_type
-        WHEN 'user.message' THEN 'message.received'
-        WHEN 'assistant.text.delta' THEN 'message.appended'
-        WHEN 'assistant.reasoning.delta' THEN 'reasoning.appended'
-        WHEN 'tool.call.started' THEN 'action.input.appended'
-        WHEN 'tool.call.input.delta' THEN 'action.input.appended'
-        WHEN 'tool.call.ready' THEN 'actions.requested'
-        WHEN 'tool.call.result' THEN 'action.result'
-        WHEN 'usage' THEN 'step.completed'
-        WHEN 'session.completed' THEN 'session.waiting'
-        ELSE event_type END
+        'meta', json_object('at', '1970-01-01T00:00:00.000Z', 'id', 'evt_legacy_' || chat_id || '_' || event_index))
 WHERE json_extract(event, '$.data') IS NULL
   AND event_type IN ('user.message', 'assistant.text.delta', 'assistant.reasoning.delta', 'tool.call.started',
                      'tool.call.input.delta', 'tool.call.ready', 'tool.call.result', 'authorization.required',
                      'authorization.completed', 'input.requested', 'usage', 'session.waiting',
                      'session.completed', 'session.failed');
+
+-- The settling checks read `event_type`: it follows the rewritten event.
+UPDATE chat_event SET event_type = json_extract(event, '$.type')
+WHERE json_extract(event, '$.meta.id') LIKE 'evt\_legacy\_%' ESCAPE '\'
+  AND event_type <> json_extract(event, '$.type');
 
 UPDATE chat SET eve_session = NULL
 WHERE json_extract(eve_session, '$.sessionId') LIKE 'ses\_%' ESCAPE '\';

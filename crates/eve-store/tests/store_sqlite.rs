@@ -159,6 +159,21 @@ fn migration_4_rewrites_a_chat_of_the_earlier_dialect_into_eve_events_row_for_ro
         "Paris"
     );
     assert_eq!(detail.events[13]["type"], "session.waiting");
+    let types: Vec<String> = db
+        .execute(
+            "SELECT event_type FROM chat_event WHERE chat_id = 'old' ORDER BY event_index",
+            vec![],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = detail
+        .events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(types, expected, "event_type follows the rewritten event");
     assert!(
         detail.session.is_none(),
         "the earlier agent's session is forgotten"
