@@ -42,8 +42,9 @@ pub fn allowed(count: i64, limit: u64) -> bool {
     u64::try_from(count).map_or(true, |c| c <= limit)
 }
 
-/// The stale key to delete once a window's first hit is counted: the remembered previous
-/// window's key, unless it is this window.
+/// The stale key to delete once a window's first hit is counted: the remembered window's key
+/// when it is older than this one. Never this window or a newer one: an instance whose clock
+/// lags would otherwise delete the live counter of the window the others are in, and reset it.
 pub fn stale_key(
     prefix: &str,
     subject: &str,
@@ -51,7 +52,7 @@ pub fn stale_key(
     current: u64,
 ) -> Option<String> {
     let previous: u64 = std::str::from_utf8(remembered?).ok()?.trim().parse().ok()?;
-    (previous != current).then(|| counter_key(prefix, subject, previous))
+    (previous < current).then(|| counter_key(prefix, subject, previous))
 }
 
 #[cfg(test)]
@@ -89,6 +90,12 @@ mod tests {
         assert_eq!(stale_key("p", "s", Some(b"7"), 7), None);
         assert_eq!(stale_key("p", "s", None, 7), None);
         assert_eq!(stale_key("p", "s", Some(b"garbage"), 7), None);
+    }
+
+    #[test]
+    fn stale_key_never_names_a_newer_window_than_the_current_one() {
+        assert_eq!(stale_key("p", "s", Some(b"8"), 7), None);
+        assert_eq!(stale_key("p", "s", Some(b"100"), 7), None);
     }
 
     #[test]
