@@ -27,5 +27,11 @@ pub async fn route(req: Request) -> Reply {
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such auth route")),
     };
-    result.into()
+    let reply: Reply = result.into();
+    // Every page load asks /api/auth/session, so the browser learns HSTS from this component.
+    if eve_spin::auth::is_https(&eve_spin::auth::config(), &req) {
+        reply.with_hsts(eve_spin::auth::HSTS)
+    } else {
+        reply
+    }
 }

@@ -3,25 +3,35 @@
 use eve_api::auth::{AuthMode, LoginRequest, Principal, SessionResponse, PASSWORD_PRINCIPAL_ID};
 use eve_api::{ApiError, ErrorCode};
 use eve_auth::cookie::{cookie_values, SESSION_COOKIE_NAME};
-use eve_auth::password::{
-    password_matches, LOGIN_ATTEMPTS_PER_ACCOUNT, LOGIN_ATTEMPTS_PER_ADDRESS, LOGIN_WINDOW_SECS,
-    MAX_PASSWORD_BYTES,
-};
-use eve_auth::setup::setup_status;
+use eve_auth::password::{password_matches, MAX_PASSWORD_BYTES};
+use eve_auth::setup::setup_status_for;
 use eve_spin::auth as glue;
 use spin_sdk::http::Request;
 
 use crate::probe;
 use crate::reply::Reply;
 
-/// Rate-limit prefixes of the login throttles (`rate:<prefix>:<subject>:<window>`).
-pub const LOGIN_ADDRESS_PREFIX: &str = "login:addr";
-pub const LOGIN_ACCOUNT_PREFIX: &str = "login:account";
-
-/// `GET /api/setup`.
-pub fn setup(_req: &Request) -> Result<Reply, ApiError> {
-    let status = setup_status(&glue::config(), &probe::stores());
+/// `GET /api/setup` (for the URL this request arrived at: plain http at a name that is not
+/// loopback cannot sign in, and setup says so).
+pub fn setup(req: &Request) -> Result<Reply, ApiError> {
+    let status = setup_status_for(
+        &glue::config(),
+        &probe::stores(),
+        glue::request_origin(req).as_ref(),
+    );
     Ok(Reply::json(200, &status))
+}
+
+/// Sign-in over plain http at a non-loopback name would set a `Secure` cookie the browser
+/// drops: refuse it with the reason instead.
+pub fn require_secure_origin(config: &eve_auth::AuthConfig, req: &Request) -> Result<(), ApiError> {
+    if glue::insecure_origin(config, req) {
+        return Err(ApiError::new(
+            ErrorCode::NotConfigured,
+            eve_auth::config::missing::PLAIN_HTTP_REQUEST,
+        ));
+    }
+    Ok(())
 }
 
 /// `GET /api/auth/session`: the viewer or `null`. Reissues a day-old or previous-secret cookie
@@ -30,14 +40,14 @@ pub fn setup(_req: &Request) -> Result<Reply, ApiError> {
 pub fn session(req: &Request) -> Result<Reply, ApiError> {
     let config = glue::config();
     let mode = config.mode();
-    let session = glue::authenticate_with(&config, req, glue::now_secs());
+    let session = glue::authenticate_with(&config, req, glue::now_secs())?;
     let had_cookie = req
         .header("cookie")
         .and_then(|v| v.as_str())
         .is_some_and(|c| cookie_values(c, SESSION_COOKIE_NAME).next().is_some());
     let (viewer, cookie) = match session {
         Some(s) => (Some(s.principal), s.refreshed_cookie),
-        None if had_cookie => (None, Some(glue::clear_session_cookie(&config, req))),
+        None if had_cookie => (None, Some(glue::clear_session_cookie())),
         None => (None, None),
     };
     Ok(Reply::json(
@@ -60,9 +70,9 @@ fn password_principal() -> Principal {
     }
 }
 
-/// `POST /api/auth/login` `{ "password": "..." }`: same-origin only; throttled per client
-/// address and for the shared account (every attempt counts; a success clears the address's
-/// count); the comparison takes the same time whatever was supplied.
+/// `POST /api/auth/login` `{ "password": "..." }`: same-origin only; failures are throttled
+/// per client address with a growing delay (`eve_spin::ratelimit::login_begin`; successes
+/// never count); the comparison takes the same time whatever was supplied.
 pub fn login(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
     let config = glue::config();
@@ -82,18 +92,13 @@ pub fn login(req: &Request) -> Result<Reply, ApiError> {
             )))
         }
     }
+    require_secure_origin(&config, req)?;
     let body: LoginRequest = eve_spin::json_body(req)?;
-    eve_spin::ratelimit::check(
-        LOGIN_ADDRESS_PREFIX,
-        &glue::client_ip(req),
-        LOGIN_ATTEMPTS_PER_ADDRESS,
-        LOGIN_WINDOW_SECS,
-    )?;
-    eve_spin::ratelimit::check(
-        LOGIN_ACCOUNT_PREFIX,
+    let now = glue::now_secs();
+    let attempt = eve_spin::ratelimit::login_begin(
+        &glue::client_ip_with(&config, req),
         PASSWORD_PRINCIPAL_ID,
-        LOGIN_ATTEMPTS_PER_ACCOUNT,
-        LOGIN_WINDOW_SECS,
+        now,
     )?;
     let supplied = if body.password.len() > MAX_PASSWORD_BYTES {
         ""
@@ -102,21 +107,17 @@ pub fn login(req: &Request) -> Result<Reply, ApiError> {
     };
     let configured = config.chat_password.as_ref().map(|p| p.expose());
     if !password_matches(configured, supplied) || supplied.is_empty() {
+        attempt.failed(now);
         return Err(ApiError::new(ErrorCode::Unauthorized, "wrong password"));
     }
-    // Signed in: this address starts afresh (the shared account's count stays, so guessing
-    // from many addresses is still slowed). Best effort: a failure only keeps the count.
-    let _ = eve_spin::ratelimit::reset(
-        LOGIN_ADDRESS_PREFIX,
-        &glue::client_ip(req),
-        LOGIN_WINDOW_SECS,
-    );
+    attempt.succeeded();
     let codec = config
         .session_codec()
         .ok_or_else(|| ApiError::internal("sign-in is not ready"))?;
     let principal = password_principal();
-    let (value, claims) = codec.issue(&principal, glue::now_secs());
-    let cookie = glue::session_set_cookie(&config, req, &value, claims.max_age(claims.iat));
+    let signed_in_at = glue::sign_in_time(&principal.id, now)?;
+    let (value, claims) = codec.issue_signed_in_at(&principal, now, signed_in_at);
+    let cookie = glue::session_set_cookie(&value, claims.max_age(now));
     let body = SessionResponse {
         viewer: Some(principal),
         auth_mode: AuthMode::Password,
@@ -124,14 +125,20 @@ pub fn login(req: &Request) -> Result<Reply, ApiError> {
     Ok(Reply::json(200, &body).with_cookie(Some(cookie)))
 }
 
-/// `POST /api/auth/logout`: clears the session cookie. In local-dev the viewer stays the
-/// local developer (there is nothing to sign out of).
+/// `POST /api/auth/logout`: voids every session of the signed-in principal (a copied cookie
+/// dies too) and clears the cookie. In local-dev the viewer stays the local developer (there
+/// is nothing to sign out of).
 pub fn logout(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
     let config = glue::config();
     let mode = config.mode();
     let viewer = (mode == AuthMode::LocalDev).then(glue::local_dev_principal);
-    let cookie = glue::clear_session_cookie(&config, req);
+    if mode != AuthMode::LocalDev {
+        if let Some(session) = glue::authenticate_with(&config, req, glue::now_secs())? {
+            glue::revoke_sessions(&session.principal.id, glue::now_secs())?;
+        }
+    }
+    let cookie = glue::clear_session_cookie();
     Ok(Reply::json(
         200,
         &SessionResponse {

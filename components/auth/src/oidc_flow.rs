@@ -1,6 +1,8 @@
 //! OIDC sign-in: `GET /api/auth/oidc/start` and `GET /api/auth/oidc/callback`. Both are browser
-//! navigations, so every failure redirects to `/?authError=<code>` (see `eve_api::auth`)
-//! instead of showing a JSON page; the reason is logged without secrets or tokens.
+//! navigations, so a failed flow redirects to `/?authError=<code>` (see `eve_api::auth`)
+//! instead of showing a JSON page, and an account that may not sign in (not on the allowlist,
+//! email not verified) gets a 403 page saying so; the reason is logged without secrets or
+//! tokens.
 
 use eve_api::auth::AUTH_ERROR_QUERY_PARAM;
 use eve_api::ApiError;
@@ -66,9 +68,53 @@ fn error_location(code: &str, detail: Option<&str>) -> String {
     format!("/?{}", query.finish())
 }
 
-fn fail(err: &OidcError) -> Reply {
+fn fail(err: &OidcError, email: Option<&str>) -> Reply {
     eprintln!("auth: oidc sign-in failed: {err}");
+    if err.is_refusal() {
+        return Reply::html(403, &refusal_page(err, email));
+    }
     Reply::redirect(&error_location(err.code(), err.provider_code()))
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The page an account that may not use this app sees: who it signed in as, and why not.
+fn refusal_page(err: &OidcError, email: Option<&str>) -> String {
+    let account = email
+        .map(|e| format!(" as <strong>{}</strong>", escape_html(e)))
+        .unwrap_or_default();
+    let reason = match err {
+        OidcError::EmailUnverified => {
+            "Your provider does not say this account's email address is verified. Verify it with \
+             the provider, or sign in with another account."
+        }
+        _ => {
+            "This account is not allowed to use this eve-chat. Ask its owner to add your email \
+             address (or its domain), or sign in with another account."
+        }
+    };
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Sign-in refused · eve-chat</title></head>\
+         <body style=\"font-family: system-ui, sans-serif; max-width: 36rem; margin: 4rem auto; \
+         padding: 0 1rem; line-height: 1.5\">\
+         <h1>Sign-in refused</h1><p>You signed in{account}.</p><p>{reason}</p>\
+         <p><a href=\"/\">Back to eve-chat</a></p></body></html>\n"
+    )
 }
 
 fn redirect_uri(config: &AuthConfig, req: &Request) -> Option<String> {
@@ -109,9 +155,12 @@ pub async fn start(req: &Request) -> Reply {
     let Some(s) = settings(&config) else {
         return Reply::redirect(&error_location("not_configured", None));
     };
+    if glue::insecure_origin(&config, req) {
+        return Reply::redirect(&error_location("https_required", None));
+    }
     if let Err(e) = eve_spin::ratelimit::check(
         START_PREFIX,
-        &glue::client_ip(req),
+        &glue::client_ip_with(&config, req),
         START_LIMIT_PER_ADDRESS,
         START_WINDOW_SECS,
     ) {
@@ -124,7 +173,7 @@ pub async fn start(req: &Request) -> Reply {
     };
     let discovery = match discover(s.issuer).await {
         Ok(d) => d,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e, None),
     };
     let return_to = safe_return_path(query_param(req, "returnTo").as_deref());
     let flow = FlowState::new(return_to, glue::now_secs());
@@ -154,16 +203,51 @@ pub async fn callback(req: &Request) -> Reply {
         Ok((session_cookie, return_to)) => {
             Reply::redirect(&return_to).with_cookie(Some(session_cookie))
         }
-        Err(e) => fail(&e),
+        Err((e, email)) => fail(&e, email.as_deref()),
     };
     reply.with_cookie(Some(clear_flow))
 }
 
+/// The session cookie and the return path; or why not, with the email the provider named
+/// when it got that far (for the refusal page).
 async fn complete(
     config: &AuthConfig,
     s: &OidcSettings<'_>,
     req: &Request,
-) -> Result<(String, String), OidcError> {
+) -> Result<(String, String), (OidcError, Option<String>)> {
+    let identity = identify(config, s, req).await.map_err(|e| (e, None))?;
+    let refused = |e: OidcError| (e, identity.email.clone());
+    let principal =
+        oidc::principal_for(s.issuer, &identity, &config.allowlist()).map_err(refused)?;
+    let codec = config
+        .session_codec()
+        .ok_or_else(|| refused(OidcError::InvalidState))?;
+    let now = glue::now_secs();
+    let signed_in_at = glue::sign_in_time(&principal.id, now)
+        .map_err(|_| refused(OidcError::Userinfo("key-value store unavailable")))?;
+    let (value, claims) = codec.issue_signed_in_at(&principal, now, signed_in_at);
+    let cookie = glue::session_set_cookie(&value, claims.max_age(now));
+    Ok((cookie, identity.return_to))
+}
+
+/// Who the provider says signed in, with the return path of the flow.
+struct Signed {
+    identity: oidc::Identity,
+    return_to: String,
+}
+
+impl std::ops::Deref for Signed {
+    type Target = oidc::Identity;
+    fn deref(&self) -> &oidc::Identity {
+        &self.identity
+    }
+}
+
+async fn identify(
+    config: &AuthConfig,
+    s: &OidcSettings<'_>,
+    req: &Request,
+) -> Result<Signed, OidcError> {
     let now = glue::now_secs();
     let cookies = req
         .header("cookie")
@@ -237,9 +321,8 @@ async fn complete(
             }
         }
     }
-    let principal = oidc::principal_for(s.issuer, &identity)?;
-    let codec = config.session_codec().ok_or(OidcError::InvalidState)?;
-    let (value, claims) = codec.issue(&principal, now);
-    let cookie = glue::session_set_cookie(config, req, &value, claims.max_age(now));
-    Ok((cookie, flow.return_to))
+    Ok(Signed {
+        identity,
+        return_to: flow.return_to,
+    })
 }

@@ -24,6 +24,40 @@ impl Reply {
         }
     }
 
+    /// An HTML page (for browser navigations that end here).
+    pub fn html(status: u16, page: &str) -> Self {
+        let response = Response::builder()
+            .status(status)
+            .header("content-type", "text/html; charset=utf-8")
+            .header("cache-control", "no-store")
+            .header(
+                "content-security-policy",
+                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            )
+            .body(page.as_bytes().to_vec())
+            .build();
+        Reply {
+            response,
+            cookies: Vec::new(),
+        }
+    }
+
+    /// The same reply with `Strict-Transport-Security` added.
+    pub fn with_hsts(self, value: &str) -> Self {
+        let status = *self.response.status();
+        let mut builder = Response::builder();
+        builder.status(status);
+        for (name, value) in self.response.headers() {
+            builder.header(name, String::from_utf8_lossy(value.as_bytes()).into_owned());
+        }
+        builder.header("strict-transport-security", value);
+        let response = builder.body(self.response.into_body()).build();
+        Reply {
+            response,
+            cookies: self.cookies,
+        }
+    }
+
     /// A redirect the browser follows with GET (`303 See Other`).
     pub fn redirect(location: &str) -> Self {
         let response = Response::builder()

@@ -5,7 +5,9 @@ use eve_api::auth::AuthMode;
 
 use crate::cookie::SessionCodec;
 use crate::crypto::{hex, sha256};
+use crate::oidc::Allowlist;
 use crate::origin::{is_loopback_host, Origin};
+use crate::throttle::TrustedProxies;
 
 /// A shared password shorter than this is reported as weak and does not enable password mode.
 pub const MIN_PASSWORD_CHARS: usize = 16;
@@ -24,10 +26,13 @@ pub enum VariableName {
     OidcClientId,
     OidcClientSecret,
     AppBaseUrl,
+    OidcAllowedEmails,
+    OidcAllowedDomains,
+    TrustedProxies,
 }
 
 impl VariableName {
-    pub const ALL: [VariableName; 8] = [
+    pub const ALL: [VariableName; 11] = [
         VariableName::AuthMode,
         VariableName::SessionSecret,
         VariableName::SessionSecretPrevious,
@@ -36,6 +41,9 @@ impl VariableName {
         VariableName::OidcClientId,
         VariableName::OidcClientSecret,
         VariableName::AppBaseUrl,
+        VariableName::OidcAllowedEmails,
+        VariableName::OidcAllowedDomains,
+        VariableName::TrustedProxies,
     ];
 
     /// The variable's name in `spin.toml`.
@@ -49,6 +57,9 @@ impl VariableName {
             VariableName::OidcClientId => "oidc_client_id",
             VariableName::OidcClientSecret => "oidc_client_secret",
             VariableName::AppBaseUrl => "app_base_url",
+            VariableName::OidcAllowedEmails => "oidc_allowed_emails",
+            VariableName::OidcAllowedDomains => "oidc_allowed_domains",
+            VariableName::TrustedProxies => "trusted_proxies",
         }
     }
 }
@@ -87,6 +98,12 @@ pub struct AuthConfig {
     pub oidc_client_id: Option<String>,
     pub oidc_client_secret: Option<Secret>,
     pub app_base_url: Option<String>,
+    /// Comma-separated emails that may sign in with OIDC (case-insensitive).
+    pub oidc_allowed_emails: Option<String>,
+    /// Comma-separated email domains whose addresses may sign in with OIDC.
+    pub oidc_allowed_domains: Option<String>,
+    /// Comma-separated IPs / CIDRs of reverse proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Option<String>,
 }
 
 /// The mode the configuration selects, whether it is usable, and what an operator must fix.
@@ -117,6 +134,17 @@ pub mod missing {
         oidc_client_id and oidc_client_secret (OIDC); auth_mode = local-dev is for local development only";
     pub const APP_BASE_URL_INVALID: &str =
         "app_base_url: must be an absolute http(s) URL such as https://chat.example.com";
+    pub const APP_BASE_URL_NOT_HTTPS: &str =
+        "app_base_url: must be https outside local-dev (plain http only for localhost / 127.0.0.1), \
+        because the session cookie is Secure";
+    pub const PLAIN_HTTP_REQUEST: &str =
+        "app_base_url: not set, and this page was reached over plain http at a name that is not \
+        localhost; sign-in needs https: set app_base_url to the app's https URL";
+    pub const OIDC_ALLOWLIST_UNSET: &str = "oidc_allowed_emails / oidc_allowed_domains: neither \
+        is set (comma-separated emails or domains that may sign in; without them every account \
+        at the provider could)";
+    pub const TRUSTED_PROXIES_INVALID: &str =
+        "trusted_proxies: not a comma-separated list of IP addresses or CIDR ranges";
 }
 
 fn non_empty(value: Option<String>, trim: bool) -> Option<String> {
@@ -145,6 +173,9 @@ impl AuthConfig {
             oidc_client_id: text(VariableName::OidcClientId),
             oidc_client_secret: secret(VariableName::OidcClientSecret),
             app_base_url: text(VariableName::AppBaseUrl),
+            oidc_allowed_emails: text(VariableName::OidcAllowedEmails),
+            oidc_allowed_domains: text(VariableName::OidcAllowedDomains),
+            trusted_proxies: text(VariableName::TrustedProxies),
         }
     }
 
@@ -200,6 +231,15 @@ impl AuthConfig {
         (origin.scheme == "https" || is_loopback_host(&origin.host)).then_some(issuer)
     }
 
+    /// Whether sign-in must be refused for a request that reached the app at `requested`
+    /// (`app_base_url` unset, so the request's own URL is the app's): the session cookie is
+    /// `Secure`, which browsers keep only on https and on loopback http.
+    pub fn insecure_origin(&self, requested: Option<&Origin>) -> bool {
+        matches!(self.mode(), AuthMode::Password | AuthMode::Oidc)
+            && self.app_base_url.is_none()
+            && !requested.is_some_and(Origin::is_secure_context)
+    }
+
     /// `app_base_url` as an origin, when set and valid.
     pub fn app_base_origin(&self) -> Option<Origin> {
         Origin::parse(self.app_base_url.as_deref()?)
@@ -239,6 +279,26 @@ impl AuthConfig {
         if self.oidc_client_secret.is_none() {
             missing.push(missing::OIDC_CLIENT_SECRET_UNSET.into());
         }
+        if self.allowlist().is_empty() {
+            missing.push(missing::OIDC_ALLOWLIST_UNSET.into());
+        }
+    }
+
+    /// Who may sign in with OIDC (`oidc_allowed_emails`, `oidc_allowed_domains`).
+    pub fn allowlist(&self) -> Allowlist {
+        Allowlist::parse(
+            self.oidc_allowed_emails.as_deref(),
+            self.oidc_allowed_domains.as_deref(),
+        )
+    }
+
+    /// The reverse proxies whose `X-Forwarded-For` is believed (invalid entries: none at all,
+    /// and setup says so).
+    pub fn trusted_proxies(&self) -> TrustedProxies {
+        self.trusted_proxies
+            .as_deref()
+            .and_then(TrustedProxies::parse)
+            .unwrap_or_default()
     }
 
     fn oidc_partly_set(&self) -> bool {
@@ -274,8 +334,21 @@ impl AuthConfig {
                 self.session_secret_items(&mut missing);
             }
         }
-        if self.app_base_url.is_some() && self.app_base_origin().is_none() {
-            missing.push(missing::APP_BASE_URL_INVALID.into());
+        if self.app_base_url.is_some() {
+            match self.app_base_origin() {
+                None => missing.push(missing::APP_BASE_URL_INVALID.into()),
+                Some(base) if mode != AuthMode::LocalDev && !base.is_secure_context() => {
+                    missing.push(missing::APP_BASE_URL_NOT_HTTPS.into())
+                }
+                Some(_) => {}
+            }
+        }
+        if self
+            .trusted_proxies
+            .as_deref()
+            .is_some_and(|t| TrustedProxies::parse(t).is_none())
+        {
+            missing.push(missing::TRUSTED_PROXIES_INVALID.into());
         }
         let ready = mode != AuthMode::Unconfigured && missing.is_empty();
         Resolution {
@@ -415,6 +488,7 @@ mod tests {
             ("oidc_issuer", "https://id.example.com/"),
             ("oidc_client_id", "eve"),
             ("oidc_client_secret", "s3cret"),
+            ("oidc_allowed_domains", "example.com"),
             ("chat_password", PASSWORD),
             ("session_secret", SECRET),
         ])
@@ -441,7 +515,8 @@ mod tests {
             r.missing,
             vec![
                 missing::OIDC_CLIENT_ID_UNSET,
-                missing::OIDC_CLIENT_SECRET_UNSET
+                missing::OIDC_CLIENT_SECRET_UNSET,
+                missing::OIDC_ALLOWLIST_UNSET
             ]
         );
     }
@@ -452,6 +527,7 @@ mod tests {
             ("auth_mode", "oidc"),
             ("oidc_client_id", "eve"),
             ("oidc_client_secret", "x"),
+            ("oidc_allowed_emails", "eve@example.com"),
             ("session_secret", SECRET),
         ];
         let mut vars = base.to_vec();
@@ -504,5 +580,70 @@ mod tests {
         ]);
         assert!(c.usable_previous_secret().is_none());
         assert!(c.resolve().ready);
+    }
+
+    const OIDC: [(&str, &str); 5] = [
+        ("oidc_issuer", "https://id.example.com"),
+        ("oidc_client_id", "eve"),
+        ("oidc_client_secret", "s3cret"),
+        ("session_secret", SECRET),
+        ("auth_mode", "oidc"),
+    ];
+
+    #[test]
+    fn oidc_is_not_ready_until_an_allowlist_is_set() {
+        let r = config(&OIDC).resolve();
+        assert_eq!(r.mode, AuthMode::Oidc);
+        assert!(!r.ready);
+        assert_eq!(r.missing, vec![missing::OIDC_ALLOWLIST_UNSET]);
+        assert!(config(&OIDC).session_codec().is_none());
+        for var in ["oidc_allowed_emails", "oidc_allowed_domains"] {
+            let mut vars = OIDC.to_vec();
+            vars.push((var, "eve@example.com"));
+            assert!(config(&vars).resolve().ready, "{var}");
+        }
+        let mut blank = OIDC.to_vec();
+        blank.push(("oidc_allowed_domains", " , "));
+        assert!(!config(&blank).resolve().ready);
+    }
+
+    #[test]
+    fn outside_local_dev_app_base_url_must_be_https_or_loopback() {
+        for (url, ok) in [
+            ("https://chat.example.com", true),
+            ("http://127.0.0.1:3000", true),
+            ("http://localhost:3000", true),
+            ("http://chat.example.com", false),
+            ("http://192.0.2.2:3000", false),
+        ] {
+            let c = config(&[
+                ("chat_password", PASSWORD),
+                ("session_secret", SECRET),
+                ("app_base_url", url),
+            ]);
+            let r = c.resolve();
+            assert_eq!(r.ready, ok, "{url}: {:?}", r.missing);
+            if !ok {
+                assert_eq!(r.missing, vec![missing::APP_BASE_URL_NOT_HTTPS]);
+            }
+            let local = config(&[("auth_mode", "local-dev"), ("app_base_url", url)]);
+            assert!(local.resolve().ready, "local-dev may use {url}");
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_must_be_ips_or_ranges() {
+        let ok = config(&[
+            ("auth_mode", "local-dev"),
+            ("trusted_proxies", "10.0.0.0/8, ::1"),
+        ]);
+        assert!(ok.resolve().ready);
+        assert!(!ok.trusted_proxies().is_empty());
+        let bad = config(&[("auth_mode", "local-dev"), ("trusted_proxies", "proxy.lan")]);
+        assert_eq!(
+            bad.resolve().missing,
+            vec![missing::TRUSTED_PROXIES_INVALID]
+        );
+        assert!(bad.trusted_proxies().is_empty());
     }
 }

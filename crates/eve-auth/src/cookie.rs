@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::crypto::{b64url, b64url_decode, hmac_sha256, hmac_sha256_verify};
 
-/// The session cookie's name.
-pub const SESSION_COOKIE_NAME: &str = "eve_chat_session";
+/// The session cookie's name. The `__Host-` prefix makes browsers keep it only when it is
+/// `Secure`, `Path=/` and has no `Domain`, so neither a sibling subdomain nor a plain-http
+/// man in the middle can plant or overwrite one.
+pub const SESSION_COOKIE_NAME: &str = "__Host-eve_chat_session";
 /// A session lasts this long after its last refresh (7 days)...
 pub const SESSION_LIFETIME_SECS: u64 = 7 * 24 * 3600;
 /// ...but never longer than this after sign-in (30 days), however often it is used.
@@ -215,6 +217,19 @@ impl SessionCodec {
         (self.seal(&claims), claims)
     }
 
+    /// Like [`SessionCodec::issue`], with the sign-in time given (a second past a logout in the
+    /// same second, so the new session is not void).
+    pub fn issue_signed_in_at(
+        &self,
+        principal: &Principal,
+        now: u64,
+        signed_in_at: u64,
+    ) -> (String, SessionClaims) {
+        let mut claims = SessionClaims::new(principal, now);
+        claims.auth = signed_in_at.max(now);
+        (self.seal(&claims), claims)
+    }
+
     /// Verifies a cookie value: signature (constant time, current then previous secret), shape,
     /// mode, expiry and absolute lifetime.
     pub fn verify(&self, value: &str, now: u64) -> Result<Verified, CookieError> {
@@ -254,6 +269,18 @@ pub fn cookie_values<'a>(header: &'a str, name: &'a str) -> impl Iterator<Item =
 pub fn set_cookie(name: &str, value: &str, path: &str, max_age_secs: u64, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{name}={value}; Path={path}; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}")
+}
+
+/// `Set-Cookie` for a session cookie value: always `Secure` and `Path=/` (the `__Host-` rules).
+/// Browsers accept `Secure` cookies from http://localhost and 127.0.0.0/8 too (secure
+/// contexts), which is why plain http is usable only there.
+pub fn session_set_cookie(value: &str, max_age_secs: u64) -> String {
+    set_cookie(SESSION_COOKIE_NAME, value, "/", max_age_secs, true)
+}
+
+/// `Set-Cookie` that deletes the session cookie.
+pub fn session_clear_cookie() -> String {
+    clear_cookie(SESSION_COOKIE_NAME, "/", true)
 }
 
 /// A `Set-Cookie` value that deletes the cookie.
@@ -478,19 +505,32 @@ mod tests {
 
     #[test]
     fn cookie_values_finds_every_cookie_of_that_name() {
-        let header = "a=1; eve_chat_session=x.y; b=2;eve_chat_session=\"z\"";
+        let header = "a=1; __Host-eve_chat_session=x.y; b=2;__Host-eve_chat_session=\"z\"; eve_chat_session=old";
         let values: Vec<_> = cookie_values(header, SESSION_COOKIE_NAME).collect();
         assert_eq!(values, vec!["x.y", "z"]);
     }
 
     #[test]
     fn set_cookie_is_http_only_same_site_lax_and_secure_only_on_https() {
-        let c = set_cookie(SESSION_COOKIE_NAME, "v", "/", 60, false);
+        let c = set_cookie("eve_chat_oidc", "v", "/api/auth/oidc", 60, false);
         assert_eq!(
             c,
-            "eve_chat_session=v; Path=/; Max-Age=60; HttpOnly; SameSite=Lax"
+            "eve_chat_oidc=v; Path=/api/auth/oidc; Max-Age=60; HttpOnly; SameSite=Lax"
         );
-        assert!(set_cookie(SESSION_COOKIE_NAME, "v", "/", 60, true).ends_with("; Secure"));
-        assert!(clear_cookie(SESSION_COOKIE_NAME, "/", false).contains("Max-Age=0"));
+        assert!(set_cookie("x", "v", "/", 60, true).ends_with("; Secure"));
+        assert!(clear_cookie("x", "/", false).contains("Max-Age=0"));
+    }
+
+    #[test]
+    fn the_session_cookie_follows_the_host_prefix_rules() {
+        let c = session_set_cookie("v", 60);
+        assert_eq!(
+            c,
+            "__Host-eve_chat_session=v; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure"
+        );
+        assert!(!c.contains("Domain"));
+        let clear = session_clear_cookie();
+        assert!(clear.starts_with("__Host-eve_chat_session=; Path=/; Max-Age=0"));
+        assert!(clear.ends_with("; Secure"));
     }
 }

@@ -8,6 +8,7 @@
 //! - [`origin`]: same-origin guard for state-changing requests, and base-URL resolution.
 //! - [`oidc`]: OpenID Connect pieces: PKCE, discovery, authorize URL, token and ID-token checks.
 //! - [`setup`]: the `/api/setup` status.
+//! - [`throttle`]: the client address behind trusted proxies, and the sign-in back-off.
 //! - [`crypto`]: base64url, HMAC and randomness used by the above.
 
 pub mod config;
@@ -17,6 +18,7 @@ pub mod oidc;
 pub mod origin;
 pub mod password;
 pub mod setup;
+pub mod throttle;
 
 pub use config::{AuthConfig, VariableName};
 pub use cookie::{CookieError, SessionClaims, SessionCodec, Verified};

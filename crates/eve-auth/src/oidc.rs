@@ -49,8 +49,10 @@ pub enum OidcError {
     Userinfo(&'static str),
     /// Neither the ID token nor userinfo carried an email.
     EmailMissing,
-    /// The provider says the email is not verified.
+    /// The provider does not say the email is verified (`email_verified` absent or false).
     EmailUnverified,
+    /// The email is not in `oidc_allowed_emails` and its domain not in `oidc_allowed_domains`.
+    NotAllowed,
 }
 
 impl OidcError {
@@ -66,7 +68,14 @@ impl OidcError {
             OidcError::Userinfo(_) => "userinfo_failed",
             OidcError::EmailMissing => "email_required",
             OidcError::EmailUnverified => "email_unverified",
+            OidcError::NotAllowed => "not_allowed",
         }
+    }
+
+    /// Refusals of who the user is (not of how the flow went): shown as a page of their own
+    /// (403) rather than a redirect, since trying again will not help.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, OidcError::EmailUnverified | OidcError::NotAllowed)
     }
 
     /// The provider's own error code, when it gave one (sanitised: `[A-Za-z0-9_.-]`, ≤ 64).
@@ -456,10 +465,12 @@ pub fn merge_userinfo(identity: Identity, body: &[u8]) -> Result<Identity, OidcE
     }
     Ok(Identity {
         email: identity.email.clone().or(info.email.clone()),
-        email_verified: if identity.email.is_some() {
-            identity.email_verified
-        } else {
-            info.email_verified
+        // Userinfo's verdict counts only for the email it describes.
+        email_verified: match (&identity.email, &info.email) {
+            (None, _) => info.email_verified,
+            (Some(_), _) if identity.email_verified.is_some() => identity.email_verified,
+            (Some(a), Some(b)) if a.eq_ignore_ascii_case(b) => info.email_verified,
+            (Some(_), _) => None,
         },
         name: identity.name.or(info.name),
         sub: identity.sub,
@@ -468,21 +479,98 @@ pub fn merge_userinfo(identity: Identity, body: &[u8]) -> Result<Identity, OidcE
 
 /// Whether the ID token lacks something userinfo could supply.
 pub fn needs_userinfo(identity: &Identity) -> bool {
-    identity.email.is_none() || identity.name.is_none()
+    identity.email.is_none() || identity.email_verified.is_none() || identity.name.is_none()
 }
 
+/// Who may sign in with OIDC: exact emails and whole email domains, compared case-insensitively.
+/// Empty means nobody (and OIDC is then not ready, see `AuthConfig::resolve`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowlist {
+    emails: Vec<String>,
+    domains: Vec<String>,
+}
+
+fn list(value: Option<&str>, clean: impl Fn(&str) -> &str) -> Vec<String> {
+    value
+        .unwrap_or_default()
+        .split(',')
+        .map(|item| clean(item.trim()).to_lowercase())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
+impl Allowlist {
+    /// From `oidc_allowed_emails` and `oidc_allowed_domains` (comma-separated; a domain may be
+    /// written `example.com` or `@example.com`).
+    pub fn parse(emails: Option<&str>, domains: Option<&str>) -> Self {
+        Allowlist {
+            emails: list(emails, |e| e),
+            domains: list(domains, |d| d.trim_start_matches('@').trim_end_matches('.')),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.emails.is_empty() && self.domains.is_empty()
+    }
+
+    /// Whether `email` may sign in: it is listed, or the part after its last `@` is a listed
+    /// domain exactly (`example.com` does not admit `mail.example.com` or `evilexample.com`).
+    pub fn allows(&self, email: &str) -> bool {
+        let email = email.trim().to_lowercase();
+        let Some((local, domain)) = email.rsplit_once('@') else {
+            return false;
+        };
+        if local.is_empty() || domain.is_empty() {
+            return false;
+        }
+        self.emails.contains(&email) || self.domains.iter().any(|d| d == domain)
+    }
+}
+
+/// The longest `sub` accepted (OIDC Core §2: at most 255 ASCII characters).
+pub const MAX_SUBJECT_BYTES: usize = 255;
+/// The longest email accepted (RFC 5321's path limit).
+pub const MAX_EMAIL_BYTES: usize = 254;
+/// Display names are cut to this many characters, so the session cookie stays far below the
+/// 4 KB browsers keep.
+pub const MAX_NAME_CHARS: usize = 100;
+
 /// The principal for a provider identity: `oidc:<first 12 hex of sha256(issuer)>:<sub>`, so two
-/// providers' `sub`s never collide. An email is required; one marked unverified is refused.
-pub fn principal_for(issuer: &str, identity: &Identity) -> Result<Principal, OidcError> {
+/// providers' `sub`s never collide. An email is required, the provider must say it is verified
+/// (`email_verified: true`), and it must be on the allowlist.
+pub fn principal_for(
+    issuer: &str,
+    identity: &Identity,
+    allowed: &Allowlist,
+) -> Result<Principal, OidcError> {
     let email = identity.email.clone().ok_or(OidcError::EmailMissing)?;
-    if identity.email_verified == Some(false) {
+    if identity.email_verified != Some(true) {
         return Err(OidcError::EmailUnverified);
     }
+    if email.len() > MAX_EMAIL_BYTES || email.chars().any(char::is_control) {
+        return Err(OidcError::IdToken("unusable email"));
+    }
+    if identity.sub.len() > MAX_SUBJECT_BYTES || identity.sub.chars().any(char::is_control) {
+        return Err(OidcError::IdToken("unusable subject"));
+    }
+    if !allowed.allows(&email) {
+        return Err(OidcError::NotAllowed);
+    }
     let issuer_hash = hex(&sha256(issuer.trim_end_matches('/').as_bytes()));
+    let name = identity
+        .name
+        .as_deref()
+        .map(|n| {
+            n.chars()
+                .filter(|c| !c.is_control())
+                .take(MAX_NAME_CHARS)
+                .collect::<String>()
+        })
+        .filter(|n| !n.trim().is_empty());
     Ok(Principal {
         id: format!("oidc:{}:{}", &issuer_hash[..12], identity.sub),
         mode: AuthMode::Oidc,
-        name: identity.name.clone(),
+        name,
         email: Some(email),
     })
 }
@@ -727,39 +815,151 @@ mod tests {
         );
     }
 
+    fn everyone_at(domain: &str) -> Allowlist {
+        Allowlist::parse(None, Some(domain))
+    }
+
     #[test]
-    fn a_principal_requires_an_email() {
+    fn a_principal_requires_an_email_the_provider_says_is_verified() {
+        let allowed = everyone_at("x.example");
         let id = Identity {
             sub: "user-1".into(),
             ..Default::default()
         };
-        assert_eq!(principal_for(ISSUER, &id), Err(OidcError::EmailMissing));
-        let unverified = Identity {
-            email: Some("e@x".into()),
-            email_verified: Some(false),
-            ..id.clone()
-        };
         assert_eq!(
-            principal_for(ISSUER, &unverified),
-            Err(OidcError::EmailUnverified)
+            principal_for(ISSUER, &id, &allowed),
+            Err(OidcError::EmailMissing)
         );
+        for verified in [Some(false), None] {
+            let unverified = Identity {
+                email: Some("e@x.example".into()),
+                email_verified: verified,
+                ..id.clone()
+            };
+            assert_eq!(
+                principal_for(ISSUER, &unverified, &allowed),
+                Err(OidcError::EmailUnverified),
+                "{verified:?}"
+            );
+        }
+    }
+
+    fn verified(sub: &str, email: &str) -> Identity {
+        Identity {
+            sub: sub.into(),
+            email: Some(email.into()),
+            email_verified: Some(true),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn principals_are_per_subject_and_per_issuer() {
-        let id = Identity {
-            sub: "user-1".into(),
-            email: Some("e@x".into()),
-            ..Default::default()
-        };
-        let p = principal_for(ISSUER, &id).unwrap();
+        let allowed = everyone_at("x.example");
+        let id = verified("user-1", "e@x.example");
+        let p = principal_for(ISSUER, &id, &allowed).unwrap();
         assert!(p.id.starts_with("oidc:") && p.id.ends_with(":user-1"));
         assert_eq!(p.mode, AuthMode::Oidc);
         assert_ne!(
-            principal_for("https://other.example", &id).unwrap().id,
+            principal_for("https://other.example", &id, &allowed)
+                .unwrap()
+                .id,
             p.id
         );
-        assert_eq!(principal_for(&format!("{ISSUER}/"), &id).unwrap().id, p.id);
+        assert_eq!(
+            principal_for(&format!("{ISSUER}/"), &id, &allowed)
+                .unwrap()
+                .id,
+            p.id
+        );
+    }
+
+    #[test]
+    fn only_listed_emails_and_exact_domains_are_allowed() {
+        let allowed = Allowlist::parse(
+            Some(" Boss@Partner.example , "),
+            Some("@Team.example, ops.example."),
+        );
+        for ok in [
+            "boss@partner.example",
+            "BOSS@partner.EXAMPLE",
+            "eve@team.example",
+            "x@ops.example",
+        ] {
+            assert!(allowed.allows(ok), "{ok}");
+        }
+        for refused in [
+            "other@partner.example",
+            "eve@sub.team.example",
+            "eve@evilteam.example",
+            "eve@team.example.evil",
+            "\"eve@team.example\"@evil.example",
+            "team.example",
+            "@team.example",
+        ] {
+            assert!(!allowed.allows(refused), "{refused}");
+        }
+        assert!(Allowlist::parse(None, Some(" , ")).is_empty());
+        assert!(!Allowlist::default().allows("eve@team.example"));
+        assert_eq!(
+            principal_for(ISSUER, &verified("u", "eve@elsewhere.example"), &allowed),
+            Err(OidcError::NotAllowed)
+        );
+        assert!(OidcError::NotAllowed.is_refusal());
+        assert!(OidcError::EmailUnverified.is_refusal());
+        assert!(!OidcError::InvalidState.is_refusal());
+    }
+
+    #[test]
+    fn userinfo_verifies_only_the_email_it_describes() {
+        let from_token = Identity {
+            sub: "user-1".into(),
+            email: Some("eve@x.example".into()),
+            ..Default::default()
+        };
+        assert!(needs_userinfo(&from_token));
+        let same = merge_userinfo(
+            from_token.clone(),
+            br#"{"sub":"user-1","email":"EVE@x.example","email_verified":true}"#,
+        )
+        .unwrap();
+        assert_eq!(same.email_verified, Some(true));
+        let other = merge_userinfo(
+            from_token,
+            br#"{"sub":"user-1","email":"mallory@x.example","email_verified":true}"#,
+        )
+        .unwrap();
+        assert_eq!(other.email.as_deref(), Some("eve@x.example"));
+        assert_eq!(other.email_verified, None);
+    }
+
+    #[test]
+    fn a_huge_identity_cannot_push_the_session_cookie_past_4_kb() {
+        let allowed = everyone_at("x.example");
+        let mut id = verified(&"\"".repeat(MAX_SUBJECT_BYTES), "");
+        id.email = Some(format!("{}@x.example", "\"".repeat(MAX_EMAIL_BYTES - 10)));
+        id.name = Some("\u{1F600}\"\u{7}".repeat(5000));
+        let p = principal_for(ISSUER, &id, &allowed).unwrap();
+        assert_eq!(p.name.as_ref().unwrap().chars().count(), MAX_NAME_CHARS);
+        let codec = crate::cookie::SessionCodec::new(AuthMode::Oidc, SECRET, None, "oidc:x");
+        let (value, claims) = codec.issue(&p, 1_750_000_000);
+        let header = crate::cookie::session_set_cookie(&value, claims.max_age(claims.iat));
+        assert!(header.len() < 4096, "{} bytes", header.len());
+        assert_eq!(
+            codec.verify(&value, 1_750_000_001).unwrap().claims.sub,
+            p.id
+        );
+
+        let long_sub = verified(&"s".repeat(MAX_SUBJECT_BYTES + 1), "e@x.example");
+        assert_eq!(
+            principal_for(ISSUER, &long_sub, &allowed),
+            Err(OidcError::IdToken("unusable subject"))
+        );
+        let long_email = verified("u", &format!("{}@x.example", "e".repeat(250)));
+        assert_eq!(
+            principal_for(ISSUER, &long_email, &allowed),
+            Err(OidcError::IdToken("unusable email"))
+        );
     }
 
     #[test]

@@ -102,6 +102,31 @@ impl Origin {
     pub fn is_https(&self) -> bool {
         self.scheme == "https"
     }
+
+    /// https, or plain http on a loopback name: origins where browsers keep `Secure` cookies
+    /// (they treat http://localhost and 127.0.0.0/8 as secure contexts).
+    pub fn is_secure_context(&self) -> bool {
+        self.is_https() || is_loopback_host(&self.host)
+    }
+}
+
+/// Whether an IP is a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6).
+pub fn is_loopback_ip(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback(),
+        std::net::IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
+
+/// The IP of a socket address as hosts report it (`1.2.3.4:5678`, `[::1]:5678`, or a bare IP).
+pub fn parse_ip(addr: &str) -> Option<std::net::IpAddr> {
+    let addr = addr.trim();
+    addr.parse::<std::net::SocketAddr>()
+        .map(|s| s.ip())
+        .or_else(|_| addr.trim_matches(['[', ']']).parse::<std::net::IpAddr>())
+        .ok()
 }
 
 /// `localhost`, `*.localhost`, 127.0.0.0/8 or `[::1]`: hosts where plain http is acceptable.

@@ -4,6 +4,7 @@
 use eve_api::auth::{SetupStatus, StorageMode};
 
 use crate::config::AuthConfig;
+use crate::origin::Origin;
 
 /// What probing the stores found (the glue opens them; this stays pure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,24 @@ pub fn setup_status(config: &AuthConfig, probe: &StoreProbe) -> SetupStatus {
         storage_mode: StorageMode::Database,
         missing: items,
     }
+}
+
+/// [`setup_status`] for a request that reached the app at `requested`: sign-in over plain http
+/// at a non-loopback name cannot work (see [`AuthConfig::insecure_origin`]), and setup says so.
+pub fn setup_status_for(
+    config: &AuthConfig,
+    probe: &StoreProbe,
+    requested: Option<&Origin>,
+) -> SetupStatus {
+    let mut status = setup_status(config, probe);
+    if config.insecure_origin(requested) {
+        status
+            .missing
+            .insert(0, crate::config::missing::PLAIN_HTTP_REQUEST.into());
+        status.auth_ready = false;
+        status.app_ready = false;
+    }
+    status
 }
 
 #[cfg(test)]
@@ -141,5 +160,30 @@ mod tests {
                 missing::DATABASE_MIGRATIONS
             ]
         );
+    }
+
+    #[test]
+    fn sign_in_over_plain_http_is_ready_only_on_loopback_names() {
+        let c = config(&[
+            ("chat_password", "correct horse battery"),
+            ("session_secret", "0123456789abcdef0123456789abcdef"),
+        ]);
+        for (url, ready) in [
+            ("http://127.0.0.1:3000", true),
+            ("http://localhost:3000", true),
+            ("https://chat.example.com", true),
+            ("http://chat.example.com", false),
+        ] {
+            let s = setup_status_for(&c, &ALL_UP, Origin::parse(url).as_ref());
+            assert_eq!(s.auth_ready, ready, "{url}");
+            assert_eq!(s.app_ready, ready, "{url}");
+            assert_eq!(
+                s.missing.first().map(String::as_str) == Some(auth_missing::PLAIN_HTTP_REQUEST),
+                !ready
+            );
+        }
+        let local = config(&[("auth_mode", "local-dev")]);
+        let s = setup_status_for(&local, &ALL_UP, Origin::parse("http://x.example").as_ref());
+        assert!(s.auth_ready);
     }
 }

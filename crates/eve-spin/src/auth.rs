@@ -5,14 +5,19 @@
 //!
 //! Every component that authenticates maps the sign-in variables (`auth_mode`,
 //! `session_secret`, `session_secret_previous`, `chat_password`, `oidc_issuer`,
-//! `oidc_client_id`, `oidc_client_secret`, optionally `app_base_url`) in `spin.toml`.
+//! `oidc_client_id`, `oidc_client_secret`, `oidc_allowed_emails`, `oidc_allowed_domains`,
+//! optionally `app_base_url`) in `spin.toml`, and has the key-value store `default`, where
+//! logout records the time before which a principal's cookies are void.
 
 use eve_api::auth::{AuthMode, Principal, LOCAL_DEV_PRINCIPAL_ID};
 use eve_api::ApiError;
+use eve_api::ErrorCode;
 use eve_auth::cookie::{self, SESSION_COOKIE_NAME};
 use eve_auth::origin::{self, CrossOrigin, Origin, RequestFacts};
+use eve_auth::throttle;
 use eve_auth::AuthConfig;
 use spin_sdk::http::{Fields, OutgoingResponse, Request, Response, ResponseOutparam};
+use spin_sdk::wit::wasi::keyvalue::store;
 
 /// `spin-full-url`: the full URL the host received.
 pub const HEADER_FULL_URL: &str = "spin-full-url";
@@ -55,7 +60,7 @@ pub struct Session {
 }
 
 /// The signed-in principal of this request, or 401 — the same 401 for a missing, forged,
-/// truncated, expired or wrong-secret cookie, and when sign-in is not configured.
+/// truncated, expired, wrong-secret or signed-out cookie, and when sign-in is not configured.
 pub fn authenticate(req: &Request) -> Result<Principal, ApiError> {
     authenticate_session(req).map(|s| s.principal)
 }
@@ -64,35 +69,142 @@ pub fn authenticate(req: &Request) -> Result<Principal, ApiError> {
 /// `refreshed_cookie` as `Set-Cookie` to the response to keep an active session alive).
 pub fn authenticate_session(req: &Request) -> Result<Session, ApiError> {
     let config = config();
-    authenticate_with(&config, req, now_secs()).ok_or_else(ApiError::unauthorized)
+    authenticate_with(&config, req, now_secs())?.ok_or_else(ApiError::unauthorized)
 }
 
-/// The authentication decision for a given configuration and time; `None` means 401.
-pub fn authenticate_with(config: &AuthConfig, req: &Request, now: u64) -> Option<Session> {
+/// The key-value key of the time (Unix seconds) at or before which every session of
+/// `principal_id` is void: logout sets it, [`authenticate_with`] checks it.
+pub fn valid_after_key(principal_id: &str) -> String {
+    format!("session:valid-after:{principal_id}")
+}
+
+fn store_unavailable(e: store::Error) -> ApiError {
+    eprintln!("auth: key-value store error: {e:?}");
+    ApiError::new(
+        ErrorCode::NotConfigured,
+        "sign-in is not available (key-value store)",
+    )
+}
+
+/// When the sessions of `principal_id` were last revoked (logout), if ever.
+pub fn revoked_at(principal_id: &str) -> Result<Option<u64>, ApiError> {
+    let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
+    let value = bucket
+        .get(&valid_after_key(principal_id))
+        .map_err(store_unavailable)?;
+    Ok(value.and_then(|v| std::str::from_utf8(&v).ok()?.trim().parse().ok()))
+}
+
+/// Voids every session of `principal_id` signed in at or before `at` (logout).
+pub fn revoke_sessions(principal_id: &str, at: u64) -> Result<(), ApiError> {
+    let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
+    bucket
+        .set(&valid_after_key(principal_id), at.to_string().as_bytes())
+        .map_err(store_unavailable)
+}
+
+/// The sign-in time to put in a new session of `principal_id` at `now`: `now`, or one second
+/// past a logout in this same second (cookies count in whole seconds, and a session signed in
+/// at the logout's second would be void).
+pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
+    Ok(match revoked_at(principal_id)? {
+        Some(at) if at >= now => at + 1,
+        _ => now,
+    })
+}
+
+/// The authentication decision for a given configuration and time: `Ok(None)` means 401; an
+/// error means the key-value store did not answer (503, so a store hiccup does not sign
+/// anyone out). Costs one key-value read per cookie request (the logout time).
+pub fn authenticate_with(
+    config: &AuthConfig,
+    req: &Request,
+    now: u64,
+) -> Result<Option<Session>, ApiError> {
     if config.mode() == AuthMode::LocalDev {
         let requested =
             origin::base_origin(None, header(req, HEADER_FULL_URL), header(req, "host"));
-        if !local_dev_serves(requested.as_ref(), config.app_base_origin().as_ref()) {
-            return None;
-        }
-        return Some(Session {
+        let served = local_dev_serves(requested.as_ref(), config.app_base_origin().as_ref())
+            && local_dev_client(
+                header(req, HEADER_CLIENT_ADDR),
+                &header_values(req, "x-forwarded-for"),
+                &header_values(req, "forwarded"),
+            );
+        return Ok(served.then(|| Session {
             principal: local_dev_principal(),
             refreshed_cookie: None,
-        });
+        }));
     }
-    let codec = config.session_codec()?;
-    let cookies = header(req, "cookie")?;
-    let verified = cookie::cookie_values(cookies, SESSION_COOKIE_NAME)
+    let Some(codec) = config.session_codec() else {
+        return Ok(None);
+    };
+    let Some(cookies) = header(req, "cookie") else {
+        return Ok(None);
+    };
+    let Some(verified) = cookie::cookie_values(cookies, SESSION_COOKIE_NAME)
         .take(4)
-        .find_map(|value| codec.verify(value, now).ok())?;
+        .find_map(|value| codec.verify(value, now).ok())
+    else {
+        return Ok(None);
+    };
+    if verified.claims.mode == AuthMode::Oidc {
+        // The allowlist is checked on every request, so narrowing it takes effect at once.
+        let allowed = config.allowlist();
+        if !verified
+            .claims
+            .email
+            .as_deref()
+            .is_some_and(|e| allowed.allows(e))
+        {
+            return Ok(None);
+        }
+    }
+    if revoked_at(&verified.claims.sub)?.is_some_and(|at| verified.claims.auth <= at) {
+        return Ok(None);
+    }
     let refreshed_cookie = verified.needs_refresh(now).then(|| {
         let claims = verified.claims.refreshed(now);
-        session_set_cookie(config, req, &codec.seal(&claims), claims.max_age(now))
+        cookie::session_set_cookie(&codec.seal(&claims), claims.max_age(now))
     });
-    Some(Session {
+    Ok(Some(Session {
         principal: verified.claims.principal(),
         refreshed_cookie,
-    })
+    }))
+}
+
+fn header_values<'a>(req: &'a Request, name: &str) -> Vec<&'a str> {
+    req.headers()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+        .filter_map(|(_, v)| v.as_str())
+        .collect()
+}
+
+/// Local-dev serves only a client on this machine: the peer (`spin-client-addr`, the socket
+/// address the host accepted) is a loopback address, and no proxy says it forwarded for
+/// anyone else (`X-Forwarded-For`, `Forwarded: for=`), since a reverse proxy on this machine
+/// connects from loopback on behalf of whoever reached it.
+pub fn local_dev_client(peer: Option<&str>, forwarded_for: &[&str], forwarded: &[&str]) -> bool {
+    let peer_local = peer
+        .and_then(origin::parse_ip)
+        .is_some_and(origin::is_loopback_ip);
+    let hop_local = |hop: &str| {
+        let hop = hop.trim().trim_matches('"');
+        hop.eq_ignore_ascii_case("localhost")
+            || origin::parse_ip(hop).is_some_and(origin::is_loopback_ip)
+    };
+    let forwarded_local = forwarded_for
+        .iter()
+        .flat_map(|h| h.split(','))
+        .all(hop_local);
+    let rfc7239_local = forwarded
+        .iter()
+        .flat_map(|h| h.split([',', ';']))
+        .filter_map(|pair| {
+            let (k, v) = pair.trim().split_once('=')?;
+            k.trim().eq_ignore_ascii_case("for").then_some(v)
+        })
+        .all(hop_local);
+    peer_local && forwarded_local && rfc7239_local
 }
 
 /// Local-dev has no sign-in, so it serves only requests addressed to a loopback name
@@ -116,6 +228,12 @@ pub fn is_https(config: &AuthConfig, req: &Request) -> bool {
     .is_some_and(|o| o.is_https())
 }
 
+/// The origin this request was addressed to (`spin-full-url`, else `Host`), ignoring
+/// `app_base_url`.
+pub fn request_origin(req: &Request) -> Option<Origin> {
+    origin::base_origin(None, header(req, HEADER_FULL_URL), header(req, "host"))
+}
+
 /// The app's public origin (`app_base_url`, else this request's URL).
 pub fn base_origin(config: &AuthConfig, req: &Request) -> Option<Origin> {
     origin::base_origin(
@@ -125,26 +243,24 @@ pub fn base_origin(config: &AuthConfig, req: &Request) -> Option<Origin> {
     )
 }
 
-/// `Set-Cookie` for a session cookie value.
-pub fn session_set_cookie(
-    config: &AuthConfig,
-    req: &Request,
-    value: &str,
-    max_age_secs: u64,
-) -> String {
-    cookie::set_cookie(
-        SESSION_COOKIE_NAME,
-        value,
-        "/",
-        max_age_secs,
-        is_https(config, req),
-    )
+/// `Set-Cookie` for a session cookie value (`__Host-`: always `Secure`, `Path=/`).
+pub fn session_set_cookie(value: &str, max_age_secs: u64) -> String {
+    cookie::session_set_cookie(value, max_age_secs)
 }
 
 /// `Set-Cookie` that signs the browser out.
-pub fn clear_session_cookie(config: &AuthConfig, req: &Request) -> String {
-    cookie::clear_cookie(SESSION_COOKIE_NAME, "/", is_https(config, req))
+pub fn clear_session_cookie() -> String {
+    cookie::session_clear_cookie()
 }
+
+/// Whether sign-in must be refused for this request: `app_base_url` is unset and the request
+/// came over plain http to a name that is not loopback, where browsers drop `Secure` cookies.
+pub fn insecure_origin(config: &AuthConfig, req: &Request) -> bool {
+    config.insecure_origin(request_origin(req).as_ref())
+}
+
+/// The `Strict-Transport-Security` value to send when the app is served over https.
+pub const HSTS: &str = "max-age=31536000";
 
 /// 403 unless a state-changing request (POST, PUT, PATCH, DELETE) comes from this app's own
 /// pages (`Sec-Fetch-Site` / `Origin`, see [`eve_auth::origin`]). Safe methods always pass.
@@ -170,9 +286,25 @@ pub fn require_same_origin(req: &Request) -> Result<(), ApiError> {
     })
 }
 
-/// The client's IP address (`spin-client-addr` without its port), for per-address throttles.
+/// The client's address for per-address throttles: `spin-client-addr` without its port, or,
+/// when that peer is one of `trusted_proxies`, the right-most `X-Forwarded-For` hop that is
+/// not (see [`eve_auth::throttle::client_address`]); IPv6 clients by their /64.
 pub fn client_ip(req: &Request) -> String {
-    origin::client_ip(header(req, HEADER_CLIENT_ADDR).unwrap_or_default())
+    client_ip_with(&config(), req)
+}
+
+/// [`client_ip`] for a configuration already read.
+pub fn client_ip_with(config: &AuthConfig, req: &Request) -> String {
+    let peer = header(req, HEADER_CLIENT_ADDR).unwrap_or_default();
+    let forwarded = header_values(req, "x-forwarded-for");
+    match throttle::client_address(
+        origin::parse_ip(peer),
+        &forwarded,
+        &config.trusted_proxies(),
+    ) {
+        Some(ip) => throttle::throttle_subject(ip),
+        None => origin::client_ip(peer),
+    }
 }
 
 /// Sends `response` with extra `Set-Cookie` headers. Spin's simple `Response` keeps one value
@@ -227,5 +359,35 @@ mod tests {
             Some(&base)
         ));
         assert!(!local_dev_serves(Some(&rebound), Some(&base)));
+    }
+
+    #[test]
+    fn local_dev_serves_only_clients_on_this_machine() {
+        for peer in [
+            "127.0.0.1:5000",
+            "[::1]:5000",
+            "127.0.0.2:1",
+            "[::ffff:127.0.0.1]:9",
+        ] {
+            assert!(local_dev_client(Some(peer), &[], &[]), "{peer}");
+        }
+        for peer in ["192.0.2.2:5000", "[2001:db8::1]:5000", "", "garbage"] {
+            assert!(!local_dev_client(Some(peer), &[], &[]), "{peer}");
+        }
+        assert!(!local_dev_client(None, &[], &[]));
+        let local = Some("127.0.0.1:5000");
+        assert!(local_dev_client(
+            local,
+            &["127.0.0.1, ::1"],
+            &["for=127.0.0.1"]
+        ));
+        assert!(!local_dev_client(local, &["203.0.113.5"], &[]));
+        assert!(!local_dev_client(local, &["127.0.0.1", "203.0.113.5"], &[]));
+        assert!(!local_dev_client(
+            local,
+            &[],
+            &["for=\"[2001:db8::1]:4711\";proto=https"]
+        ));
+        assert!(!local_dev_client(local, &[], &["for=unknown"]));
     }
 }
