@@ -119,8 +119,8 @@ fn password_login_sets_a_signed_http_only_same_site_cookie_for_the_shared_princi
         );
     }
     assert!(
-        !set_cookie.contains("Secure"),
-        "plain http must not set Secure"
+        set_cookie.contains("Secure"),
+        "a __Host- cookie is Secure, even on loopback http"
     );
     let value = resp.cookie_value(SESSION_COOKIE_NAME).unwrap();
     let (signed_in, _) = session(&client, Some(&value));
@@ -329,13 +329,13 @@ fn a_cookie_from_the_previous_secret_is_accepted_and_reissued_under_the_new_one(
 }
 
 #[test]
-fn repeated_logins_from_one_address_are_throttled_with_429_and_retry_after() {
+fn repeated_failures_from_one_address_are_throttled_with_429_and_retry_after() {
     let Some(host) = start_host(&password_vars()) else {
         return;
     };
     let client = Client::of(&host);
-    let limit = eve_auth::password::LOGIN_ATTEMPTS_PER_ADDRESS;
-    for attempt in 1..=limit {
+    let free = eve_auth::throttle::FREE_FAILURES;
+    for attempt in 1..=free {
         let resp = login(&client, "not the password at all");
         assert_eq!(resp.status, 401, "attempt {attempt}: {}", resp.body);
     }
@@ -347,7 +347,7 @@ fn repeated_logins_from_one_address_are_throttled_with_429_and_retry_after() {
         .expect("Retry-After")
         .parse()
         .unwrap();
-    assert!((1..=eve_auth::password::LOGIN_WINDOW_SECS).contains(&retry_after));
+    assert!((1..=eve_auth::throttle::FIRST_DELAY_SECS).contains(&retry_after));
     assert!(
         resp.set_cookie(SESSION_COOKIE_NAME).is_none(),
         "no cookie while throttled, even for the right password"
@@ -569,6 +569,7 @@ fn oidc_env() -> Option<OidcEnv> {
         ("oidc_issuer", &provider.issuer),
         ("oidc_client_id", CLIENT_ID),
         ("oidc_client_secret", CLIENT_SECRET),
+        ("oidc_allowed_domains", "example.com"),
         ("session_secret", SECRET),
     ]))?;
     Some(OidcEnv { provider, host })

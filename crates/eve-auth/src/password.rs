@@ -1,14 +1,7 @@
-//! Password mode: the constant-time shared-password check and its login throttle.
+//! Password mode: the constant-time shared-password check (its throttle: [`crate::throttle`]).
 
 use crate::crypto::{ct_eq, hmac_sha256, random_bytes};
 
-/// Failed or not, login attempts per client address per window before 429.
-pub const LOGIN_ATTEMPTS_PER_ADDRESS: u64 = 10;
-/// Login attempts against the one shared account per window (all addresses together) before
-/// 429: a distributed guesser is slowed down too.
-pub const LOGIN_ATTEMPTS_PER_ACCOUNT: u64 = 100;
-/// The fixed window of both login throttles.
-pub const LOGIN_WINDOW_SECS: u64 = 15 * 60;
 /// A supplied password longer than this is refused before any work (bodies are bounded anyway).
 pub const MAX_PASSWORD_BYTES: usize = 1024;
 

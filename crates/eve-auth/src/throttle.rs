@@ -13,7 +13,9 @@ use ipnet::{IpNet, Ipv6Net};
 use crate::origin::parse_ip;
 
 /// Failures an address may make before it has to wait at all.
-pub const FREE_FAILURES: u64 = 5;
+pub const FREE_FAILURES: u64 = 10;
+/// The first wait once the free failures are used up; each further failure doubles it.
+pub const FIRST_DELAY_SECS: u64 = 30;
 /// The longest wait between two attempts of one address (15 minutes).
 pub const MAX_DELAY_SECS: u64 = 15 * 60;
 /// An address's failures are forgotten this long after its last attempt (one day).
@@ -98,14 +100,14 @@ pub fn throttle_subject(ip: IpAddr) -> String {
 }
 
 /// Seconds an address with `failures` failures must wait after its last attempt: nothing for
-/// the first [`FREE_FAILURES`], then 1 s, 2 s, 4 s, … up to [`MAX_DELAY_SECS`].
+/// the first [`FREE_FAILURES`], then 30 s, 60 s, 120 s, … up to [`MAX_DELAY_SECS`].
 pub fn backoff_secs(failures: u64) -> u64 {
     if failures < FREE_FAILURES {
         return 0;
     }
-    let doublings = (failures - FREE_FAILURES).min(63) as u32;
-    1u64.checked_shl(doublings)
-        .unwrap_or(u64::MAX)
+    let doublings = (failures - FREE_FAILURES).min(32) as u32;
+    FIRST_DELAY_SECS
+        .saturating_mul(1u64 << doublings)
         .min(MAX_DELAY_SECS)
 }
 
@@ -204,9 +206,10 @@ mod tests {
         for f in 0..FREE_FAILURES {
             assert_eq!(backoff_secs(f), 0);
         }
-        assert_eq!(backoff_secs(FREE_FAILURES), 1);
-        assert_eq!(backoff_secs(FREE_FAILURES + 1), 2);
-        assert_eq!(backoff_secs(FREE_FAILURES + 4), 16);
+        assert_eq!(backoff_secs(FREE_FAILURES), 30);
+        assert_eq!(backoff_secs(FREE_FAILURES + 1), 60);
+        assert_eq!(backoff_secs(FREE_FAILURES + 4), 480);
+        assert_eq!(backoff_secs(FREE_FAILURES + 5), MAX_DELAY_SECS);
         assert_eq!(backoff_secs(FREE_FAILURES + 20), MAX_DELAY_SECS);
         assert_eq!(backoff_secs(u64::MAX), MAX_DELAY_SECS);
     }
@@ -214,9 +217,9 @@ mod tests {
     #[test]
     fn wait_counts_from_the_last_attempt_and_records_are_forgotten() {
         assert_eq!(wait_secs(2, 1000, 1000), None);
-        assert_eq!(wait_secs(FREE_FAILURES + 3, 1000, 1000), Some(8));
-        assert_eq!(wait_secs(FREE_FAILURES + 3, 1000, 1006), Some(2));
-        assert_eq!(wait_secs(FREE_FAILURES + 3, 1000, 1008), None);
+        assert_eq!(wait_secs(FREE_FAILURES + 2, 1000, 1000), Some(120));
+        assert_eq!(wait_secs(FREE_FAILURES + 2, 1000, 1100), Some(20));
+        assert_eq!(wait_secs(FREE_FAILURES + 2, 1000, 1120), None);
         assert!(!forgotten(1000, 1000 + FAILURE_MEMORY_SECS - 1));
         assert!(forgotten(1000, 1000 + FAILURE_MEMORY_SECS));
     }

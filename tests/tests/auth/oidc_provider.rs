@@ -20,6 +20,8 @@ pub struct NextUser {
     pub sub: String,
     pub email: Option<String>,
     pub name: Option<String>,
+    /// The `email_verified` claim sent with the email (`None`: the claim is left out).
+    pub email_verified: Option<bool>,
     /// Put email and name only in userinfo, not in the ID token.
     pub email_only_in_userinfo: bool,
     /// Redirect back with `error=access_denied` instead of a code.
@@ -32,6 +34,7 @@ impl Default for NextUser {
             sub: "user-1".into(),
             email: Some("eve@example.com".into()),
             name: Some("Eve Example".into()),
+            email_verified: Some(true),
             email_only_in_userinfo: false,
             deny: false,
         }
@@ -204,7 +207,9 @@ fn id_token(issuer: &str, user: &NextUser, nonce: &str) -> String {
     if !user.email_only_in_userinfo {
         if let Some(email) = &user.email {
             claims["email"] = email.clone().into();
-            claims["email_verified"] = true.into();
+            if let Some(verified) = user.email_verified {
+                claims["email_verified"] = verified.into();
+            }
         }
         if let Some(name) = &user.name {
             claims["name"] = name.clone().into();
@@ -379,7 +384,9 @@ impl Provider {
         let mut claims = serde_json::json!({ "sub": user.sub });
         if let Some(email) = &user.email {
             claims["email"] = email.clone().into();
-            claims["email_verified"] = true.into();
+            if let Some(verified) = user.email_verified {
+                claims["email_verified"] = verified.into();
+            }
         }
         if let Some(name) = &user.name {
             claims["name"] = name.clone().into();
