@@ -53,6 +53,15 @@ describe("password mode", () => {
     await page.waitForSelector("dialog.login-modal", { state: "detached" });
     await page.waitForSelector(".auth-slot .viewer-name");
     assert.equal(await page.inputValue("#composer-input"), draft);
+    // Chromium keeps the __Host- cookie (Secure) on plain http because 127.0.0.1 is a secure
+    // context; a reload stays signed in on it.
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === "__Host-eve_chat_session");
+    assert.ok(session, JSON.stringify(cookies.map((c) => c.name)));
+    assert.equal(session.secure, true);
+    assert.equal(session.path, "/");
+    await page.reload();
+    await page.waitForSelector(".auth-slot .viewer-name");
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });
@@ -64,8 +73,15 @@ describe("password mode", () => {
     await page.fill("#login-password", PASSWORD);
     await page.keyboard.press("Enter");
     await page.waitForSelector(".auth-slot .viewer-name");
+    const [copied] = (await page.context().cookies()).filter((c) => c.name === "__Host-eve_chat_session");
+    assert.ok(copied, "signed in with the __Host- cookie");
     await page.click(".auth-slot button:has-text('Sign out')");
     await page.waitForSelector(".auth-slot button:has-text('Sign in')");
+    // Logout revokes: a copy of the cookie taken before signing out no longer signs anyone in.
+    await page.context().addCookies([copied]);
+    await page.reload();
+    await page.waitForSelector(".auth-slot button:has-text('Sign in')");
+    assert.equal(await page.locator(".auth-slot .viewer-name").count(), 0);
     await page.context().close();
   });
 });
