@@ -897,6 +897,7 @@ fn oidc_vars() -> Vec<(&'static str, String)> {
         ("oidc_issuer", "http://127.0.0.1:9".into()),
         ("oidc_client_id", "eve".into()),
         ("oidc_client_secret", "client-secret".into()),
+        ("oidc_allowed_domains", "example.com".into()),
     ]
 }
 
@@ -916,7 +917,7 @@ fn principal(subject: &str) -> eve_api::auth::Principal {
         id: format!("oidc:test:{subject}"),
         mode: eve_api::auth::AuthMode::Oidc,
         name: None,
-        email: None,
+        email: Some(format!("{subject}@example.com")),
     }
 }
 
