@@ -86,13 +86,6 @@ pub fn used(prefix: &str, subject: &str, window_secs: u64) -> Result<i64, ApiErr
     atomics::increment(&bucket, &w.key, 0).map_err(unavailable)
 }
 
-/// Clears `subject`'s current window (e.g. after a successful login).
-pub fn reset(prefix: &str, subject: &str, window_secs: u64) -> Result<(), ApiError> {
-    let bucket = store::open(STORE).map_err(unavailable)?;
-    let w = window(prefix, subject, window_secs, now_secs());
-    bucket.delete(&w.key).map_err(unavailable)
-}
-
 /// The account-wide count of failed sign-ins (all addresses; fixed window).
 pub const LOGIN_ACCOUNT_FAILURES_PREFIX: &str = "login:account-failures";
 
