@@ -215,7 +215,7 @@ async fn complete(
     s: &OidcSettings<'_>,
     req: &Request,
 ) -> Result<(String, String), (OidcError, Option<String>)> {
-    let identity = identify(config, s, req).await.map_err(|e| (e, None))?;
+    let (identity, return_to) = identify(config, s, req).await.map_err(|e| (e, None))?;
     let refused = |e: OidcError| (e, identity.email.clone());
     let principal =
         oidc::principal_for(s.issuer, &identity, &config.allowlist()).map_err(refused)?;
@@ -223,31 +223,19 @@ async fn complete(
         .session_codec()
         .ok_or_else(|| refused(OidcError::InvalidState))?;
     let now = glue::now_secs();
-    let signed_in_at = glue::sign_in_time(&principal.id, now)
-        .map_err(|_| refused(OidcError::Userinfo("key-value store unavailable")))?;
+    // Unreadable logout time: the session is dated now (the next request reports the store).
+    let signed_in_at = glue::sign_in_time(&principal.id, now).unwrap_or(now);
     let (value, claims) = codec.issue_signed_in_at(&principal, now, signed_in_at);
     let cookie = glue::session_set_cookie(&value, claims.max_age(now));
-    Ok((cookie, identity.return_to))
+    Ok((cookie, return_to))
 }
 
-/// Who the provider says signed in, with the return path of the flow.
-struct Signed {
-    identity: oidc::Identity,
-    return_to: String,
-}
-
-impl std::ops::Deref for Signed {
-    type Target = oidc::Identity;
-    fn deref(&self) -> &oidc::Identity {
-        &self.identity
-    }
-}
-
+/// Who the provider says signed in, and the return path of the flow.
 async fn identify(
     config: &AuthConfig,
     s: &OidcSettings<'_>,
     req: &Request,
-) -> Result<Signed, OidcError> {
+) -> Result<(oidc::Identity, String), OidcError> {
     let now = glue::now_secs();
     let cookies = req
         .header("cookie")
@@ -321,8 +309,5 @@ async fn identify(
             }
         }
     }
-    Ok(Signed {
-        identity,
-        return_to: flow.return_to,
-    })
+    Ok((identity, flow.return_to))
 }
