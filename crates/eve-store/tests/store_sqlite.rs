@@ -1078,7 +1078,13 @@ fn an_append_with_a_base_accepts_identical_retries_and_refuses_a_different_event
 
 #[test]
 fn byte_totals_follow_every_write_and_the_caps_refuse_a_write_whole() {
-    let db = db();
+    for foreign_keys in [false, true] {
+        byte_totals_with(foreign_keys);
+    }
+}
+
+fn byte_totals_with(foreign_keys: bool) {
+    let db = db_with(foreign_keys);
     let quota = eve_store::limits::StorageQuota {
         chat_bytes: 500,
         principal_bytes: 700,
