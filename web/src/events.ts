@@ -560,6 +560,18 @@ export function buildSnapshot(
   return mergeLocalEvents(preserveKnownInitialEvents(observed, known), local);
 }
 
+/**
+ * After a 409 on an event write (another tab or client wrote the chat since this one read it):
+ * the stored log, then every event of ours it does not have, in our order. Events are matched by
+ * `meta.id` (eve's ids, and the ids of local events), else by their JSON; so a turn both tabs
+ * read from the same eve session is kept once, and nothing of either tab is lost.
+ */
+export function rebaseLog(stored: readonly EveEvent[], mine: readonly EveEvent[]): EveEvent[] {
+  const key = (e: EveEvent) => (e.meta?.id ? `id:${e.meta.id}` : `json:${JSON.stringify(e)}`);
+  const have = new Set(stored.map(key));
+  return [...stored, ...mine.filter((e) => !have.has(key(e)))];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Local events (never sent by eve: marked `meta.local`)
 
