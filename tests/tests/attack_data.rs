@@ -178,14 +178,15 @@ fn deleting_a_chat_deletes_its_agent_session_events_and_tool_outputs() {
             &sid
         ) > 0
     );
+    // Counted (migration 0005) before the delete, given back after it.
     let principal_bytes = |db: &rusqlite::Connection| {
-        rows(
-            db,
-            "SELECT coalesce(sum(bytes), 0) FROM storage_usage WHERE scope LIKE ?1",
-            "principal:%",
+        db.query_row(
+            "SELECT coalesce(sum(bytes), 0) FROM storage_usage WHERE scope LIKE 'principal:%'",
+            [],
+            |r| r.get::<_, i64>(0),
         )
     };
-    assert!(principal_bytes(&db) > 0);
+    let before_delete = principal_bytes(&db);
 
     let r = h.send(
         "DELETE",
@@ -200,7 +201,6 @@ fn deleting_a_chat_deletes_its_agent_session_events_and_tool_outputs() {
         ("eve_event", "session_id"),
         ("eve_inbox", "session_id"),
         ("agent_tool_output", "session_id"),
-        ("chat_agent_session", "session_id"),
     ] {
         let sql = format!("SELECT count(*) FROM {table} WHERE {col} = ?1");
         assert_eq!(
@@ -222,10 +222,19 @@ fn deleting_a_chat_deletes_its_agent_session_events_and_tool_outputs() {
         ),
         0
     );
+    assert!(*before_delete.as_ref().unwrap() > 0, "{before_delete:?}");
     assert_eq!(
-        principal_bytes(&db),
+        principal_bytes(&db).unwrap(),
         0,
         "the principal's storage is given back"
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT count(*) FROM chat_agent_session WHERE session_id = ?1",
+            &sid
+        ),
+        0
     );
     // The agent no longer knows the session.
     let r = h.get(&eve::stream_path(&sid, "startIndex=0&follow=false"));

@@ -138,6 +138,8 @@ test("Connect only ever opens a same-origin /eve/v1/ link", () => {
   assert.equal(safeConnectUrl("/connect/notion", ORIGIN), null);
   assert.equal(safeConnectUrl("javascript:alert(1)", ORIGIN), null);
   assert.equal(safeConnectUrl("/eve/v1/../api/chats", ORIGIN), null);
+  assert.equal(safeConnectUrl("/eve/v1/..%2f..%2fapi/chats", ORIGIN), null);
+  assert.equal(safeConnectUrl("/eve/v1/%2E%2E%5Capi", ORIGIN), null);
   assert.equal(safeConnectUrl(undefined, ORIGIN), null);
 });
 

@@ -235,6 +235,9 @@ export function safeConnectUrl(url: string | undefined, origin: string): string 
   try {
     const u = new URL(url, origin);
     if (u.origin !== new URL(origin).origin || !u.pathname.startsWith("/eve/v1/")) return null;
+    // An encoded separator or dot passes the prefix check here but may be decoded by a server
+    // or proxy into a path outside /eve/v1/ (`/eve/v1/..%2f..%2fapi/…`).
+    if (/%(2f|5c|2e)/i.test(u.pathname)) return null;
     return u.pathname + u.search + u.hash;
   } catch {
     return null;
