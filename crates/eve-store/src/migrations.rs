@@ -211,11 +211,10 @@ pub fn split_statements(sql: &str) -> Vec<String> {
 fn inside_trigger_body(text: &str) -> bool {
     let upper = text.trim().to_ascii_uppercase();
     let words: Vec<&str> = upper.split_whitespace().collect();
-    let is_trigger = match words.as_slice() {
-        ["CREATE", "TRIGGER", ..] => true,
-        ["CREATE", "TEMP" | "TEMPORARY", "TRIGGER", ..] => true,
-        _ => false,
-    };
+    let is_trigger = matches!(
+        words.as_slice(),
+        ["CREATE", "TRIGGER", ..] | ["CREATE", "TEMP" | "TEMPORARY", "TRIGGER", ..]
+    );
     is_trigger && words.last() != Some(&"END")
 }
 

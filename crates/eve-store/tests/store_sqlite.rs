@@ -126,7 +126,6 @@ fn migration_4_rewrites_a_chat_of_the_earlier_dialect_into_eve_events_row_for_ro
         )
         .unwrap();
     }
-    let store = ChatStore::new(&db, "u");
     create_before_0005(&db, "old", 10);
     let old = [
         json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
