@@ -507,6 +507,11 @@ fn routes(chat: &str, session: &str) -> Vec<(&'static str, String, Option<Value>
             Some(json!({ "message": "another" })),
         ),
         (
+            "DELETE",
+            format!("/api/chats/{chat}/pending"),
+            Some(json!({ "message": "another" })),
+        ),
+        (
             "PUT",
             format!("/api/chats/{chat}/session"),
             Some(json!({ "session": { "sessionId": "ses_other", "streamIndex": 9 } })),

@@ -19,6 +19,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfter: number | null = null,
+    /** A 409 on an event write: the length of the chat's stored log now. */
+    readonly currentLength: number | null = null,
   ) {
     super(message);
   }
@@ -27,8 +29,10 @@ export class ApiError extends Error {
 export async function errorFrom(res: Response): Promise<ApiError> {
   let code = "http_" + res.status;
   let message = `Request failed (${res.status}).`;
+  let currentLength: number | null = null;
   try {
     const body = await res.json();
+    if (typeof body?.currentLength === "number") currentLength = body.currentLength;
     if (body?.error?.message) {
       // The app's envelope: { error: { code, message } }.
       code = String(body.error.code ?? code);
@@ -43,7 +47,7 @@ export async function errorFrom(res: Response): Promise<ApiError> {
   }
   const retry = Number(res.headers.get("retry-after"));
   if (res.status === 429) message = `${message}${retry ? ` Try again in ${formatWait(retry)}.` : ""}`;
-  return new ApiError(res.status, code, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+  return new ApiError(res.status, code, message, Number.isFinite(retry) && retry > 0 ? retry : null, currentLength);
 }
 
 function formatWait(seconds: number): string {
@@ -82,11 +86,16 @@ export const api = {
   getChat: (id: string, signal?: AbortSignal) => request<ChatDetail>("GET", chatPath(id), undefined, { signal }),
   renameChat: (id: string, title: string) => request<{ chat: ChatSummary }>("PATCH", chatPath(id), { title }),
   deleteChat: (id: string) => request<unknown>("DELETE", chatPath(id)),
-  appendEvents: (id: string, events: IndexedEvent[]) => request<unknown>("POST", `${chatPath(id)}/events`, { events }),
-  saveSnapshot: (id: string, events: EveEvent[], session: ClientSessionState | null) =>
-    request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/snapshot`, { events, session }),
+  // Event writes carry the log length they extend (`baseLength`): a 409 means another tab or
+  // client wrote since, and the runtime re-reads the chat before writing again.
+  appendEvents: (id: string, events: IndexedEvent[], baseLength: number) =>
+    request<{ written: number; lastEventIndex: number | null }>("POST", `${chatPath(id)}/events`, { events, baseLength }),
+  saveSnapshot: (id: string, events: EveEvent[], session: ClientSessionState | null, baseLength: number) =>
+    request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/snapshot`, { events, session, baseLength }),
   markPending: (id: string, message: string) => request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/pending`, { message }),
+  /** The message was not accepted: it must not be sent by the next page load. */
+  clearPending: (id: string, message: string) => request<unknown>("DELETE", `${chatPath(id)}/pending`, { message }),
   saveSession: (id: string, session: ClientSessionState | null) => request<unknown>("PUT", `${chatPath(id)}/session`, { session }),
-  skipAuthorization: (id: string, events: IndexedEvent[], session: ClientSessionState | null) =>
-    request<{ chat: ChatSummary }>("POST", `${chatPath(id)}/authorization/skip`, { events, session }),
+  skipAuthorization: (id: string, events: IndexedEvent[], session: ClientSessionState | null, baseLength: number) =>
+    request<{ chat: ChatSummary }>("POST", `${chatPath(id)}/authorization/skip`, { events, session, baseLength }),
 };

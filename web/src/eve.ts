@@ -103,6 +103,15 @@ export async function sendMessage(session: ClientSessionState | null, message: s
   return { session: { sessionId, streamIndex: 0 }, created: true };
 }
 
+/**
+ * Retires a session for good (eve's `reset`): before its chat is deleted, so that an eve agent
+ * that is not ours (eve_upstream_url) forgets it too. Our own agent's rows go with the chat row
+ * in any case, so this is best effort.
+ */
+export async function resetSession(sessionId: string): Promise<void> {
+  await post(`${sessionPath(sessionId)}/reset`, { reason: "chat deleted" });
+}
+
 /** Answers open input requests (questions, approvals) of the session. */
 export async function respond(sessionId: string, inputResponses: InputResponse[], clientContext?: string): Promise<void> {
   await postTurn(sessionPath(sessionId), clientContext === undefined ? { inputResponses } : { inputResponses, clientContext });

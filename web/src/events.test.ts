@@ -17,6 +17,7 @@ import {
   reduceLog,
   renderItems,
   safeConnectUrl,
+  rebaseLog,
   skipEvents,
   TurnWatch,
   type EveEvent,
@@ -137,6 +138,8 @@ test("Connect only ever opens a same-origin /eve/v1/ link", () => {
   assert.equal(safeConnectUrl("/connect/notion", ORIGIN), null);
   assert.equal(safeConnectUrl("javascript:alert(1)", ORIGIN), null);
   assert.equal(safeConnectUrl("/eve/v1/../api/chats", ORIGIN), null);
+  assert.equal(safeConnectUrl("/eve/v1/..%2f..%2fapi/chats", ORIGIN), null);
+  assert.equal(safeConnectUrl("/eve/v1/%2E%2E%5Capi", ORIGIN), null);
   assert.equal(safeConnectUrl(undefined, ORIGIN), null);
 });
 
@@ -350,4 +353,15 @@ test("the sidebar cookie is read and written as open or closed", () => {
   assert.equal(sidebarClosedFromCookie("eve-chat-sidebar=open"), false);
   assert.equal(sidebarClosedFromCookie(""), false);
   assert.match(sidebarCookie(false, true), /^eve-chat-sidebar=closed; Path=\/; Max-Age=\d+; SameSite=Lax; Secure$/);
+});
+
+test("rebaseLog keeps the stored log and appends only what it lacks, in our order", () => {
+  const e = (id: string) => ({ type: "message.appended", data: { messageDelta: id }, meta: { id, at: "2024-01-01T00:00:00.000Z" } });
+  const stored = [e("s0"), e("s1"), e("a2"), e("a3")];
+  const mine = [e("s0"), e("s1"), e("a2"), e("b2"), e("b3")];
+  assert.deepEqual(rebaseLog(stored, mine).map((x) => x.meta.id), ["s0", "s1", "a2", "a3", "b2", "b3"]);
+  // Events without ids match by content.
+  const bare = { type: "session.waiting", data: {} };
+  assert.equal(rebaseLog([bare], [{ ...bare }]).length, 1);
+  assert.deepEqual(rebaseLog([], mine), mine);
 });

@@ -235,6 +235,9 @@ export function safeConnectUrl(url: string | undefined, origin: string): string 
   try {
     const u = new URL(url, origin);
     if (u.origin !== new URL(origin).origin || !u.pathname.startsWith("/eve/v1/")) return null;
+    // An encoded separator or dot passes the prefix check here but may be decoded by a server
+    // or proxy into a path outside /eve/v1/ (`/eve/v1/..%2f..%2fapi/…`).
+    if (/%(2f|5c|2e)/i.test(u.pathname)) return null;
     return u.pathname + u.search + u.hash;
   } catch {
     return null;
@@ -558,6 +561,18 @@ export function buildSnapshot(
   local: readonly { eventIndex: number; event: EveEvent }[],
 ): EveEvent[] {
   return mergeLocalEvents(preserveKnownInitialEvents(observed, known), local);
+}
+
+/**
+ * After a 409 on an event write (another tab or client wrote the chat since this one read it):
+ * the stored log, then every event of ours it does not have, in our order. Events are matched by
+ * `meta.id` (eve's ids, and the ids of local events), else by their JSON; so a turn both tabs
+ * read from the same eve session is kept once, and nothing of either tab is lost.
+ */
+export function rebaseLog(stored: readonly EveEvent[], mine: readonly EveEvent[]): EveEvent[] {
+  const key = (e: EveEvent) => (e.meta?.id ? `id:${e.meta.id}` : `json:${JSON.stringify(e)}`);
+  const have = new Set(stored.map(key));
+  return [...stored, ...mine.filter((e) => !have.has(key(e)))];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import {
   localWaiting,
   MAX_MESSAGE_CHARS,
   openInputs,
+  rebaseLog,
   reduceLog,
   skipEvents,
   TurnWatch,
@@ -85,6 +86,8 @@ export class ChatRuntime {
   private pendingConsumed = false;
   private optimisticSince = 0;
   private cursor = 0;
+  /** The length of the chat's stored log as far as this tab knows: the base of its next write. */
+  private serverLength = 0;
   /** The loaded log was in the old dialect: the converted log is saved before the first write. */
 
   constructor(
@@ -143,6 +146,7 @@ export class ChatRuntime {
   /** A chat just created by the root page: nothing to fetch, its first message is pending. */
   primeFromCreate(message: string): void {
     this.known = [];
+    this.serverLength = 0;
     this.pendingMessage = message;
     this.setEvents([], { phase: "idle", session: null, loadError: null });
     this.consumePending();
@@ -164,6 +168,7 @@ export class ChatRuntime {
     // Chats of the earlier dialect were rewritten into eve events by migration 0004.
     const events = detail.events as EveEvent[];
     this.known = [...events];
+    this.serverLength = events.length;
     this.pendingMessage = detail.pendingUserMessage;
     this.cursor = detail.session?.streamIndex ?? 0;
     this.setEvents([...events], { phase: "idle", loadError: null, session: detail.session, stopped: false, optimistic: null });
@@ -210,12 +215,22 @@ export class ChatRuntime {
     // The previous turn may still be saving its snapshot, or draining eve's cancel after a
     // stop: let it finish first so that writes stay in order.
     await this.settlePrevious();
+    let marked = opts.alreadyPending === true;
     try {
       if (!opts.alreadyPending) {
         const saved = await api.markPending(this.chatId, message);
+        marked = true;
         if (saved?.chat) this.host.touchChat(saved.chat);
       }
-      const sent = await sendMessage(this.state.session, message, this.host.clientContext());
+      let sent;
+      try {
+        sent = await sendMessage(this.state.session, message, this.host.clientContext());
+      } catch (err) {
+        // Not accepted (a 429, the agent down): the chat must not keep it as pending, or the
+        // next page load would send it behind the user's back.
+        if (marked) await api.clearPending(this.chatId, message).catch(() => undefined);
+        throw err;
+      }
       this.cursor = sent.created ? 0 : this.cursor;
       const session = { sessionId: sent.session.sessionId, streamIndex: this.cursor };
       // A new session's stream holds only this turn; an existing one's may have events of other
@@ -379,19 +394,26 @@ export class ChatRuntime {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     this.flushing = this.flushing.then(async () => {
+      let rebases = 0;
       while (this.queue.length) {
         const batch = this.queue.slice(0, PERSIST_BATCH);
         let ok = false;
-        for (let attempt = 0; attempt < 3 && !ok; attempt++) {
+        let conflict = false;
+        for (let attempt = 0; attempt < 3 && !ok && !conflict; attempt++) {
           try {
-            await api.appendEvents(this.chatId, batch);
+            // The batch extends the log up to its first slot.
+            await api.appendEvents(this.chatId, batch, batch[0]!.eventIndex);
             ok = true;
-          } catch {
-            await delay(300 * (attempt + 1));
+          } catch (err) {
+            if (err instanceof ApiError && err.status === 409) conflict = true;
+            else await delay(300 * (attempt + 1));
           }
         }
+        if (conflict && rebases++ < 3 && (await this.rebase())) continue;
         this.queue.splice(0, batch.length);
-        if (!ok && !this.persistWarned) {
+        if (ok) {
+          this.serverLength = Math.max(this.serverLength, ...batch.map((e) => e.eventIndex + 1));
+        } else if (!this.persistWarned) {
           // The snapshot at the end of the turn writes every event again.
           this.persistWarned = true;
           this.host.toast("Some events could not be saved yet; they will be saved when the response finishes.");
@@ -401,19 +423,45 @@ export class ChatRuntime {
     return this.flushing;
   }
 
+  /**
+   * Another tab or client wrote this chat since we read it (409): read the stored log, keep all
+   * of it, put our events it lacks after it, and queue those at their new slots. Nothing is
+   * lost and the user sees both; no error is shown. False when the chat cannot be read.
+   */
+  private async rebase(): Promise<boolean> {
+    let stored: EveEvent[];
+    try {
+      stored = (await api.getChat(this.chatId)).events as EveEvent[];
+    } catch {
+      return false;
+    }
+    const merged = rebaseLog(stored, this.state.events);
+    this.known = [...stored];
+    this.serverLength = stored.length;
+    this.setEvents(merged);
+    this.queue = merged.slice(stored.length).map((event, i) => ({ eventIndex: stored.length + i, event }));
+    return true;
+  }
+
   private async saveSnapshot(): Promise<void> {
     await this.flush();
-    const known = this.known.filter((e) => !isLocal(e));
-    const observed = this.state.events.filter((e) => !isLocal(e)).slice(known.length);
-    const events = buildSnapshot(known, observed, this.localEntries());
-    const session = this.state.session ? { ...this.state.session, streamIndex: this.cursor } : null;
     for (let attempt = 0; attempt < 3; attempt++) {
+      const known = this.known.filter((e) => !isLocal(e));
+      const observed = this.state.events.filter((e) => !isLocal(e)).slice(known.length);
+      const events = buildSnapshot(known, observed, this.localEntries());
+      const session = this.state.session ? { ...this.state.session, streamIndex: this.cursor } : null;
       try {
-        const saved = await api.saveSnapshot(this.chatId, events, session);
+        const saved = await api.saveSnapshot(this.chatId, events, session, this.serverLength);
         this.known = events;
+        this.serverLength = events.length;
         if (saved?.chat) this.host.touchChat(saved.chat);
         return;
       } catch (err) {
+        if (err instanceof ApiError && err.status === 409 && attempt < 2 && (await this.rebase())) {
+          // The snapshot carries everything: nothing is left to append.
+          this.queue = [];
+          continue;
+        }
         if (attempt === 2) this.host.toast(`The chat could not be saved: ${(err as Error).message}`);
         else await delay(400 * (attempt + 1));
       }
@@ -471,13 +519,25 @@ export class ChatRuntime {
       this.host.toast(`Skip failed: ${(err as Error).message}`);
       return;
     }
+    await this.flush();
     const [completedEvent, waitingEvent] = skipEvents(auth, session?.sessionId ?? "");
     const completed = this.appendLocalEvent(completedEvent);
     const waiting = this.appendLocalEvent(waitingEvent);
     this.set({ phase: "idle", optimistic: null });
     try {
-      const saved = await api.skipAuthorization(this.chatId, [completed, waiting], session);
+      let saved: { chat: ChatSummary } | undefined;
+      try {
+        saved = await api.skipAuthorization(this.chatId, [completed, waiting], session, this.serverLength);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 409 && (await this.rebase()))) throw err;
+        // Our two events moved behind what the other tab wrote; the queue holds them and any
+        // other unsaved ones, so the skip writes them all.
+        const slots = this.queue;
+        this.queue = [];
+        saved = await api.skipAuthorization(this.chatId, slots, session, this.serverLength);
+      }
       this.known = [...this.state.events];
+      this.serverLength = this.state.events.length;
       this.pendingMessage = null;
       if (saved?.chat) this.host.touchChat(saved.chat);
     } catch (err) {

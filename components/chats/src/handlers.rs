@@ -28,8 +28,9 @@ pub fn create(store: &Store, principal_id: &str, req: &Request) -> Result<Respon
         .as_deref()
         .map(validate::message)
         .transpose()?;
+    // A client's id is a key of its principal (see `ChatStore::chat_id_for`).
     let id = match input.id {
-        Some(id) if is_valid_chat_id(&id) => id,
+        Some(id) if is_valid_chat_id(&id) => store.chat_id_for(&id),
         Some(_) => {
             return Err(ApiError::bad_request(
                 "id must be 1 to 64 of A-Z a-z 0-9 _ -",

@@ -12,12 +12,13 @@ pub fn route(req: &Request) -> Response {
         Ok(ctx) => ctx,
         Err(response) => return response,
     };
-    let store = ChatStore::new(&ctx.db, &ctx.principal.id);
+    let store = ChatStore::new(&ctx.db, &ctx.principal.id).with_quota(handlers::quota());
     let result = match (ctx.resource, ctx.method.as_str()) {
         (Resource::Event(id, index), "PUT") => handlers::put_event(&store, id, index, req),
         (Resource::Events(id), "POST") => handlers::append_events(&store, id, req),
         (Resource::Snapshot(id), "PUT") => handlers::save_snapshot(&store, id, req),
         (Resource::Pending(id), "PUT") => handlers::mark_pending(&store, id, req),
+        (Resource::Pending(id), "DELETE") => handlers::clear_pending(&store, id, req),
         (Resource::Session(id), "PUT") => handlers::set_session(&store, id, req),
         (Resource::AuthorizationSkip(id), "POST") => handlers::skip_authorization(&store, id, req),
         // `begin` has checked the method against the same table.

@@ -92,6 +92,10 @@ pub struct IndexedEvent {
 #[serde(rename_all = "camelCase")]
 pub struct AppendEventsRequest {
     pub events: Vec<IndexedEvent>,
+    /// The log length the writer extends (what it has read and written). A slot that holds a
+    /// different event by now is a 409 [`EventLogConflict`]; absent: no check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_length: Option<u64>,
 }
 
 /// `PUT /api/chats/:id/events/:eventIndex` and `POST /api/chats/:id/events` → how many slots
@@ -116,6 +120,27 @@ pub struct SnapshotRequest {
         skip_serializing_if = "Option::is_none"
     )]
     pub session: Option<Option<Value>>,
+    /// The length of the stored log the snapshot was built on. Any other length (another tab
+    /// or client wrote since) is a 409 [`EventLogConflict`] and nothing is written; absent: no
+    /// check (last writer wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_length: Option<u64>,
+}
+
+/// 409 on an event write whose base is not the stored log: the standard error envelope plus
+/// the log's length now. The client re-reads the chat, re-applies what it has that the log
+/// lacks, and writes again with the new base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventLogConflict {
+    pub error: EventLogConflictError,
+    pub current_length: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventLogConflictError {
+    pub code: crate::ErrorCode,
+    pub message: String,
 }
 
 /// `PUT /api/chats/:id/snapshot` → the resulting log length.
@@ -131,6 +156,16 @@ pub struct SnapshotSaved {
 #[serde(rename_all = "camelCase")]
 pub struct PendingMessageRequest {
     pub message: String,
+}
+
+/// `DELETE /api/chats/:id/pending` body (optional): the message that was not accepted. Only
+/// a pending message equal to it is cleared (a newer one from another tab stays); absent or
+/// empty body: whatever is pending is cleared. → 204.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClearPendingRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// `PUT /api/chats/:id/pending` → the chat (its title may have changed from "New chat").
@@ -163,6 +198,9 @@ pub struct SessionSaved {
 #[serde(rename_all = "camelCase")]
 pub struct SkipAuthorizationRequest {
     pub events: Vec<IndexedEvent>,
+    /// As in [`AppendEventsRequest`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_length: Option<u64>,
     /// Absent: keep the stored session. `null`: clear it. Object: store it.
     #[serde(
         default,

@@ -19,6 +19,22 @@ pub fn chat_id_from_random(bytes: [u8; CHAT_ID_LEN]) -> String {
         .collect()
 }
 
+/// The chat id for a client-chosen id (`POST /api/chats {id}`): SHA-256 of the principal and
+/// the client's id, as a generated id. The client's id is an idempotency key of its principal:
+/// another principal choosing the same one gets another chat, so a taken id reveals nothing.
+pub fn chat_id_for_client(principal: &str, client_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(b"eve-chat client chat id\0");
+    hash.update(principal.as_bytes());
+    hash.update(b"\0");
+    hash.update(client_id.as_bytes());
+    let digest = hash.finalize();
+    let mut bytes = [0u8; CHAT_ID_LEN];
+    bytes.copy_from_slice(&digest[..CHAT_ID_LEN]);
+    chat_id_from_random(bytes)
+}
+
 /// 1 ..= 64 characters, each ASCII letter, digit, `_` or `-`.
 pub fn is_valid_chat_id(id: &str) -> bool {
     (1..=MAX_CHAT_ID_LEN).contains(&id.len())
@@ -30,6 +46,17 @@ pub fn is_valid_chat_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_ids_are_scoped_to_their_principal() {
+        let a = chat_id_for_client("alice", "my-chat");
+        assert_eq!(a, chat_id_for_client("alice", "my-chat"));
+        assert_ne!(a, chat_id_for_client("bob", "my-chat"));
+        assert_ne!(a, chat_id_for_client("alice", "my-chat2"));
+        // No ambiguity at the separator.
+        assert_ne!(chat_id_for_client("a", "bc"), chat_id_for_client("ab", "c"));
+        assert!(is_valid_chat_id(&a) && a.len() == CHAT_ID_LEN);
+    }
 
     #[test]
     fn generated_ids_are_21_url_safe_characters() {

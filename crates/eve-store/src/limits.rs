@@ -70,6 +70,60 @@ pub const CHAT_SEND: RatePolicy = RatePolicy {
     window_secs: 3600,
 };
 
+/// Byte caps on stored data (the events' JSON): one chat's log, and everything of one
+/// principal (every chat's log, the agent's session events and tool outputs). Spin variables
+/// `chat_max_bytes` and `principal_max_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageQuota {
+    pub chat_bytes: u64,
+    pub principal_bytes: u64,
+}
+
+/// 64 MiB per chat (thousands of long turns), 1 GiB per principal.
+pub const DEFAULT_CHAT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_PRINCIPAL_MAX_BYTES: u64 = 1024 * 1024 * 1024;
+
+impl Default for StorageQuota {
+    fn default() -> Self {
+        Self {
+            chat_bytes: DEFAULT_CHAT_MAX_BYTES,
+            principal_bytes: DEFAULT_PRINCIPAL_MAX_BYTES,
+        }
+    }
+}
+
+/// The caps from the two variables: positive integers (bytes), else the defaults.
+pub fn storage_quota(chat: Option<&str>, principal: Option<&str>) -> StorageQuota {
+    let parse = |v: Option<&str>| {
+        v.and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|n| *n > 0 && *n <= i64::MAX as u64)
+    };
+    StorageQuota {
+        chat_bytes: parse(chat).unwrap_or(DEFAULT_CHAT_MAX_BYTES),
+        principal_bytes: parse(principal).unwrap_or(DEFAULT_PRINCIPAL_MAX_BYTES),
+    }
+}
+
+/// Event writes (appends, batches, snapshots, skips) per principal: a fixed window of one
+/// minute, limit from `chat_event_writes_per_minute`. A streaming turn writes a batch every
+/// ~120 ms at most, so the default leaves several tabs room.
+pub const CHAT_EVENT_WRITE: RatePolicy = RatePolicy {
+    prefix: "chat:write",
+    limit: 1200,
+    window_secs: 60,
+};
+
+/// The `chat:write` policy with the limit from its variable (a positive integer).
+pub fn event_write_policy(per_minute: Option<&str>) -> RatePolicy {
+    let limit = per_minute
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    RatePolicy {
+        limit: limit.unwrap_or(CHAT_EVENT_WRITE.limit),
+        ..CHAT_EVENT_WRITE
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +136,20 @@ mod tests {
         assert_eq!(chat_create_policy(Some("-4")).limit, 25);
         assert_eq!(chat_create_policy(Some(" 1000 ")).limit, 1000);
         assert_eq!(chat_create_policy(Some("1000")).prefix, "chat:create");
+    }
+
+    #[test]
+    fn storage_quota_and_write_rate_come_from_variables_or_defaults() {
+        assert_eq!(storage_quota(None, None), StorageQuota::default());
+        let q = storage_quota(Some(" 4096 "), Some("x"));
+        assert_eq!(q.chat_bytes, 4096);
+        assert_eq!(q.principal_bytes, DEFAULT_PRINCIPAL_MAX_BYTES);
+        assert_eq!(
+            storage_quota(Some("0"), Some("-1")),
+            StorageQuota::default()
+        );
+        assert_eq!(event_write_policy(None).limit, 1200);
+        assert_eq!(event_write_policy(Some("5")).limit, 5);
+        assert_eq!(event_write_policy(Some("5")).prefix, "chat:write");
     }
 }

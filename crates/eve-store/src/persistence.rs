@@ -8,12 +8,26 @@
 //! one JSON parameter expanded by `json_each`, which also sidesteps SQLite's bound-parameter
 //! limit. `RETURNING` tells the caller whether a row was touched (Spin reports no change count).
 
-/// Creates a chat; an id that exists already is left alone (no row returned).
+/// Creates a chat; an id that exists already, or belonged to a deleted chat (migration 0005's
+/// `chat_tombstone`), is left alone (no row returned).
 pub const INSERT_CHAT: &str = "\
 INSERT INTO chat (id, owner, title, pending_user_message, pending_user_message_at, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6
+WHERE NOT EXISTS (SELECT 1 FROM chat_tombstone WHERE id = ?1)
 ON CONFLICT (id) DO NOTHING
 RETURNING id, title, created_at, updated_at";
+
+/// Whether `?1` is the id of a deleted chat.
+pub const SELECT_TOMBSTONE: &str = "SELECT 1 FROM chat_tombstone WHERE id = ?1";
+
+/// The length of the chat's log: its highest slot + 1 (the base a write extends).
+pub const SELECT_EVENT_COUNT: &str = "\
+SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1";
+
+/// The running byte totals of a chat and of its owner (migration 0005's triggers keep them).
+pub const SELECT_USAGE: &str = "\
+SELECT coalesce((SELECT bytes FROM storage_usage WHERE scope = 'chat:' || ?1), 0),
+       coalesce((SELECT bytes FROM storage_usage WHERE scope = 'principal:' || ?2), 0)";
 
 /// One chat of the principal, as a sidebar entry.
 pub const SELECT_CHAT_SUMMARY: &str = "\
@@ -63,27 +77,74 @@ SELECT max(created_at) FROM chat_event
 WHERE chat_id = ?1
   AND event_type IN ('session.completed', 'session.failed', 'session.waiting', 'turn.waiting', 'authorization.required')";
 
-/// Upserts many slots: `?4` is a JSON array of `[eventIndex, type, event]`. A slot written
-/// again gets the new event (invariant 1); its `created_at` moves only when the event changed,
-/// so an identical retry does not make an old settling event look new. Returns one row per
-/// slot written, none when the chat is not the principal's.
-pub const UPSERT_EVENTS: &str = "\
-INSERT INTO chat_event (chat_id, event_index, event_type, event, created_at)
+/// The shared head and tail of [`UPSERT_EVENTS`] and [`UPSERT_SNAPSHOT_EVENTS`]: `?4` is a
+/// JSON array of `[eventIndex, type, event]`. A slot written again gets the new event
+/// (invariant 1); its `created_at` moves only when the event changed, so an identical retry
+/// does not make an old settling event look new. Returns one row per slot written, none when
+/// the chat is not the principal's, the base does not match, or the write would grow the chat
+/// past `?7` bytes or its owner past `?8` (`?6` = the bytes of the new events). A write that does
+/// not grow the log is never refused for size. All checks are in the statement, so they hold
+/// under concurrent writers (SQLite runs one write statement at a time).
+macro_rules! upsert_events {
+    ($base:literal) => {
+        concat!(
+            "INSERT INTO chat_event (chat_id, event_index, event_type, event, created_at)
 SELECT ?1, json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]'), ?3
 FROM json_each(?4) AS e
 WHERE EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)
+  AND (",
+            $base,
+            ")
+  AND (?6 - coalesce((SELECT sum(length(CAST(o.event AS BLOB))) FROM chat_event AS o
+                      WHERE o.chat_id = ?1
+                        AND o.event_index IN (SELECT json_extract(value, '$[0]') FROM json_each(?4))), 0) <= 0
+       OR (coalesce((SELECT bytes FROM storage_usage WHERE scope = 'chat:' || ?1), 0) + ?6
+             - coalesce((SELECT sum(length(CAST(o.event AS BLOB))) FROM chat_event AS o
+                         WHERE o.chat_id = ?1
+                           AND o.event_index IN (SELECT json_extract(value, '$[0]') FROM json_each(?4))), 0) <= ?7
+           AND coalesce((SELECT bytes FROM storage_usage WHERE scope = 'principal:' || ?2), 0) + ?6
+             - coalesce((SELECT sum(length(CAST(o.event AS BLOB))) FROM chat_event AS o
+                         WHERE o.chat_id = ?1
+                           AND o.event_index IN (SELECT json_extract(value, '$[0]') FROM json_each(?4))), 0) <= ?8))
 ON CONFLICT (chat_id, event_index) DO UPDATE SET
     event_type = excluded.event_type,
     created_at = CASE WHEN chat_event.event = excluded.event THEN chat_event.created_at
                       ELSE excluded.created_at END,
     event = excluded.event
-RETURNING event_index";
+RETURNING event_index"
+        )
+    };
+}
 
-/// Deletes the slots at or past `?3` (a snapshot's length; invariant 2).
+/// Appends (single slot or batch). `?5` is the log length the writer extends, or NULL (no
+/// check, the seed's upsert). With a base, the write is refused when another writer has put
+/// a different event into any of its slots: the log must have at least `?5` events, no more
+/// than the batch reaches, and every slot of the batch that exists must hold the same event
+/// (an identical retry of a batch that landed passes; a second tab's different turn does not).
+pub const UPSERT_EVENTS: &str = upsert_events!(
+    "?5 IS NULL OR (
+       (SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1) >= ?5
+       AND (SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1)
+           <= (SELECT max(json_extract(value, '$[0]')) + 1 FROM json_each(?4))
+       AND NOT EXISTS (SELECT 1 FROM json_each(?4) AS d JOIN chat_event AS o
+                       ON o.chat_id = ?1 AND o.event_index = json_extract(d.value, '$[0]')
+                       WHERE o.event <> json_extract(d.value, '$[2]')))"
+);
+
+/// A snapshot's slots. `?5` is the log length the snapshot was built on, or NULL: with a base,
+/// a log of any other length (someone else wrote since) refuses the whole snapshot.
+pub const UPSERT_SNAPSHOT_EVENTS: &str = upsert_events!(
+    "?5 IS NULL OR (SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1) = ?5"
+);
+
+/// Deletes the slots at or past `?3` (a snapshot's length; invariant 2). `?4`, when not NULL,
+/// is the length the log must have right now: a writer that appended between the snapshot's
+/// upsert and this delete keeps its events.
 pub const DELETE_EVENTS_FROM: &str = "\
 DELETE FROM chat_event
 WHERE chat_id = ?1 AND event_index >= ?3
-  AND EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)";
+  AND EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)
+  AND (?4 IS NULL OR (SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1) = ?4)";
 
 /// Stores the chat's searchable text.
 pub const UPSERT_SEARCH_TEXT: &str = "\
@@ -113,6 +174,15 @@ UPDATE chat SET
 WHERE id = ?1 AND owner = ?2
 RETURNING id, title, created_at, updated_at";
 
+/// Clears the pending message when it is still `?3` (or any, when `?3` is NULL); returns the
+/// chat's id whenever the chat is the principal's.
+pub const CLEAR_PENDING: &str = "\
+UPDATE chat SET
+    pending_user_message = CASE WHEN ?3 IS NULL OR pending_user_message = ?3 THEN NULL ELSE pending_user_message END,
+    pending_user_message_at = CASE WHEN ?3 IS NULL OR pending_user_message = ?3 THEN NULL ELSE pending_user_message_at END
+WHERE id = ?1 AND owner = ?2
+RETURNING id";
+
 /// Stores the eve session alone (seed `onSessionChange`; does not reorder the sidebar).
 pub const SET_SESSION: &str = "\
 UPDATE chat SET eve_session = ?3 WHERE id = ?1 AND owner = ?2 RETURNING eve_session";
@@ -122,8 +192,9 @@ pub const RENAME_CHAT: &str = "\
 UPDATE chat SET title = ?3 WHERE id = ?1 AND owner = ?2
 RETURNING id, title, created_at, updated_at";
 
-/// Deletes the chat row; its events and search text follow in [`SWEEP_ORPHAN_EVENTS`] and
-/// [`SWEEP_ORPHAN_SEARCH_TEXT`] (and at once by cascade where foreign keys are enforced).
+/// Deletes the chat row. Migration 0005's `chat_deleted` trigger removes, in this same
+/// statement, its events, search text, counters and agent sessions, and tombstones the id; the
+/// sweeps below stay for a database written before that migration ran.
 pub const DELETE_CHAT: &str = "\
 DELETE FROM chat WHERE id = ?1 AND owner = ?2 RETURNING id";
 
@@ -187,10 +258,15 @@ mod tests {
             SELECT_EVENTS,
             LATEST_SETTLING_EVENT_AT,
             UPSERT_EVENTS,
+            UPSERT_SNAPSHOT_EVENTS,
+            SELECT_TOMBSTONE,
+            SELECT_EVENT_COUNT,
+            SELECT_USAGE,
             DELETE_EVENTS_FROM,
             UPSERT_SEARCH_TEXT,
             SETTLE_CHAT,
             MARK_PENDING,
+            CLEAR_PENDING,
             SET_SESSION,
             RENAME_CHAT,
             DELETE_CHAT,

@@ -68,10 +68,8 @@ impl Resource<'_> {
             Resource::Chat(_) => &["GET", "PATCH", "DELETE"],
             Resource::Export(_) => &["GET"],
             Resource::Events(_) | Resource::AuthorizationSkip(_) => &["POST"],
-            Resource::Event(..)
-            | Resource::Snapshot(_)
-            | Resource::Pending(_)
-            | Resource::Session(_) => &["PUT"],
+            Resource::Pending(_) => &["PUT", "DELETE"],
+            Resource::Event(..) | Resource::Snapshot(_) | Resource::Session(_) => &["PUT"],
         }
     }
 

@@ -7,6 +7,8 @@
 //! pending message) last — and every write is idempotent.
 
 use crate::cursor::ChatCursor;
+use crate::ids::chat_id_for_client;
+use crate::limits::StorageQuota;
 use crate::pending::{visible_pending, PendingMessage};
 use crate::persistence::*;
 use crate::sql::{Sql, SqlRow, SqlValue};
@@ -21,6 +23,7 @@ use serde_json::Value;
 pub struct ChatStore<'a, S: Sql> {
     db: &'a S,
     owner: &'a str,
+    quota: StorageQuota,
 }
 
 /// A chat row with its session and raw pending message.
@@ -32,7 +35,22 @@ struct ChatRow {
 
 impl<'a, S: Sql> ChatStore<'a, S> {
     pub fn new(db: &'a S, owner: &'a str) -> Self {
-        Self { db, owner }
+        Self {
+            db,
+            owner,
+            quota: StorageQuota::default(),
+        }
+    }
+
+    /// The same store with other byte caps (the Spin variables of `limits::storage_quota`).
+    pub fn with_quota(mut self, quota: StorageQuota) -> Self {
+        self.quota = quota;
+        self
+    }
+
+    /// The principal this store acts for.
+    pub fn owner(&self) -> &str {
+        self.owner
     }
 
     fn exec(&self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, ApiError> {
@@ -47,8 +65,10 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         vec![id.into(), self.owner.into()]
     }
 
-    /// `POST /api/chats`. `pending` is a validated message. Returns the chat and whether it was
-    /// created now (`false`: an earlier attempt with the same id created it).
+    /// `POST /api/chats`. `pending` is a validated message. `id` is the new chat's id: a
+    /// random one, or [`client_id`](Self::chat_id_for) of a client's idempotency key. Returns the
+    /// chat and whether it was created now (`false`: an earlier attempt with the same id created
+    /// it). The id of a deleted chat is never given out again (409).
     pub fn create(
         &self,
         id: &str,
@@ -66,17 +86,29 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         if let Some(row) = self.exec(INSERT_CHAT, params)?.into_iter().next() {
             return Ok((summary(row)?, true));
         }
-        match self
+        if let Some(row) = self
             .exec(SELECT_CHAT_SUMMARY, self.owned(id))?
             .into_iter()
             .next()
         {
-            Some(row) => Ok((summary(row)?, false)),
-            None => Err(ApiError::new(
-                ErrorCode::Conflict,
-                "a chat with this id already exists",
-            )),
+            return Ok((summary(row)?, false));
         }
+        if !self.exec(SELECT_TOMBSTONE, vec![id.into()])?.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                "a chat with this id was deleted; ids of deleted chats are not reused",
+            ));
+        }
+        // Only reachable with a random id that another chat has (never, in practice): client
+        // ids are scoped to their principal by `chat_id_for`.
+        Err(ApiError::new(ErrorCode::Conflict, "this chat id is taken"))
+    }
+
+    /// The chat id for a client-chosen id: derived from it and the principal, so that two
+    /// principals choosing the same id get different chats and neither can learn that the
+    /// other's exists.
+    pub fn chat_id_for(&self, client_id: &str) -> String {
+        chat_id_for_client(self.owner, client_id)
     }
 
     /// `GET /api/chats`: one page in `updated_at desc, id desc` order.
@@ -216,17 +248,94 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         }
     }
 
-    /// Upserts slots in one statement. `Ok(None)` when the chat is not the principal's.
+    /// Upserts slots in one statement (`sql` is [`UPSERT_EVENTS`] or [`UPSERT_SNAPSHOT_EVENTS`]).
+    /// Nothing written: the chat is not the principal's (404), the base did not match (409), or
+    /// the write is over a byte cap (413); which one is read afterwards, the write did nothing.
     fn upsert(
         &self,
+        sql: &str,
         id: &str,
         events: &[(u64, StoredEvent)],
+        base: Option<u64>,
         now: Millis,
-    ) -> Result<Option<u64>, ApiError> {
+    ) -> Result<u64, ApiError> {
+        let bytes: u64 = events.iter().map(|(_, e)| e.json.len() as u64).sum();
         let mut params = self.owned(id);
-        params.extend([now.into(), events_param(events).into()]);
-        let rows = self.exec(UPSERT_EVENTS, params)?;
-        Ok((!rows.is_empty()).then_some(rows.len() as u64))
+        params.extend([
+            now.into(),
+            events_param(events).into(),
+            base.map_or(SqlValue::Null, SqlValue::from),
+            bytes.into(),
+            self.quota.chat_bytes.into(),
+            self.quota.principal_bytes.into(),
+        ]);
+        let rows = self.exec(sql, params)?;
+        if !rows.is_empty() {
+            return Ok(rows.len() as u64);
+        }
+        self.ensure_owned(id)?;
+        if let Some(base) = base {
+            let current = self.event_count(id)?;
+            let base_failed = if sql == UPSERT_SNAPSHOT_EVENTS {
+                current != base
+            } else {
+                let reach = events.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
+                // Within the range, the slot check failed unless the bytes are what did not fit.
+                current < base || current > reach || {
+                    let (chat, principal) = self.usage(id)?;
+                    chat + bytes <= self.quota.chat_bytes
+                        && principal + bytes <= self.quota.principal_bytes
+                }
+            };
+            if base_failed {
+                return Err(log_conflict(current));
+            }
+        }
+        Err(self.over_quota(id, bytes)?)
+    }
+
+    fn over_quota(&self, id: &str, bytes: u64) -> Result<ApiError, ApiError> {
+        let (chat, _) = self.usage(id)?;
+        Ok(if chat + bytes > self.quota.chat_bytes {
+            ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                format!(
+                    "this chat is full: it may store {} and holds {}; start a new chat or delete old ones",
+                    human_bytes(self.quota.chat_bytes),
+                    human_bytes(chat)
+                ),
+            )
+        } else {
+            ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                format!(
+                    "your storage is full ({} across all chats); delete chats you no longer need",
+                    human_bytes(self.quota.principal_bytes)
+                ),
+            )
+        })
+    }
+
+    /// The running byte totals of the chat and of the principal.
+    pub fn usage(&self, id: &str) -> Result<(u64, u64), ApiError> {
+        let row = self
+            .exec(SELECT_USAGE, self.owned(id))?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let n = |i: usize| row.get(i).and_then(SqlValue::as_i64).unwrap_or(0).max(0) as u64;
+        Ok((n(0), n(1)))
+    }
+
+    /// The length of the chat's log (highest slot + 1); the caller has checked ownership.
+    pub fn event_count(&self, id: &str) -> Result<u64, ApiError> {
+        let rows = self.exec(SELECT_EVENT_COUNT, vec![id.into()])?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(SqlValue::as_i64)
+            .unwrap_or(0)
+            .max(0) as u64)
     }
 
     fn ensure_owned(&self, id: &str) -> Result<ChatSummary, ApiError> {
@@ -240,10 +349,12 @@ impl<'a, S: Sql> ChatStore<'a, S> {
 
     /// `PUT /api/chats/:id/events/:i` and `POST /api/chats/:id/events`: one statement for any
     /// number of slots (it checks the owner itself: a single append costs one round trip).
+    /// `base`: the log length the writer extends (see [`UPSERT_EVENTS`]).
     pub fn append(
         &self,
         id: &str,
         events: &[(u64, StoredEvent)],
+        base: Option<u64>,
         now: Millis,
     ) -> Result<EventsWritten, ApiError> {
         if events.is_empty() {
@@ -253,7 +364,7 @@ impl<'a, S: Sql> ChatStore<'a, S> {
                 last_event_index: None,
             });
         }
-        let written = self.upsert(id, events, now)?.ok_or_else(chat_not_found)?;
+        let written = self.upsert(UPSERT_EVENTS, id, events, base, now)?;
         Ok(EventsWritten {
             written,
             last_event_index: events.iter().map(|(i, _)| *i).max(),
@@ -264,34 +375,46 @@ impl<'a, S: Sql> ChatStore<'a, S> {
     /// slot, (2) delete slots at or past the length, (3) store the search text, (4) store the
     /// session, clear the pending message and touch `updated_at`. Cut off anywhere, the retry
     /// redoes every step to the same end state; the pending message is cleared only once the
-    /// log is complete.
+    /// log is complete. With a `base` (the length of the log the snapshot was built on) a log
+    /// that another writer changed since refuses the snapshot whole (409), so a stale tab
+    /// cannot delete another tab's turn.
     pub fn save_snapshot(
         &self,
         id: &str,
         events: &[StoredEvent],
         search_text: &str,
         session: &SessionUpdate,
+        base: Option<u64>,
         now: Millis,
     ) -> Result<SnapshotSaved, ApiError> {
         self.ensure_owned(id)?;
-        if !events.is_empty() {
+        let len = events.len() as u64;
+        if events.is_empty() {
+            if let Some(base) = base {
+                let current = self.event_count(id)?;
+                if current != base {
+                    return Err(log_conflict(current));
+                }
+            }
+        } else {
             let indexed: Vec<(u64, StoredEvent)> = events
                 .iter()
                 .cloned()
                 .enumerate()
                 .map(|(i, e)| (i as u64, e))
                 .collect();
-            self.upsert(id, &indexed, now)?.ok_or_else(chat_not_found)?;
+            self.upsert(UPSERT_SNAPSHOT_EVENTS, id, &indexed, base, now)?;
         }
         let mut params = self.owned(id);
-        params.push((events.len() as u64).into());
+        params.push(len.into());
+        params.push(base.map_or(SqlValue::Null, |b| b.max(len).into()));
         self.exec(DELETE_EVENTS_FROM, params)?;
         let mut params = self.owned(id);
         params.push(search_text.into());
         self.exec(UPSERT_SEARCH_TEXT, params)?;
         let chat = self.settle(id, session, now)?;
         Ok(SnapshotSaved {
-            event_count: events.len() as u64,
+            event_count: len,
             chat,
         })
     }
@@ -323,13 +446,14 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         id: &str,
         events: &[(u64, StoredEvent)],
         session: &SessionUpdate,
+        base: Option<u64>,
         now: Millis,
     ) -> Result<AuthorizationSkipped, ApiError> {
         self.ensure_owned(id)?;
         let written = if events.is_empty() {
             0
         } else {
-            self.upsert(id, events, now)?.ok_or_else(chat_not_found)?
+            self.upsert(UPSERT_EVENTS, id, events, base, now)?
         };
         let chat = self.settle(id, session, now)?;
         Ok(AuthorizationSkipped { written, chat })
@@ -354,6 +478,19 @@ impl<'a, S: Sql> ChatStore<'a, S> {
             pending_user_message: message.to_string(),
             pending_user_message_created_at: format_iso_ms(now),
         })
+    }
+
+    /// `DELETE /api/chats/:id/pending`: the message was not accepted (a 429 on send), so it must
+    /// not be sent on the next load. Only the given message is cleared: a newer one marked by
+    /// another tab stays. Does not reorder the sidebar.
+    pub fn clear_pending(&self, id: &str, message: Option<&str>) -> Result<(), ApiError> {
+        let mut params = self.owned(id);
+        params.push(SqlValue::opt_text(message));
+        self.exec(CLEAR_PENDING, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        Ok(())
     }
 
     /// `PUT /api/chats/:id/session`. `session` is a validated session's JSON, or `None`.
@@ -387,6 +524,26 @@ pub fn events_param(events: &[(u64, StoredEvent)]) -> String {
     }
     out.push(']');
     out
+}
+
+/// 409 for a write whose base is not the log's length; the body tells the client what to
+/// re-read to (see `eve_api::chat::EventLogConflict`).
+pub fn log_conflict(current_length: u64) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!(
+            "the chat changed in another tab or client: it has {current_length} events now; reload it and write again"
+        ),
+    )
+}
+
+fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if n >= MIB {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    } else {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    }
 }
 
 fn text(row: &SqlRow, i: usize) -> Result<String, ApiError> {

@@ -251,6 +251,21 @@ pub enum ExportFormat {
     Json,
 }
 
+/// `?baseLength=n` of a single-event write (the batch and snapshot bodies carry it as a field):
+/// `None` when absent, 400 when not a non-negative integer.
+pub fn base_length_query(raw_query: &str) -> Result<Option<u64>, ApiError> {
+    let mut base = None;
+    for (key, value) in form_urlencoded::parse(raw_query.as_bytes()) {
+        if key == "baseLength" {
+            base =
+                Some(value.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request("baseLength must be a non-negative integer")
+                })?);
+        }
+    }
+    Ok(base)
+}
+
 /// Parses the export query string.
 pub fn export_format(raw_query: &str) -> Result<ExportFormat, ApiError> {
     let mut format = ExportFormat::Markdown;

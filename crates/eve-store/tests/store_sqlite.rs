@@ -64,6 +64,15 @@ fn create(store: &ChatStore<'_, Db>, id: &str, now: i64) {
     store.create(id, None, now).unwrap();
 }
 
+/// A chat row as the code before migration 0005 wrote it (no tombstone table yet).
+fn create_before_0005(db: &Db, id: &str, now: i64) {
+    db.execute(
+        "INSERT INTO chat (id, owner, created_at, updated_at) VALUES (?1, 'u', ?2, ?2)",
+        vec![id.into(), now.into()],
+    )
+    .unwrap();
+}
+
 fn page(limit: usize, cursor: Option<&str>) -> ListQuery {
     validate::list_query(&format!(
         "limit={limit}{}",
@@ -96,7 +105,10 @@ fn migrations_create_every_table_on_a_fresh_database() {
         );
         assert_eq!(n, 1, "{table}");
     }
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3, 4]);
+    assert_eq!(
+        migrations::applied_versions(&db).unwrap(),
+        vec![1, 2, 3, 4, 5]
+    );
 }
 
 #[test]
@@ -114,8 +126,7 @@ fn migration_4_rewrites_a_chat_of_the_earlier_dialect_into_eve_events_row_for_ro
         )
         .unwrap();
     }
-    let store = ChatStore::new(&db, "u");
-    create(&store, "old", 10);
+    create_before_0005(&db, "old", 10);
     let old = [
         json!({ "type": "user.message", "index": 0, "text": "What is Spin?" }),
         json!({ "type": "assistant.reasoning.delta", "index": 1, "delta": "hmm" }),
@@ -210,14 +221,14 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
         vec![1i64.into(), MIGRATIONS[0].name.into(), 0i64.into()],
     )
     .unwrap();
-    let old = ChatStore::new(&db, "u");
-    create(&old, "kept", 10);
+    create_before_0005(&db, "kept", 10);
     assert_eq!(
         migrations::report(&db).missing,
         vec![
             "0002_chat_search".to_string(),
             "0003_eve_agent".to_string(),
-            "0004_chat_events_in_eve".to_string()
+            "0004_chat_events_in_eve".to_string(),
+            "0005_chat_lifecycle".to_string()
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
@@ -241,7 +252,10 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
         db.execute(&s, vec![]).unwrap();
     }
     migrations::migrate(&db, 1).unwrap();
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3, 4]);
+    assert_eq!(
+        migrations::applied_versions(&db).unwrap(),
+        vec![1, 2, 3, 4, 5]
+    );
 }
 
 #[test]
@@ -257,7 +271,10 @@ fn migrations_are_safe_when_instances_start_together() {
         h.join().unwrap().unwrap();
     }
     let db = open_file(&path, false);
-    assert_eq!(migrations::applied_versions(&db).unwrap(), vec![1, 2, 3, 4]);
+    assert_eq!(
+        migrations::applied_versions(&db).unwrap(),
+        vec![1, 2, 3, 4, 5]
+    );
 }
 
 #[test]
@@ -394,7 +411,7 @@ fn search_matches_titles_and_message_text_with_wildcards_escaped() {
     let events: Vec<StoredEvent> = log.iter().map(stored).collect();
     let text = eve_store::transcript::search_text(&log);
     store
-        .save_snapshot("b", &events, &text, &SessionUpdate::Keep, 4)
+        .save_snapshot("b", &events, &text, &SessionUpdate::Keep, None, 4)
         .unwrap();
     let ids = |q: &str| -> Vec<String> {
         store
@@ -424,7 +441,7 @@ fn rename_changes_the_title_but_not_the_order_or_the_log() {
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
     store
-        .append("c1", &[at(0, &ev("user.message", 0))], 2)
+        .append("c1", &[at(0, &ev("user.message", 0))], None, 2)
         .unwrap();
     let renamed = store.rename("c1", "Renamed").unwrap();
     assert_eq!(renamed.title, "Renamed");
@@ -444,6 +461,7 @@ fn delete_removes_the_chat_its_events_and_its_search_text() {
                 &[stored(&ev("user.message", 0))],
                 "hello",
                 &SessionUpdate::Keep,
+                None,
                 2,
             )
             .unwrap();
@@ -460,25 +478,24 @@ fn delete_removes_the_chat_its_events_and_its_search_text() {
 }
 
 #[test]
-fn a_delete_cut_off_after_the_chat_row_is_finished_by_its_retry() {
-    let db = db_with(false);
-    let store = ChatStore::new(&db, "u");
-    create(&store, "c1", 1);
-    store
-        .append("c1", &[at(0, &ev("a", 0)), at(1, &ev("b", 1))], 2)
+fn deleting_the_chat_row_alone_removes_its_log_in_the_same_statement() {
+    for foreign_keys in [false, true] {
+        let db = db_with(foreign_keys);
+        let store = ChatStore::new(&db, "u");
+        create(&store, "c1", 1);
+        store
+            .append("c1", &[at(0, &ev("a", 0)), at(1, &ev("b", 1))], None, 2)
+            .unwrap();
+        // Only the first statement of a delete: nothing can be cut off after it.
+        db.execute(
+            eve_store::persistence::DELETE_CHAT,
+            vec!["c1".into(), "u".into()],
+        )
         .unwrap();
-    db.execute(
-        eve_store::persistence::DELETE_CHAT,
-        vec!["c1".into(), "u".into()],
-    )
-    .unwrap();
-    assert_eq!(
-        count(&db, "SELECT count(*) FROM chat_event"),
-        2,
-        "cut off: orphans remain"
-    );
-    assert_eq!(store.delete("c1").unwrap_err().status(), 404);
-    assert_eq!(count(&db, "SELECT count(*) FROM chat_event"), 0);
+        assert_eq!(count(&db, "SELECT count(*) FROM chat_event"), 0);
+        assert_eq!(count(&db, "SELECT count(*) FROM chat_search"), 0);
+        assert_eq!(store.delete("c1").unwrap_err().status(), 404);
+    }
 }
 
 // ---------------------------------------------------------------- the event log (DESIGN §2)
@@ -489,10 +506,14 @@ fn invariant_1_event_index_is_unique_per_chat_and_rewriting_a_slot_replaces_it()
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
     create(&store, "c2", 1);
-    store.append("c1", &[at(0, &ev("first", 0))], 2).unwrap();
-    store.append("c1", &[at(0, &ev("second", 0))], 3).unwrap();
     store
-        .append("c2", &[at(0, &ev("other chat", 0))], 3)
+        .append("c1", &[at(0, &ev("first", 0))], None, 2)
+        .unwrap();
+    store
+        .append("c1", &[at(0, &ev("second", 0))], None, 3)
+        .unwrap();
+    store
+        .append("c2", &[at(0, &ev("other chat", 0))], None, 3)
         .unwrap();
     assert_eq!(
         count(&db, "SELECT count(*) FROM chat_event WHERE chat_id = 'c1'"),
@@ -511,7 +532,7 @@ fn invariant_1_a_batch_writes_many_slots_in_index_order() {
         .rev()
         .map(|i| at(i, &ev("text.delta", i)))
         .collect();
-    let written = store.append("c1", &batch, 2).unwrap();
+    let written = store.append("c1", &batch, None, 2).unwrap();
     assert_eq!(
         (written.written, written.last_event_index),
         (1000, Some(999))
@@ -530,10 +551,10 @@ fn invariant_2_a_snapshot_upserts_every_event_and_deletes_rows_at_or_past_its_le
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
     let streamed: Vec<_> = (0..10).map(|i| at(i, &ev("streamed", i))).collect();
-    store.append("c1", &streamed, 2).unwrap();
+    store.append("c1", &streamed, None, 2).unwrap();
     let snapshot: Vec<_> = (0..6).map(|i| stored(&ev("final", i))).collect();
     let saved = store
-        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, 3)
+        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, None, 3)
         .unwrap();
     assert_eq!(saved.event_count, 6);
     let events = store.get("c1").unwrap().events;
@@ -552,9 +573,9 @@ fn invariant_2_an_empty_snapshot_empties_the_log() {
     let db = db();
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
-    store.append("c1", &[at(0, &ev("a", 0))], 2).unwrap();
+    store.append("c1", &[at(0, &ev("a", 0))], None, 2).unwrap();
     store
-        .save_snapshot("c1", &[], "", &SessionUpdate::Keep, 3)
+        .save_snapshot("c1", &[], "", &SessionUpdate::Keep, None, 3)
         .unwrap();
     assert!(store.get("c1").unwrap().events.is_empty());
 }
@@ -570,6 +591,7 @@ fn invariant_2_a_snapshot_cut_off_half_way_is_repaired_by_its_retry() {
             &(0..8)
                 .map(|i| at(i, &ev("streamed", i)))
                 .collect::<Vec<_>>(),
+            None,
             2,
         )
         .unwrap();
@@ -581,12 +603,12 @@ fn invariant_2_a_snapshot_cut_off_half_way_is_repaired_by_its_retry() {
         .enumerate()
         .map(|(i, e)| (i as u64, e))
         .collect();
-    store.append("c1", &indexed, 3).unwrap();
+    store.append("c1", &indexed, None, 3).unwrap();
     assert_eq!(store.get("c1").unwrap().events.len(), 8);
     assert!(store.get("c1").unwrap().pending_user_message.is_some());
     // The retry reaches the same end state as an uninterrupted snapshot.
     store
-        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, 4)
+        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, None, 4)
         .unwrap();
     let detail = store.get("c1").unwrap();
     assert_eq!(
@@ -608,6 +630,7 @@ fn invariant_3_a_snapshot_clears_the_pending_message_and_stores_the_session() {
             &[stored(&ev("user.message", 0))],
             "",
             &SessionUpdate::Set(session),
+            None,
             50,
         )
         .unwrap();
@@ -636,11 +659,11 @@ fn invariant_3_a_snapshot_without_a_session_field_keeps_the_stored_session() {
         .set_session("c1", Some(r#"{"sessionId":"s1","streamIndex":1}"#))
         .unwrap();
     store
-        .save_snapshot("c1", &[], "", &SessionUpdate::Keep, 2)
+        .save_snapshot("c1", &[], "", &SessionUpdate::Keep, None, 2)
         .unwrap();
     assert!(store.get("c1").unwrap().session.is_some());
     store
-        .save_snapshot("c1", &[], "", &SessionUpdate::Set(None), 3)
+        .save_snapshot("c1", &[], "", &SessionUpdate::Set(None), None, 3)
         .unwrap();
     assert_eq!(store.get("c1").unwrap().session, None);
 }
@@ -661,6 +684,7 @@ fn invariant_3_a_pending_message_older_than_a_settling_event_is_reported_as_null
             .append(
                 "c1",
                 &[at(0, &ev("user.message", 0)), at(1, &ev("text.delta", 1))],
+                None,
                 11,
             )
             .unwrap();
@@ -669,7 +693,9 @@ fn invariant_3_a_pending_message_older_than_a_settling_event_is_reported_as_null
             Some("hello"),
             "{settling}"
         );
-        store.append("c1", &[at(2, &ev(settling, 2))], 12).unwrap();
+        store
+            .append("c1", &[at(2, &ev(settling, 2))], None, 12)
+            .unwrap();
         let detail = store.get("c1").unwrap();
         assert_eq!(detail.pending_user_message, None, "{settling}");
         assert_eq!(detail.pending_user_message_created_at, None);
@@ -682,12 +708,12 @@ fn invariant_3_a_settling_event_of_an_earlier_turn_does_not_hide_a_new_pending_m
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
     store
-        .append("c1", &[at(0, &ev("session.completed", 0))], 5)
+        .append("c1", &[at(0, &ev("session.completed", 0))], None, 5)
         .unwrap();
     store.mark_pending("c1", "next question", 6).unwrap();
     // Rewriting the old settling slot with the same event does not make it new.
     store
-        .append("c1", &[at(0, &ev("session.completed", 0))], 7)
+        .append("c1", &[at(0, &ev("session.completed", 0))], None, 7)
         .unwrap();
     assert_eq!(
         store.get("c1").unwrap().pending_user_message.as_deref(),
@@ -708,7 +734,7 @@ fn invariant_3_authorization_skip_clears_the_pending_message() {
         at(4, &json!({ "type": "session.waiting" })),
     ];
     let skipped = store
-        .skip_authorization("c1", &events, &SessionUpdate::Keep, 9)
+        .skip_authorization("c1", &events, &SessionUpdate::Keep, None, 9)
         .unwrap();
     assert_eq!(skipped.written, 2);
     assert_eq!(
@@ -726,7 +752,7 @@ fn invariant_4_authorization_skip_events_are_kept_by_the_final_snapshot_that_mer
     let store = ChatStore::new(&db, "u");
     create(&store, "c1", 1);
     let streamed: Vec<_> = (0..3).map(|i| at(i, &ev("streamed", i))).collect();
-    store.append("c1", &streamed, 2).unwrap();
+    store.append("c1", &streamed, None, 2).unwrap();
     let declined = json!({ "type": "authorization.completed", "outcome": "declined", "index": 3 });
     let waiting = json!({ "type": "session.waiting", "index": 4 });
     store
@@ -734,6 +760,7 @@ fn invariant_4_authorization_skip_events_are_kept_by_the_final_snapshot_that_mer
             "c1",
             &[at(3, &declined), at(4, &waiting)],
             &SessionUpdate::Keep,
+            None,
             3,
         )
         .unwrap();
@@ -745,7 +772,7 @@ fn invariant_4_authorization_skip_events_are_kept_by_the_final_snapshot_that_mer
     let mut snapshot: Vec<_> = (0..3).map(|i| stored(&ev("streamed", i))).collect();
     snapshot.extend([stored(&declined), stored(&waiting)]);
     store
-        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, 4)
+        .save_snapshot("c1", &snapshot, "", &SessionUpdate::Keep, None, 4)
         .unwrap();
     assert_eq!(store.get("c1").unwrap().events[3..], [declined, waiting]);
 }
@@ -763,6 +790,7 @@ fn invariant_5_a_pending_authorization_belongs_to_its_chat_only() {
                 0,
                 &json!({ "type": "authorization.required", "name": "notion" }),
             )],
+            None,
             2,
         )
         .unwrap();
@@ -792,6 +820,7 @@ fn invariant_6_the_event_log_not_the_sidebar_is_the_source_of_chat_content() {
                 0,
                 &json!({ "type": "user.message", "text": "the real text" }),
             )],
+            None,
             2,
         )
         .unwrap();
@@ -817,10 +846,10 @@ fn an_identical_retry_keeps_the_slot_time_and_a_changed_event_moves_it() {
             "SELECT created_at FROM chat_event WHERE chat_id = 'c1' AND event_index = 0",
         )
     };
-    store.append("c1", &[at(0, &ev("a", 0))], 10).unwrap();
-    store.append("c1", &[at(0, &ev("a", 0))], 20).unwrap();
+    store.append("c1", &[at(0, &ev("a", 0))], None, 10).unwrap();
+    store.append("c1", &[at(0, &ev("a", 0))], None, 20).unwrap();
     assert_eq!(created(), 10);
-    store.append("c1", &[at(0, &ev("b", 0))], 30).unwrap();
+    store.append("c1", &[at(0, &ev("b", 0))], None, 30).unwrap();
     assert_eq!(created(), 30);
 }
 
@@ -833,7 +862,7 @@ fn stored_events_are_byte_for_byte_the_canonical_json() {
         "type": "assistant.text.delta", "delta": "quote \" backslash \\ newline \n tab \t unicode 数据 😀 \u{0001}",
         "n": [1, -2, 3.5, 1e300, 18446744073709551615u64], "nested": { "z": null, "a": true }
     });
-    store.append("c1", &[at(0, &tricky)], 2).unwrap();
+    store.append("c1", &[at(0, &tricky)], None, 2).unwrap();
     let text = db.execute("SELECT event FROM chat_event", vec![]).unwrap()[0][0]
         .as_str()
         .unwrap()
@@ -856,9 +885,11 @@ fn concurrent_appends_keep_distinct_indices_and_one_row_per_index() {
                 let store = ChatStore::new(&db, "u");
                 for i in 0..50u64 {
                     store
-                        .append("c1", &[at(t * 50 + i, &ev("distinct", t))], 2)
+                        .append("c1", &[at(t * 50 + i, &ev("distinct", t))], None, 2)
                         .unwrap();
-                    store.append("c1", &[at(1000, &ev("same", t))], 2).unwrap();
+                    store
+                        .append("c1", &[at(1000, &ev("same", t))], None, 2)
+                        .unwrap();
                 }
             })
         })
@@ -905,7 +936,7 @@ fn another_principal_sees_404_for_everything_and_changes_nothing() {
     let owner = ChatStore::new(&db, "alice");
     owner.create("c1", Some("secret plans"), 1).unwrap();
     owner
-        .append("c1", &[at(0, &ev("user.message", 0))], 2)
+        .append("c1", &[at(0, &ev("user.message", 0))], None, 2)
         .unwrap();
     let before = owner.get("c1").unwrap();
     let intruder = ChatStore::new(&db, "mallory");
@@ -915,20 +946,20 @@ fn another_principal_sees_404_for_everything_and_changes_nothing() {
     not_found(intruder.rename("c1", "pwned").map(|_| ()));
     not_found(
         intruder
-            .append("c1", &[at(0, &ev("pwned", 0))], 3)
+            .append("c1", &[at(0, &ev("pwned", 0))], None, 3)
             .map(|_| ()),
     );
-    not_found(intruder.append("c1", &[], 3).map(|_| ()));
+    not_found(intruder.append("c1", &[], None, 3).map(|_| ()));
     not_found(
         intruder
-            .save_snapshot("c1", &[], "", &SessionUpdate::Set(None), 3)
+            .save_snapshot("c1", &[], "", &SessionUpdate::Set(None), None, 3)
             .map(|_| ()),
     );
     not_found(intruder.mark_pending("c1", "pwned", 3).map(|_| ()));
     not_found(intruder.set_session("c1", None).map(|_| ()));
     not_found(
         intruder
-            .skip_authorization("c1", &[at(5, &ev("x", 5))], &SessionUpdate::Keep, 3)
+            .skip_authorization("c1", &[at(5, &ev("x", 5))], &SessionUpdate::Keep, None, 3)
             .map(|_| ()),
     );
     not_found(intruder.delete("c1"));
@@ -953,4 +984,242 @@ fn batch_validation_rejects_the_whole_batch_before_any_write() {
     .unwrap();
     assert!(validate::indexed_events(&events).is_err());
     assert!(store.get("c1").unwrap().events.is_empty());
+}
+
+// ------------------------------------------------- issue 12: bases, quotas, deletion, reuse
+
+fn usage(db: &Db, scope: &str) -> i64 {
+    db.execute(
+        "SELECT coalesce((SELECT bytes FROM storage_usage WHERE scope = ?1), 0)",
+        vec![scope.into()],
+    )
+    .unwrap()[0][0]
+        .as_i64()
+        .unwrap()
+}
+
+fn log_bytes(db: &Db, chat: &str) -> i64 {
+    db.execute(
+        "SELECT coalesce(sum(length(CAST(event AS BLOB))), 0) FROM chat_event WHERE chat_id = ?1",
+        vec![chat.into()],
+    )
+    .unwrap()[0][0]
+        .as_i64()
+        .unwrap()
+}
+
+#[test]
+fn a_stale_snapshot_is_refused_whole_and_the_merged_one_keeps_both_turns() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c", 1);
+    let (a0, a1, b0) = (ev("a", 0), ev("a", 1), ev("b", 0));
+    // Tab A writes its turn on an empty log.
+    store
+        .append("c", &[at(0, &a0), at(1, &a1)], Some(0), 2)
+        .unwrap();
+    store
+        .save_snapshot(
+            "c",
+            &[stored(&a0), stored(&a1)],
+            "",
+            &SessionUpdate::Keep,
+            Some(2),
+            3,
+        )
+        .unwrap();
+    // Tab B loaded the empty log: its append and its snapshot are both refused.
+    let e = store.append("c", &[at(0, &b0)], Some(0), 4).unwrap_err();
+    assert_eq!(e.status(), 409);
+    let e = store
+        .save_snapshot("c", &[stored(&b0)], "", &SessionUpdate::Keep, Some(0), 4)
+        .unwrap_err();
+    assert_eq!(e.status(), 409);
+    assert_eq!(store.event_count("c").unwrap(), 2);
+    // B re-reads (2 events) and writes the merge on that base.
+    store
+        .save_snapshot(
+            "c",
+            &[stored(&a0), stored(&a1), stored(&b0)],
+            "",
+            &SessionUpdate::Keep,
+            Some(2),
+            5,
+        )
+        .unwrap();
+    assert_eq!(store.get("c").unwrap().events, vec![a0, a1, b0]);
+}
+
+#[test]
+fn an_append_with_a_base_accepts_identical_retries_and_refuses_a_different_event() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c", 1);
+    let batch = [at(0, &ev("x", 0)), at(1, &ev("x", 1))];
+    store.append("c", &batch, Some(0), 2).unwrap();
+    // The response was lost; the same batch again is fine.
+    store.append("c", &batch, Some(0), 3).unwrap();
+    // The same slot with other content on a stale base: refused, nothing written.
+    let e = store
+        .append("c", &[at(1, &ev("y", 1))], Some(1), 4)
+        .unwrap_err();
+    assert_eq!(e.status(), 409);
+    // A gap (base past the log) is refused too.
+    let e = store
+        .append("c", &[at(5, &ev("y", 5))], Some(5), 4)
+        .unwrap_err();
+    assert_eq!(e.status(), 409);
+    assert_eq!(store.get("c").unwrap().events, vec![ev("x", 0), ev("x", 1)]);
+    // Without a base the seed's upsert still replaces (invariant 1).
+    store.append("c", &[at(1, &ev("y", 1))], None, 5).unwrap();
+    assert_eq!(store.get("c").unwrap().events[1], ev("y", 1));
+}
+
+#[test]
+fn byte_totals_follow_every_write_and_the_caps_refuse_a_write_whole() {
+    for foreign_keys in [false, true] {
+        byte_totals_with(foreign_keys);
+    }
+}
+
+fn byte_totals_with(foreign_keys: bool) {
+    let db = db_with(foreign_keys);
+    let quota = eve_store::limits::StorageQuota {
+        chat_bytes: 500,
+        principal_bytes: 700,
+    };
+    let store = ChatStore::new(&db, "u").with_quota(quota);
+    create(&store, "c1", 1);
+    create(&store, "c2", 1);
+    let big = |n: u64| json!({ "type": "t", "index": n, "pad": "x".repeat(80) });
+    store
+        .append("c1", &[at(0, &big(0)), at(1, &big(1))], None, 2)
+        .unwrap();
+    assert_eq!(usage(&db, "chat:c1"), log_bytes(&db, "c1"));
+    // Rewriting a slot moves the totals by the difference.
+    store.append("c1", &[at(1, &ev("t", 1))], None, 3).unwrap();
+    assert_eq!(usage(&db, "chat:c1"), log_bytes(&db, "c1"));
+    store
+        .append(
+            "c1",
+            &[at(1, &big(1)), at(2, &big(2)), at(3, &big(3))],
+            None,
+            4,
+        )
+        .unwrap();
+    let before = store.get("c1").unwrap().events;
+    // Past the chat's cap: 413, and none of the batch is written.
+    let e = store
+        .append("c1", &[at(4, &big(4)), at(5, &big(5))], None, 5)
+        .unwrap_err();
+    assert_eq!(e.status(), 413);
+    assert!(e.message.contains("chat is full"), "{}", e.message);
+    assert_eq!(store.get("c1").unwrap().events, before);
+    // A snapshot that does not grow the log is never refused for size.
+    let same: Vec<StoredEvent> = before.iter().map(stored).collect();
+    store
+        .save_snapshot("c1", &same, "", &SessionUpdate::Keep, None, 6)
+        .unwrap();
+    // Past the principal's cap (across chats): 413 with the other message.
+    store.append("c2", &[at(0, &big(0))], None, 7).unwrap();
+    let e = store
+        .append("c2", &[at(1, &big(1)), at(2, &big(2))], None, 8)
+        .unwrap_err();
+    assert_eq!(e.status(), 413);
+    assert!(e.message.contains("your storage is full"), "{}", e.message);
+    assert_eq!(
+        usage(&db, "principal:u"),
+        log_bytes(&db, "c1") + log_bytes(&db, "c2")
+    );
+    // Deleting a chat gives its bytes back.
+    store.delete("c1").unwrap();
+    assert_eq!(usage(&db, "principal:u"), log_bytes(&db, "c2"));
+    assert_eq!(usage(&db, "chat:c1"), 0);
+}
+
+#[test]
+fn deleting_a_chat_deletes_its_agent_sessions_but_not_another_principals() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c", 1);
+    for (id, principal) in [("ses_old", "u"), ("ses_now", "u"), ("ses_other", "v")] {
+        db.execute(
+            "INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES (?1, ?2, 1, 1)",
+            vec![id.into(), principal.into()],
+        )
+        .unwrap();
+        for sql in [
+            "INSERT INTO eve_event (session_id, idx, type, body, created_at) VALUES (?1, 0, 't', '{}', 1)",
+            "INSERT INTO eve_inbox (session_id, seq, kind, delivery_id, body, created_at) VALUES (?1, 0, 'm', 'd', '{}', 1)",
+            "INSERT INTO agent_tool_output (session_id, tool_call_id, output, created_at) VALUES (?1, 'c', 'out', 1)",
+        ] {
+            db.execute(sql, vec![id.into()]).unwrap();
+        }
+    }
+    // The chat moved from one session to another, and names someone else's too.
+    for s in ["ses_old", "ses_now", "ses_other"] {
+        let session = json!({ "sessionId": s, "streamIndex": 0 }).to_string();
+        store.set_session("c", Some(&session)).unwrap();
+    }
+    assert!(usage(&db, "principal:u") > 0);
+    store.delete("c").unwrap();
+    for table in ["eve_session", "eve_event", "eve_inbox", "agent_tool_output"] {
+        let col = if table == "eve_session" {
+            "id"
+        } else {
+            "session_id"
+        };
+        let left: Vec<String> = db
+            .execute(&format!("SELECT {col} FROM {table}"), vec![])
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(left, vec!["ses_other".to_string()], "{table}");
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM chat_agent_session"), 0);
+    assert_eq!(usage(&db, "principal:u"), 0);
+}
+
+#[test]
+fn a_deleted_chat_id_is_never_created_again() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c", 1);
+    store.append("c", &[at(0, &ev("old", 0))], None, 2).unwrap();
+    store.delete("c").unwrap();
+    let e = store.create("c", None, 3).unwrap_err();
+    assert_eq!(e.status(), 409);
+    assert!(e.message.contains("deleted"), "{}", e.message);
+    // An append still in flight for the old chat finds nothing to write to.
+    assert_eq!(
+        store
+            .append("c", &[at(1, &ev("late", 1))], None, 4)
+            .unwrap_err()
+            .status(),
+        404
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM chat_event"), 0);
+}
+
+#[test]
+fn clearing_a_refused_pending_message_keeps_a_newer_one() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c", 1);
+    store.mark_pending("c", "first", 2).unwrap();
+    store.clear_pending("c", Some("other")).unwrap();
+    assert_eq!(
+        store.get("c").unwrap().pending_user_message.as_deref(),
+        Some("first")
+    );
+    store.clear_pending("c", Some("first")).unwrap();
+    assert_eq!(store.get("c").unwrap().pending_user_message, None);
+    assert_eq!(
+        ChatStore::new(&db, "v")
+            .clear_pending("c", None)
+            .unwrap_err()
+            .status(),
+        404
+    );
 }

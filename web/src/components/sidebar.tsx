@@ -2,6 +2,7 @@
 // sentinel (only chats not already listed are appended), active row, rename and delete.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api";
+import { resetSession } from "../eve";
 import { useShell } from "../context";
 import type { ChatSummary } from "../types";
 
@@ -84,6 +85,9 @@ function ChatRow({ chat, active, onNavigated }: { chat: ChatSummary; active: boo
     shell.removeChat(chat.id);
     if (active) shell.navigate("/", { replace: true });
     try {
+      const session =
+        shell.runtimes.get(chat.id).getState().session ?? (await api.getChat(chat.id).then((d) => d.session).catch(() => null));
+      if (session) await resetSession(session.sessionId).catch(() => undefined);
       await api.deleteChat(chat.id);
       shell.runtimes.forget(chat.id);
     } catch (err) {
