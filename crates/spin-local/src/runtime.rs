@@ -336,10 +336,22 @@ fn prepare_mounts(
                     format!("[component.{}] files: bad pattern `{pattern}`", c.id)
                 })?;
                 let root = stage_dir(&mut stage, staging, &c.id)?.to_path_buf();
+                let app_dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
                 for entry in entries {
                     let p = entry?;
                     if !p.is_file() {
                         continue;
+                    }
+                    // A symlink inside the app must not smuggle in a file from outside it.
+                    if !p
+                        .canonicalize()
+                        .is_ok_and(|real| real.starts_with(&app_dir))
+                    {
+                        bail!(
+                            "[component.{}] files: {} leads outside the application directory",
+                            c.id,
+                            p.display()
+                        );
                     }
                     let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
                     if excludes.iter().any(|e| e.matches_path(&rel)) {
