@@ -271,6 +271,49 @@ fn host_only_a_request_without_an_answer_in_time_gets_504() {
     assert_eq!(r.status, 200);
 }
 
+#[test]
+fn host_only_a_stream_outlives_the_request_deadline_and_ends_at_its_lifetime() {
+    if !project_host("it checks the project host's stream lifetime") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = start(
+        dir.path(),
+        &[
+            ("SPIN_LOCAL_REQUEST_TIMEOUT_SECS", "1"),
+            ("SPIN_LOCAL_MAX_INSTANCE_LIFETIME_SECS", "5"),
+        ],
+    );
+    let mut s = TcpStream::connect(addr(&host)).unwrap();
+    let sent = Instant::now();
+    s.write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    // The stream never ends by itself: only the lifetime ends it.
+    let (got, closed) = read_until_closed(&mut s, Duration::from_secs(120));
+    let lived = sent.elapsed();
+    assert!(
+        got.starts_with("HTTP/1.1 200"),
+        "{got:?}; log:\n{}",
+        tail(&host.log())
+    );
+    assert!(closed, "the stream was still open after 120 s");
+    // Cut at the 1 s request deadline it would have lived about a second; the bound only
+    // grows on a slow machine.
+    assert!(
+        lived >= Duration::from_secs(4),
+        "the stream ended after {lived:?}, before its 5 s lifetime"
+    );
+    assert!(got.matches("tick").count() > 1, "{got:?}");
+    let log = host.wait_for_log(Duration::from_secs(10), |l| l.contains("response body cut"));
+    assert!(
+        log.contains("[probe] response body cut: the instance reached its lifetime"),
+        "{}",
+        tail(&log)
+    );
+    let r = host.get("/ok");
+    assert_eq!(r.status, 200);
+}
+
 fn sql(host: &Host, statement: &str) -> serde_json::Value {
     let r = host.send("POST", "/sql", &[], Some(statement.as_bytes()));
     assert_eq!(r.status, 200, "{statement}: {}", r.text());

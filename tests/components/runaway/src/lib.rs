@@ -7,29 +7,35 @@
 //! - `/sql`: runs the request body as one SQL statement on the `default` database and answers
 //!   `{"rows": n}` or `{"error": "..."}`.
 //! - `/out?<url>`: sends a GET to `<url>` and answers `{"status": n}` or `{"error": "..."}`.
+//! - `/stream`: answers 200 at once, then writes `tick` lines every 100 ms until the reader
+//!   goes away (or the host ends the instance).
 
+use eve_spin::streaming::{respond, sleep_ms, BodyWriter};
 use serde_json::json;
-use spin_sdk::http::{IntoResponse, Method, Request, Response};
+use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
 use spin_sdk::http_component;
 use spin_sdk::sqlite::Connection;
 
-fn reply(body: serde_json::Value) -> Response {
-    Response::builder()
-        .status(200)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .build()
+fn reply(body: serde_json::Value) -> (u16, Vec<u8>) {
+    (200, body.to_string().into_bytes())
 }
 
 #[http_component]
-async fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
+async fn handle(req: Request, out: ResponseOutparam) {
     let path = req
         .header("spin-path-info")
         .and_then(|h| h.as_str())
         .unwrap_or("")
         .to_string();
-    Ok(match path.as_str() {
-        "/ok" => Response::new(200, "ok"),
+    let (status, body) = match path.as_str() {
+        "/ok" => (200, b"ok".to_vec()),
+        "/stream" => {
+            let mut w = BodyWriter::start(out, 200, &[]);
+            while w.write(b"tick\n") {
+                sleep_ms(100);
+            }
+            return;
+        }
         "/loop" => {
             let mut n: u64 = 0;
             loop {
@@ -61,6 +67,7 @@ async fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
                 Err(e) => reply(json!({ "error": format!("{e:?}") })),
             }
         }
-        other => Response::new(404, format!("no probe {other}")),
-    })
+        other => (404, format!("no probe {other}").into_bytes()),
+    };
+    respond(out, status, &[], &body);
 }
