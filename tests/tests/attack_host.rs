@@ -393,7 +393,8 @@ fn host_only_files_outside_the_app_directory_stop_start_up() {
     std::fs::write(dir.path().join("secret.txt"), "s3cret").unwrap();
     for (files, want) in [
         (r#""../*.txt""#, "`..`"),
-        (r#"{ source = "/etc", destination = "/etc" }"#, "absolute"),
+        (r#""/etc/*.conf""#, "absolute"),
+        (r#"{ source = "..", destination = "/up" }"#, "`..`"),
     ] {
         let manifest = write_manifest(&app, files);
         let (ok, err) = up_exits(&manifest);

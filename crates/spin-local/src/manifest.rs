@@ -88,8 +88,9 @@ pub struct HttpTrigger {
     pub component: String,
 }
 
-/// Refuses a `files` source or pattern that could name files outside the application
-/// directory: an absolute path, or one with a `..` component.
+/// Refuses a `files` glob pattern (or relative directory source) that could name files
+/// outside the application directory: an absolute path, or one with a `..` component. A
+/// pattern is copied wholesale, so `../**` would quietly publish the parent tree.
 fn check_inside_app(p: &str) -> std::result::Result<(), &'static str> {
     let path = Path::new(p);
     if path.is_absolute() {
@@ -359,7 +360,12 @@ fn component_from_raw(
                         if !d.starts_with('/') {
                             bail!("{at}: files: destination `{d}` must be an absolute path");
                         }
-                        check_inside_app(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
+                        // An absolute directory is an explicit choice, which Spin accepts (the
+                        // suites' temporary manifests point back into the repository so);
+                        // a relative one stays inside the application directory.
+                        if !Path::new(s).is_absolute() {
+                            check_inside_app(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
+                        }
                         if Path::new(d).components().any(|c| c == std::path::Component::ParentDir) {
                             bail!("{at}: files: destination `{d}` must not contain `..`");
                         }
@@ -515,8 +521,11 @@ source = "backend.wasm"
             (r#""/etc/*""#, "absolute"),
             (r#""../secrets/*""#, "`..`"),
             (r#""assets/../../x""#, "`..`"),
-            (r#"{ source = "/home", destination = "/h" }"#, "absolute"),
             (r#"{ source = "..", destination = "/up" }"#, "`..`"),
+            (
+                r#"{ source = "static/../..", destination = "/up" }"#,
+                "`..`",
+            ),
             (r#"{ source = "static", destination = "/a/../.." }"#, "`..`"),
         ] {
             let bad = MINIMAL.replace(
@@ -529,6 +538,11 @@ source = "backend.wasm"
                 "{entry}: {err}"
             );
         }
+        let absolute_dir = MINIMAL.replace(
+            r#"files = [{ source = "static", destination = "/" }, "assets/*.css"]"#,
+            r#"files = [{ source = "/srv/static", destination = "/" }]"#,
+        );
+        assert!(parse_str(&absolute_dir).is_ok());
     }
 
     #[test]
