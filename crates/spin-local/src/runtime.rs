@@ -410,6 +410,18 @@ fn copy_tree(root: &Path, from: &Path, to: &Path, excludes: &[glob::Pattern]) ->
     Ok(())
 }
 
+/// A trap for the log: the CPU budget by name when that is what stopped the guest.
+fn trap_text(meter: &CpuMeter, e: &wasmtime::Error) -> String {
+    if meter.exceeded() {
+        format!(
+            "used up its CPU time ({:?}, --cpu-limit-secs) and was stopped",
+            meter.limit()
+        )
+    } else {
+        format!("{e:?}")
+    }
+}
+
 /// Where a request comes from, for `spin-client-addr` and `spin-full-url`.
 pub struct Origin {
     pub scheme: &'static str,
@@ -611,34 +623,30 @@ impl App {
         };
         let pre = loaded.pre.clone();
         let id = m.component.clone();
-        let mut task = tokio::task::spawn(Metered::new(meter.clone(), async move {
+        let task = tokio::task::spawn(Metered::new(meter.clone(), async move {
             let proxy = pre.instantiate_async(&mut store).await?;
             proxy
                 .wasi_http_incoming_handler()
                 .call_handle(&mut store, incoming, out)
                 .await
         }));
-        let trapped = move |e: &wasmtime::Error| {
-            if meter.exceeded() {
-                format!(
-                    "used up its CPU time ({:?}, --cpu-limit-secs) and was stopped",
-                    meter.limit()
-                )
-            } else {
-                format!("{e:?}")
-            }
-        };
         let request_timeout = self.limits.request_timeout();
         let lifetime = self.limits.max_instance_lifetime();
-        match tokio::time::timeout(request_timeout, receiver).await {
-            Ok(Ok(Ok(resp))) => {
-                // The body streams on; the instance gets the rest of its lifetime for it.
-                // Dropping the store on abort ends the body, so the client sees it cut.
+        // After the response is set the instance may run on (a streamed body, work after the
+        // answer): it gets the rest of its lifetime. Aborting drops the store, which ends the
+        // body, so a reader sees it cut.
+        let watch = {
+            let id = id.clone();
+            let meter = meter.clone();
+            move |mut task: tokio::task::JoinHandle<wasmtime::Result<()>>| {
                 let remaining = lifetime.saturating_sub(started.elapsed());
                 tokio::spawn(async move {
                     match tokio::time::timeout(remaining, &mut task).await {
                         Ok(Ok(Err(e))) => {
-                            eprintln!("[{id}] component failed after responding: {}", trapped(&e))
+                            eprintln!(
+                                "[{id}] component failed after responding: {}",
+                                trap_text(&meter, &e)
+                            )
                         }
                         Err(_) => {
                             task.abort();
@@ -649,16 +657,22 @@ impl App {
                         _ => {}
                     }
                 });
+            }
+        };
+        match tokio::time::timeout(request_timeout, receiver).await {
+            Ok(Ok(Ok(resp))) => {
+                watch(task);
                 resp
             }
             Ok(Ok(Err(code))) => {
                 eprintln!("[{id}] component answered with an error: {code:?}");
+                watch(task);
                 simple_response(500)
             }
             Ok(Err(_)) => {
                 match task.await {
                     Ok(Ok(())) => eprintln!("[{id}] component returned without setting a response"),
-                    Ok(Err(e)) => eprintln!("[{id}] component trapped: {}", trapped(&e)),
+                    Ok(Err(e)) => eprintln!("[{id}] component trapped: {}", trap_text(&meter, &e)),
                     Err(e) => eprintln!("[{id}] component task failed: {e}"),
                 }
                 simple_response(500)
