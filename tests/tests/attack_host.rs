@@ -224,6 +224,13 @@ fn host_only_a_memory_hog_fails_at_its_cap_and_others_are_served() {
         "the guest's allocation failed at the cap:\n{}",
         tail(&log)
     );
+    // It got close to the 32 MiB cap, and no further.
+    assert!(log.contains("[probe] holding 16 MiB"), "{}", tail(&log));
+    assert!(
+        !log.contains("[probe] holding 32 MiB"),
+        "the hog grew past its 32 MiB cap:\n{}",
+        tail(&log)
+    );
     let r = host.get("/ok");
     assert_eq!((r.status, r.text().as_str()), (200, "ok"));
 }

@@ -3,7 +3,7 @@
 //!
 //! - `/ok`: answers 200 `ok` (after reading the whole body, as every spin-sdk handler does).
 //! - `/loop`: spins forever without calling the host.
-//! - `/hog`: allocates memory until the allocation fails.
+//! - `/hog`: allocates memory until the allocation fails, logging `holding <n> MiB` every 8.
 //! - `/sql`: runs the request body as one SQL statement on the `default` database and answers
 //!   `{"rows": n}` or `{"error": "..."}`.
 //! - `/out?<url>`: sends a GET to `<url>` and answers `{"status": n}` or `{"error": "..."}`.
@@ -48,6 +48,9 @@ async fn handle(req: Request, out: ResponseOutparam) {
                 // Touch every page so the memory is really committed.
                 held.push(vec![1u8; 1 << 20]);
                 std::hint::black_box(&held);
+                if held.len() % 8 == 0 {
+                    eprintln!("holding {} MiB", held.len());
+                }
             }
         }
         "/sql" => {
