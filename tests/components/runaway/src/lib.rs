@@ -48,7 +48,7 @@ async fn handle(req: Request, out: ResponseOutparam) {
                 // Touch every page so the memory is really committed.
                 held.push(vec![1u8; 1 << 20]);
                 std::hint::black_box(&held);
-                if held.len() % 8 == 0 {
+                if held.len().is_multiple_of(8) {
                     eprintln!("holding {} MiB", held.len());
                 }
             }
