@@ -97,8 +97,8 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
     Ok(())
 }
 
-/// Answers a connection over the per-address cap with 429 and closes it, without reading
-/// its request (a client that does not read the answer is dropped after a second).
+/// Answers a connection over the per-address cap with 429 and closes it, without parsing
+/// its request or starting a component; it gets a second in all, however slow the client.
 async fn refuse(mut stream: tokio::net::TcpStream) {
     const BODY: &str = "too many connections from this address\n";
     let answer = format!(
