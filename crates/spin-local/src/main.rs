@@ -8,6 +8,7 @@
 
 mod builder;
 mod kv;
+mod limits;
 mod manifest;
 mod outbound;
 #[cfg(test)]
@@ -81,6 +82,8 @@ struct UpArgs {
     /// Do not print a line per request.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    limits: limits::Limits,
 }
 
 fn main() {
@@ -117,7 +120,8 @@ fn up(args: UpArgs) -> Result<()> {
         .build()
         .context("cannot start tokio")?;
     rt.block_on(async move {
-        let engine = runtime::engine()?;
+        let engine = runtime::engine(&args.limits)?;
+        limits::start_epoch_ticker(&engine);
         let app = runtime::load(
             &engine,
             runtime::LoadOptions {
@@ -125,6 +129,7 @@ fn up(args: UpArgs) -> Result<()> {
                 variables: &vars,
                 runtime_config: &rc,
                 log_requests: !args.quiet,
+                limits: args.limits,
             },
         )?;
         let listener = server::bind(args.listen).await?;

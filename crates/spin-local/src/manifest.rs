@@ -88,6 +88,23 @@ pub struct HttpTrigger {
     pub component: String,
 }
 
+/// Refuses a `files` glob pattern (or relative directory source) that could name files
+/// outside the application directory: an absolute path, or one with a `..` component. A
+/// pattern is copied wholesale, so `../**` would quietly publish the parent tree.
+fn check_inside_app(p: &str) -> std::result::Result<(), &'static str> {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        return Err("must be relative to the manifest's directory, not an absolute path");
+    }
+    if path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err("must not contain `..` (files come from inside the application directory)");
+    }
+    Ok(())
+}
+
 /// A `files` entry: a glob string, or a `{ source, destination }` directory mapping.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileMount {
@@ -331,7 +348,10 @@ fn component_from_raw(
     let mut files = Vec::new();
     for f in rc.files {
         match f {
-            toml::Value::String(s) => files.push(FileMount::Glob(s)),
+            toml::Value::String(s) => {
+                check_inside_app(&s).map_err(|e| anyhow::anyhow!("{at}: files: pattern `{s}` {e}"))?;
+                files.push(FileMount::Glob(s))
+            }
             toml::Value::Table(t) => {
                 let source = t.get("source").and_then(|v| v.as_str());
                 let destination = t.get("destination").and_then(|v| v.as_str());
@@ -339,6 +359,15 @@ fn component_from_raw(
                     (Some(s), Some(d), 2) => {
                         if !d.starts_with('/') {
                             bail!("{at}: files: destination `{d}` must be an absolute path");
+                        }
+                        // An absolute directory is an explicit choice, which Spin accepts (the
+                        // suites' temporary manifests point back into the repository so);
+                        // a relative one stays inside the application directory.
+                        if !Path::new(s).is_absolute() {
+                            check_inside_app(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
+                        }
+                        if Path::new(d).components().any(|c| c == std::path::Component::ParentDir) {
+                            bail!("{at}: files: destination `{d}` must not contain `..`");
                         }
                         files.push(FileMount::Dir { source: s.into(), destination: d.into() })
                     }
@@ -484,6 +513,36 @@ source = "backend.wasm"
             web.build.as_ref().unwrap().command.commands(),
             vec!["cargo build".to_string()]
         );
+    }
+
+    #[test]
+    fn files_outside_the_app_directory_are_refused_naming_the_entry() {
+        for (entry, want) in [
+            (r#""/etc/*""#, "absolute"),
+            (r#""../secrets/*""#, "`..`"),
+            (r#""assets/../../x""#, "`..`"),
+            (r#"{ source = "..", destination = "/up" }"#, "`..`"),
+            (
+                r#"{ source = "static/../..", destination = "/up" }"#,
+                "`..`",
+            ),
+            (r#"{ source = "static", destination = "/a/../.." }"#, "`..`"),
+        ] {
+            let bad = MINIMAL.replace(
+                r#"files = [{ source = "static", destination = "/" }, "assets/*.css"]"#,
+                &format!("files = [{entry}]"),
+            );
+            let err = parse_str(&bad).unwrap_err().to_string();
+            assert!(
+                err.contains("[component.web]") && err.contains("files") && err.contains(want),
+                "{entry}: {err}"
+            );
+        }
+        let absolute_dir = MINIMAL.replace(
+            r#"files = [{ source = "static", destination = "/" }, "assets/*.css"]"#,
+            r#"files = [{ source = "/srv/static", destination = "/" }]"#,
+        );
+        assert!(parse_str(&absolute_dir).is_ok());
     }
 
     #[test]

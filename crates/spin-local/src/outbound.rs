@@ -126,6 +126,19 @@ impl AllowedHost {
             }
         }
         let host = host.to_ascii_lowercase();
+        // Service chaining reaches private components, so it takes an entry that names
+        // `spin.internal`: as in Spin (SIP 017), `*` hosts (`https://*:*`, `*://*:*`) and
+        // wider subdomain wildcards do not grant it.
+        if is_internal(&host) {
+            let names_internal = match &self.host {
+                HostPattern::Any => false,
+                HostPattern::Exact(_) => true,
+                HostPattern::Subdomain(suffix) => suffix == SERVICE_CHAINING_DOMAIN,
+            };
+            if !names_internal {
+                return false;
+            }
+        }
         let host_ok = match &self.host {
             HostPattern::Any => true,
             HostPattern::Exact(h) => *h == host,
@@ -162,6 +175,16 @@ impl AllowList {
     pub fn allows(&self, scheme: &str, host: &str, port: Option<u16>) -> bool {
         self.entries.iter().any(|e| e.allows(scheme, host, port))
     }
+}
+
+const SERVICE_CHAINING_DOMAIN: &str = "spin.internal";
+
+/// Whether `host` (lower case) is under the service-chaining domain.
+fn is_internal(host: &str) -> bool {
+    host == SERVICE_CHAINING_DOMAIN
+        || host
+            .strip_suffix(SERVICE_CHAINING_DOMAIN)
+            .is_some_and(|head| head.ends_with('.'))
 }
 
 /// The component a `*.spin.internal` host names, if it is one.
@@ -225,6 +248,32 @@ mod tests {
         assert_eq!(chained_component("agent.spin.internal"), Some("agent"));
         assert_eq!(chained_component("a.b.spin.internal"), None);
         assert_eq!(chained_component("example.com"), None);
+    }
+
+    #[test]
+    fn wildcard_hosts_do_not_grant_service_chaining() {
+        for entries in [
+            &["https://*:*"][..],
+            &["*://*:*"],
+            &["http://*:*"],
+            &["http://*"],
+            &["http://*.internal"],
+        ] {
+            let l = list(entries);
+            for scheme in ["http", "https"] {
+                assert!(
+                    !l.allows(scheme, "agent.spin.internal", None),
+                    "{entries:?} let {scheme}://agent.spin.internal through"
+                );
+            }
+            assert!(!l.allows("http", "AGENT.spin.internal", Some(80)));
+        }
+        assert!(list(&["*://*:*"]).allows("https", "example.com", None));
+        let l = list(&["http://*.spin.internal"]);
+        assert!(l.allows("http", "agent.spin.internal", None));
+        assert!(l.allows("http", "chats.spin.internal", None));
+        assert!(!l.allows("http", "example.com", None));
+        assert!(list(&["*://agent.spin.internal:*"]).allows("https", "agent.spin.internal", None));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! one request becomes one fresh component instance.
 
 use crate::kv::{KvStore, SqliteKv};
+use crate::limits::{CpuMeter, Limits, Metered};
 use crate::manifest::{FileMount, Manifest, RouteSpec};
 use crate::outbound::{chained_component, AllowList};
 use crate::routes::{chained_match, Route, RouteMatch, Router};
@@ -29,8 +30,6 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
-/// Upper bound of linear memory per component instance.
-const MAX_INSTANCE_MEMORY: usize = 256 << 20;
 /// How many instances may be alive at once (open streams hold theirs).
 const MAX_CONCURRENT_INSTANCES: u32 = 1000;
 
@@ -68,6 +67,7 @@ pub struct App {
     pub log_requests: bool,
     /// Staging directories for glob file mounts, removed when the app is dropped.
     staging: Vec<PathBuf>,
+    pub limits: Limits,
 }
 
 impl Drop for App {
@@ -87,6 +87,7 @@ pub struct HostState {
     pub(crate) caps: Arc<ComponentCaps>,
     pub(crate) app: Arc<App>,
     limits: StoreLimits,
+    meter: Arc<CpuMeter>,
 }
 
 impl WasiView for HostState {
@@ -108,10 +109,12 @@ impl WasiHttpView for HostState {
     }
 }
 
-/// Builds the wasmtime engine: async, pooling allocator, on-disk compilation cache.
-pub fn engine() -> Result<Engine> {
+/// Builds the wasmtime engine: async, pooling allocator, on-disk compilation cache, epoch
+/// interruption (the caller starts the ticker: [`crate::limits::start_epoch_ticker`]).
+pub fn engine(limits: &Limits) -> Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
+    config.epoch_interruption(true);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(MAX_CONCURRENT_INSTANCES)
         .total_core_instances(MAX_CONCURRENT_INSTANCES * 4)
@@ -120,7 +123,7 @@ pub fn engine() -> Result<Engine> {
         .max_memories_per_component(4)
         .max_tables_per_component(8)
         .max_core_instances_per_component(32)
-        .max_memory_size(MAX_INSTANCE_MEMORY)
+        .max_memory_size(limits.max_instance_memory())
         .total_stacks(MAX_CONCURRENT_INSTANCES);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     match wasmtime::Cache::from_file(None) {
@@ -138,6 +141,7 @@ pub struct LoadOptions<'a> {
     pub variables: &'a ResolvedVariables,
     pub runtime_config: &'a RuntimeConfig,
     pub log_requests: bool,
+    pub limits: Limits,
 }
 
 /// Compiles and links every component and opens the stores. Fails with a message naming the
@@ -287,6 +291,7 @@ pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
         components,
         log_requests: opts.log_requests,
         staging,
+        limits: opts.limits,
     }))
 }
 
@@ -336,10 +341,22 @@ fn prepare_mounts(
                     format!("[component.{}] files: bad pattern `{pattern}`", c.id)
                 })?;
                 let root = stage_dir(&mut stage, staging, &c.id)?.to_path_buf();
+                let app_dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
                 for entry in entries {
                     let p = entry?;
                     if !p.is_file() {
                         continue;
+                    }
+                    // A symlink inside the app must not smuggle in a file from outside it.
+                    if !p
+                        .canonicalize()
+                        .is_ok_and(|real| real.starts_with(&app_dir))
+                    {
+                        bail!(
+                            "[component.{}] files: {} leads outside the application directory",
+                            c.id,
+                            p.display()
+                        );
                     }
                     let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
                     if excludes.iter().any(|e| e.matches_path(&rel)) {
@@ -391,6 +408,18 @@ fn copy_tree(root: &Path, from: &Path, to: &Path, excludes: &[glob::Pattern]) ->
         }
     }
     Ok(())
+}
+
+/// A trap for the log: the CPU budget by name when that is what stopped the guest.
+fn trap_text(meter: &CpuMeter, e: &wasmtime::Error) -> String {
+    if meter.exceeded() {
+        format!(
+            "used up its CPU time ({:?}, --cpu-limit-secs) and was stopped",
+            meter.limit()
+        )
+    } else {
+        format!("{e:?}")
+    }
 }
 
 /// Where a request comes from, for `spin-client-addr` and `spin-full-url`.
@@ -559,8 +588,20 @@ impl App {
                 return simple_response(500);
             }
         };
+        let started = Instant::now();
+        let meter = state.meter.clone();
         let mut store = Store::new(loaded.pre.engine(), state);
         store.limiter(|s| &mut s.limits);
+        // Checked every epoch tick while guest code runs: past its CPU budget the instance
+        // traps; below it, it yields so one busy guest cannot hold a worker thread.
+        store.epoch_deadline_callback(|ctx| {
+            if ctx.data().meter.check(Instant::now()) {
+                Ok(wasmtime::UpdateDeadline::Interrupt)
+            } else {
+                Ok(wasmtime::UpdateDeadline::Yield(1))
+            }
+        });
+        store.set_epoch_deadline(1);
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let incoming = match store
             .data_mut()
@@ -582,34 +623,66 @@ impl App {
         };
         let pre = loaded.pre.clone();
         let id = m.component.clone();
-        let task = tokio::task::spawn(async move {
+        let task = tokio::task::spawn(Metered::new(meter.clone(), async move {
             let proxy = pre.instantiate_async(&mut store).await?;
             proxy
                 .wasi_http_incoming_handler()
                 .call_handle(&mut store, incoming, out)
                 .await
-        });
-        match receiver.await {
-            Ok(Ok(resp)) => {
-                // Report a trap that happens after the response started (the body is cut).
+        }));
+        let request_timeout = self.limits.request_timeout();
+        let lifetime = self.limits.max_instance_lifetime();
+        // After the response is set the instance may run on (a streamed body, work after the
+        // answer): it gets the rest of its lifetime. Aborting drops the store, which ends the
+        // body, so a reader sees it cut.
+        let watch = {
+            let id = id.clone();
+            let meter = meter.clone();
+            move |mut task: tokio::task::JoinHandle<wasmtime::Result<()>>| {
+                let remaining = lifetime.saturating_sub(started.elapsed());
                 tokio::spawn(async move {
-                    if let Ok(Err(e)) = task.await {
-                        eprintln!("[{id}] component failed after responding: {e:?}");
+                    match tokio::time::timeout(remaining, &mut task).await {
+                        Ok(Ok(Err(e))) => {
+                            eprintln!(
+                                "[{id}] component failed after responding: {}",
+                                trap_text(&meter, &e)
+                            )
+                        }
+                        Err(_) => {
+                            task.abort();
+                            eprintln!(
+                                "[{id}] response body cut: the instance reached its lifetime ({lifetime:?}, --max-instance-lifetime-secs)"
+                            );
+                        }
+                        _ => {}
                     }
                 });
+            }
+        };
+        match tokio::time::timeout(request_timeout, receiver).await {
+            Ok(Ok(Ok(resp))) => {
+                watch(task);
                 resp
             }
-            Ok(Err(code)) => {
+            Ok(Ok(Err(code))) => {
                 eprintln!("[{id}] component answered with an error: {code:?}");
+                watch(task);
                 simple_response(500)
             }
-            Err(_) => {
+            Ok(Err(_)) => {
                 match task.await {
                     Ok(Ok(())) => eprintln!("[{id}] component returned without setting a response"),
-                    Ok(Err(e)) => eprintln!("[{id}] component trapped: {e:?}"),
+                    Ok(Err(e)) => eprintln!("[{id}] component trapped: {}", trap_text(&meter, &e)),
                     Err(e) => eprintln!("[{id}] component task failed: {e}"),
                 }
                 simple_response(500)
+            }
+            Err(_) => {
+                task.abort();
+                eprintln!(
+                    "[{id}] no response within {request_timeout:?} (--request-timeout-secs); instance stopped"
+                );
+                simple_response(504)
             }
         }
     }
@@ -641,8 +714,9 @@ impl App {
             caps: loaded.caps.clone(),
             app: self.clone(),
             limits: StoreLimitsBuilder::new()
-                .memory_size(MAX_INSTANCE_MEMORY)
+                .memory_size(self.limits.max_instance_memory())
                 .build(),
+            meter: CpuMeter::new(self.limits.cpu_limit()),
         })
     }
 

@@ -1,12 +1,14 @@
 //! The HTTP listener: accepts connections, hands each request to the app, shuts down cleanly.
 
+use crate::limits::ConnectionCounter;
 use crate::runtime::{App, Origin};
 use anyhow::{Context, Result};
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// How long in-flight requests get to finish after Ctrl-C before the host exits anyway.
@@ -29,6 +31,8 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("cannot install SIGTERM handler")?;
     let tracker = tokio_util_tracker::Tracker::default();
+    let connections = ConnectionCounter::new(app.limits.max_connections_per_address);
+    let header_read_timeout = app.limits.header_read_timeout();
     loop {
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
@@ -44,10 +48,22 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
             _ = sigterm.recv() => break,
         };
         let _ = stream.set_nodelay(true);
+        let Some(permit) = connections.admit(peer.ip()) else {
+            if app.log_requests {
+                eprintln!(
+                    "spin-local: {} has {} connections open (--max-connections-per-address); refused one",
+                    peer.ip(),
+                    app.limits.max_connections_per_address
+                );
+            }
+            tokio::spawn(refuse(stream));
+            continue;
+        };
         let app = app.clone();
         let guard = tracker.enter();
         tokio::spawn(async move {
             let _guard = guard;
+            let _permit = permit;
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let app = app.clone();
@@ -68,6 +84,8 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
                 });
             // A client that drops its connection mid-request is not an error worth printing.
             let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_read_timeout)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
@@ -77,6 +95,26 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
     drop(listener);
     tracker.wait(SHUTDOWN_GRACE).await;
     Ok(())
+}
+
+/// Answers a connection over the per-address cap with 429 and closes it, without parsing
+/// its request or starting a component; it gets a second in all, however slow the client.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    const BODY: &str = "too many connections from this address\n";
+    let answer = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Closing with the request unread would reset the connection, and a reset can discard
+        // the answer before the client reads it: drain what the client sent first.
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
 }
 
 /// Counts live connections so shutdown can wait for them (briefly).

@@ -43,7 +43,38 @@ pub fn open(path: &Path) -> Result<rusqlite::Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Foreign keys stay at SQLite's default (off), as on Spin: the app must not depend on a
     // cascade that a Spin database would not run.
+    confine(&conn)?;
     Ok(conn)
+}
+
+/// Keeps a guest's SQL inside its one database file: no `ATTACH` (which would open or create
+/// any file the host process can reach, `VACUUM INTO` included), no extension loading, and no
+/// SQL functions run from a schema (triggers, views) the guest may have planted. A denied
+/// statement fails with SQLite's "not authorized" error, which the guest sees as an `io`
+/// error; the connection stays usable. A plain `VACUUM` attaches a temporary database
+/// internally, so it is refused too.
+pub fn confine(conn: &rusqlite::Connection) -> Result<()> {
+    use rusqlite::hooks::{AuthAction, Authorization};
+    use rusqlite::limits::Limit;
+    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+    conn.pragma_update(None, "trusted_schema", "OFF")?;
+    conn.authorizer(Some(|ctx: rusqlite::hooks::AuthContext<'_>| {
+        match ctx.action {
+            AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
+            AuthAction::Function { function_name }
+                if function_name.eq_ignore_ascii_case("load_extension") =>
+            {
+                Authorization::Deny
+            }
+            // Reading the pragma is harmless; turning it back on is not.
+            AuthAction::Pragma {
+                pragma_name,
+                pragma_value: Some(_),
+            } if pragma_name.eq_ignore_ascii_case("trusted_schema") => Authorization::Deny,
+            _ => Authorization::Allow,
+        }
+    }));
+    Ok(())
 }
 
 /// Runs the first statement of `sql` with positional parameters.
@@ -98,6 +129,55 @@ mod tests {
 
     fn mem() -> rusqlite::Connection {
         rusqlite::Connection::open_in_memory().unwrap()
+    }
+
+    fn confined_file() -> (tempfile::TempDir, rusqlite::Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let c = open(&dir.path().join("db.sqlite")).unwrap();
+        (dir, c)
+    }
+
+    /// SQLite's wording for the authorizer's and the attach limit's refusals.
+    fn refused(e: &str) -> bool {
+        e.contains("not authorized")
+            || e.contains("authorization denied")
+            || e.contains("too many attached")
+    }
+
+    #[test]
+    fn attach_and_vacuum_into_cannot_reach_another_file() {
+        let (dir, c) = confined_file();
+        let other = dir.path().join("other.db");
+        let other_s = other.to_string_lossy().into_owned();
+        for sql in [
+            format!("ATTACH DATABASE '{other_s}' AS x"),
+            format!("VACUUM INTO '{other_s}'"),
+            "ATTACH DATABASE ':memory:' AS m".to_string(),
+            "ATTACH DATABASE '' AS t".to_string(),
+        ] {
+            let e = execute(&c, &sql, &[]).expect_err(&sql).to_string();
+            assert!(refused(&e), "{sql}: {e}");
+        }
+        assert!(!other.exists(), "a denied statement created {other_s}");
+        let e = execute(&c, "DETACH DATABASE main", &[]).unwrap_err();
+        assert!(refused(&e.to_string()), "{e}");
+        let e = execute(&c, "VACUUM", &[]).unwrap_err();
+        assert!(refused(&e.to_string()), "{e}");
+        // The connection still works after the refusals.
+        execute(&c, "CREATE TABLE t (x)", &[]).unwrap();
+        execute(&c, "INSERT INTO t VALUES (1)", &[]).unwrap();
+    }
+
+    #[test]
+    fn extensions_cannot_be_loaded_and_the_schema_is_not_trusted() {
+        let (_dir, c) = confined_file();
+        let e = execute(&c, "SELECT load_extension('/tmp/evil.so')", &[]).unwrap_err();
+        assert!(refused(&e.to_string()), "{e}");
+        let r = execute(&c, "PRAGMA trusted_schema", &[]).unwrap();
+        assert_eq!(r.rows, vec![vec![Value::Integer(0)]]);
+        assert!(execute(&c, "PRAGMA trusted_schema = ON", &[]).is_err());
+        let r = execute(&c, "PRAGMA trusted_schema", &[]).unwrap();
+        assert_eq!(r.rows, vec![vec![Value::Integer(0)]]);
     }
 
     #[test]
