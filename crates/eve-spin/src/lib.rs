@@ -3,6 +3,7 @@
 //! clear errors instead of panics.
 
 pub mod auth;
+pub mod body;
 pub mod chat_request;
 pub mod db;
 pub mod ratelimit;
