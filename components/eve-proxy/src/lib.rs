@@ -10,10 +10,13 @@
 //!    connect page, a connection's OAuth callback), in an atomic fixed window
 //!    (`eve_spin::ratelimit`; 429 with `Retry-After`). The body is read only after the
 //!    head's checks (authentication first), capped at the agent's limit.
-//! 4. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`, or any
+//! 4. Holds one of the principal's stream slots for each open stream read
+//!    (`eve_spin::streams`, variable `max_streams_per_user`, default 8; the next is 429 with
+//!    `Retry-After`).
+//! 5. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`, or any
 //!    real eve agent) with the principal in a short-lived HS256 JWT (`Authorization: Bearer`,
 //!    `eve_agent::jwt`): the scheme eve's `jwtHmac` verifies. The cookie is not forwarded.
-//! 5. Streams the agent's response through as it arrives: status and headers
+//! 6. Streams the agent's response through as it arrives: status and headers
 //!    (`x-eve-session-id`, content type) first, then each chunk the moment it is read. Nothing
 //!    is buffered; a browser that goes away drops the upstream stream (the turn runs on in the
 //!    agent regardless).
@@ -25,6 +28,7 @@ use eve_agent::protocol::{self, Refusal, Route, SessionRequest};
 use eve_api::eve::APP_ORIGIN_HEADER;
 use eve_spin::body::BodyError;
 use eve_spin::streaming::{self, BodyWriter, Read};
+use eve_spin::streams::{self, StreamLease};
 use eve_store::limits::{RatePolicy, CHAT_SEND};
 use spin_sdk::http::{IncomingRequest, Request, ResponseOutparam};
 use spin_sdk::http_component;
@@ -35,6 +39,9 @@ pub const DEFAULT_UPSTREAM: &str = "http://agent.spin.internal";
 const UPSTREAM_CONNECT_WAIT: Duration = Duration::from_secs(30);
 /// The longest wait for the next chunk (the agent sends keep-alives every 15 s).
 const UPSTREAM_READ_WAIT: Duration = Duration::from_secs(600);
+
+/// One read's wait: the stream's slot is renewed between reads (`eve_spin::streams`).
+const READ_POLL: Duration = Duration::from_secs(5);
 
 /// Request headers forwarded to the agent.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-event-id"];
@@ -174,6 +181,28 @@ fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, Refu
     ))
 }
 
+/// A stream read holds one of its principal's stream slots while it is open (variable
+/// `max_streams_per_user`); when all are taken it is refused with 429 and `Retry-After`.
+/// Every other route holds none.
+fn stream_lease(admitted: &Admitted) -> Result<Option<StreamLease>, Refusal> {
+    let (Route::Stream(_), Some(session)) = (&admitted.route, &admitted.session) else {
+        return Ok(None);
+    };
+    let max = streams::max_streams(variable("max_streams_per_user").as_deref());
+    match streams::acquire(&session.principal.id, max) {
+        Ok(Some(lease)) => Ok(Some(lease)),
+        Ok(None) => Err(Refusal {
+            retry_after_secs: Some(streams::RETRY_AFTER_SECS),
+            ..Refusal::new(
+                429,
+                Some("too_many_streams"),
+                streams::too_many_message(max),
+            )
+        }),
+        Err(e) => Err(api(e)),
+    }
+}
+
 /// The body, read only after the head's checks and at most the agent's cap: the agent stops
 /// reading past it (a control's body too), so a larger one is refused here rather than
 /// breaking mid-forward (502).
@@ -204,6 +233,11 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
     let bearer = match admit_body(&req, &admitted) {
         Ok(b) => b,
         Err((e, cookie)) => return send_error(out, &e, cookie.as_deref()),
+    };
+    // Held until this handler returns, however it returns (the slot is emptied on drop).
+    let mut lease = match stream_lease(&admitted) {
+        Ok(lease) => lease,
+        Err(e) => return send_error(out, &e, cookie.as_deref()),
     };
     let upstream = variable("eve_upstream_url").unwrap_or_else(|| DEFAULT_UPSTREAM.to_string());
     let query = req.query();
@@ -281,17 +315,25 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         response_headers.push(("set-cookie".into(), c.as_bytes().to_vec()));
     }
     let mut w = BodyWriter::start(out, incoming.status, &response_headers);
+    let mut quiet = Duration::ZERO;
     loop {
-        match incoming.read(UPSTREAM_READ_WAIT) {
+        if let Some(lease) = lease.as_mut() {
+            lease.renew_if_due();
+        }
+        match incoming.read(READ_POLL) {
             Ok(Read::Data(bytes)) => {
+                quiet = Duration::ZERO;
                 if !w.write(&bytes) {
                     // The browser went away: dropping the upstream ends the agent's stream too.
                     return;
                 }
             }
             Ok(Read::Idle) => {
-                eprintln!("eve-proxy: the agent sent nothing for {UPSTREAM_READ_WAIT:?}; ending the stream");
-                break;
+                quiet += READ_POLL;
+                if quiet >= UPSTREAM_READ_WAIT {
+                    eprintln!("eve-proxy: the agent sent nothing for {UPSTREAM_READ_WAIT:?}; ending the stream");
+                    break;
+                }
             }
             Ok(Read::End) => break,
             Err(e) => {

@@ -8,6 +8,7 @@ pub mod chat_request;
 pub mod db;
 pub mod ratelimit;
 pub mod streaming;
+pub mod streams;
 
 use eve_api::ApiError;
 use serde::{de::DeserializeOwned, Serialize};
