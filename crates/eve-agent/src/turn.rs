@@ -841,9 +841,12 @@ pub mod testing {
         fn memory(&mut self) -> Result<String, String> {
             Ok(self.memory.clone())
         }
-        fn set_memory(&mut self, d: &str) -> Result<(), String> {
+        fn replace_memory(&mut self, expected: &str, d: &str) -> Result<bool, String> {
+            if self.memory != expected {
+                return Ok(false);
+            }
             self.memory = d.into();
-            Ok(())
+            Ok(true)
         }
         fn pause(&mut self, _ms: u64) -> bool {
             self.pauses += 1;
