@@ -181,13 +181,19 @@ fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, Refu
     ))
 }
 
-/// A stream read holds one of its principal's stream slots while it is open (variable
-/// `max_streams_per_user`); when all are taken it is refused with 429 and `Retry-After`.
-/// Every other route holds none.
-fn stream_lease(admitted: &Admitted) -> Result<Option<StreamLease>, Refusal> {
+/// A following stream read holds one of its principal's stream slots while it is open
+/// (variable `max_streams_per_user`); when all are taken it is refused with 429 and
+/// `Retry-After`. A `follow=false` read ends at the tail, and every other route answers at
+/// once: they hold none.
+fn stream_lease(req: &Request, admitted: &Admitted) -> Result<Option<StreamLease>, Refusal> {
     let (Route::Stream(_), Some(session)) = (&admitted.route, &admitted.session) else {
         return Ok(None);
     };
+    let follows =
+        protocol::stream_query(req.query(), header(req, "last-event-id")).is_ok_and(|q| q.follow);
+    if !follows {
+        return Ok(None);
+    }
     let max = streams::max_streams(variable("max_streams_per_user").as_deref());
     match streams::acquire(&session.principal.id, max) {
         Ok(Some(lease)) => Ok(Some(lease)),
@@ -235,7 +241,7 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         Err((e, cookie)) => return send_error(out, &e, cookie.as_deref()),
     };
     // Held until this handler returns, however it returns (the slot is emptied on drop).
-    let mut lease = match stream_lease(&admitted) {
+    let mut lease = match stream_lease(&req, &admitted) {
         Ok(lease) => lease,
         Err(e) => return send_error(out, &e, cookie.as_deref()),
     };
