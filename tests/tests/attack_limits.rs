@@ -90,7 +90,12 @@ fn head_text(h: &Host, method: &str, path: &str, headers: &[(&str, &str)]) -> St
 /// A response in `buf` once it is complete (head, and a body by its length, its chunked end,
 /// or the connection's end when `closed`).
 fn parse(buf: &[u8], closed: bool) -> Option<Raw> {
-    let (status, headers, rest) = parse_head(buf)?;
+    let (
+        Raw {
+            status, headers, ..
+        },
+        rest,
+    ) = parse_head(buf)?;
     let get = |name: &str| {
         headers
             .iter()
@@ -113,8 +118,8 @@ fn parse(buf: &[u8], closed: bool) -> Option<Raw> {
     })
 }
 
-/// The status, headers and what follows them, once the head is complete.
-fn parse_head(buf: &[u8]) -> Option<(u16, Vec<(String, String)>, &[u8])> {
+/// The status and headers (an empty body) and what follows them, once the head is complete.
+fn parse_head(buf: &[u8]) -> Option<(Raw, &[u8])> {
     let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = String::from_utf8_lossy(&buf[..end]).into_owned();
     let mut lines = head.split("\r\n");
@@ -123,7 +128,12 @@ fn parse_head(buf: &[u8]) -> Option<(u16, Vec<(String, String)>, &[u8])> {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    Some((status, headers, &buf[end + 4..]))
+    let head = Raw {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    Some((head, &buf[end + 4..]))
 }
 
 /// The decoded body once the last chunk has arrived.
@@ -221,18 +231,11 @@ fn open_stream(h: &Host, sid: &str, cookie: &str) -> (TcpStream, Raw) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
-        if let Some((status, headers, rest)) = parse_head(&buf) {
+        if let Some((mut head, rest)) = parse_head(&buf) {
             // An open stream's body never ends; a refusal's is read whole.
-            if status == 200 {
-                let body = rest.to_vec();
-                return (
-                    s,
-                    Raw {
-                        status,
-                        headers,
-                        body,
-                    },
-                );
+            if head.status == 200 {
+                head.body = rest.to_vec();
+                return (s, head);
             }
             if let Some(r) = parse(&buf, false) {
                 return (s, r);
