@@ -41,7 +41,7 @@ const UPSTREAM_CONNECT_WAIT: Duration = Duration::from_secs(30);
 const UPSTREAM_READ_WAIT: Duration = Duration::from_secs(600);
 
 /// One read's wait: the stream's slot is renewed between reads (`eve_spin::streams`).
-const READ_POLL: Duration = Duration::from_secs(5);
+const READ_POLL: Duration = Duration::from_secs(2);
 
 /// Request headers forwarded to the agent.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-event-id"];
@@ -267,12 +267,18 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         ));
     }
 
-    let mut incoming = match streaming::send(
+    let mut incoming = match streaming::send_with(
         req.method().clone(),
         &url,
         &headers,
         req.body(),
         UPSTREAM_CONNECT_WAIT,
+        &mut || {
+            if let Some(lease) = lease.as_mut() {
+                lease.renew_if_due();
+            }
+            true
+        },
     ) {
         Ok(i) => i,
         Err(e) => {

@@ -16,10 +16,11 @@ use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 /// Open streams per principal when `max_streams_per_user` is unset.
 pub const DEFAULT_MAX_STREAMS: u32 = 8;
-/// How long a slot stays taken without a renewal.
-pub const LEASE_SECS: u64 = 60;
+/// How long a slot stays taken without a renewal: what a host killed mid-stream costs its
+/// users (their reconnecting tabs find the dead streams' slots taken for at most this long).
+pub const LEASE_SECS: u64 = 20;
 /// How often an open stream renews its slot (well inside [`LEASE_SECS`]).
-pub const RENEW_SECS: u64 = 15;
+pub const RENEW_SECS: u64 = 5;
 /// What the refused stream is told to wait before trying again.
 pub const RETRY_AFTER_SECS: u64 = 10;
 
