@@ -103,13 +103,15 @@ fn api(e: eve_api::ApiError) -> Refusal {
 /// A refusal, with the refreshed session cookie to set on it (if any).
 type Refused = (Refusal, Option<String>);
 
-/// The checks on the request's head, before any body byte is read: the route, the principal
-/// (`None` for the open health route), a same-origin POST.
+/// What the head's checks found: the route and the session (`None` for the open health
+/// route).
 struct Admitted {
     route: Route,
     session: Option<eve_spin::auth::Session>,
 }
 
+/// The checks on the request's head, before any body byte is read: the route, the session
+/// cookie (401), a same-origin POST (403).
 fn admit_head(req: &Request) -> Result<Admitted, Refused> {
     let method = req.method().to_string();
     let route = protocol::route(&method, req.path()).map_err(|e| (e, None))?;
