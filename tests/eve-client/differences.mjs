@@ -28,6 +28,17 @@ export const DIFFERENCES = [
     reason: "the details of a failed model call are the AI SDK's in eve (errorId, upstream*, responseBodySnippet); ours carry only the provider's message",
   },
   {
+    scenario: "model failure",
+    apply(record) {
+      for (const stream of Object.values(record.streams ?? {})) {
+        for (const e of stream.events ?? []) {
+          if (["step.failed", "turn.failed", "session.failed"].includes(e.type) && e.data) delete e.data.message;
+        }
+      }
+    },
+    reason: "issue 12: eve streams the provider's own error text; eve-chat streams a generic \"The model provider returned an error.\" and logs the provider's words (they can name accounts, quotas or internal hosts)",
+  },
+  {
     scenario: "error cases",
     apply(record) {
       for (const step of record.steps ?? []) delete step.headers?.["cache-control"];

@@ -9,6 +9,7 @@
 use eve_chat_tests::{eve, Host, HostOptions, Response};
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::io::Write;
 use std::time::Duration;
 
 const SETTLING: [&str; 4] = [
@@ -775,7 +776,6 @@ fn malformed_input_changes_nothing_and_never_answers_5xx() {
         ("content-type", "application/json"),
         ("origin", origin.as_str()),
     ];
-    let huge = vec![b' '; 33 * 1024 * 1024];
     let big_event =
         serde_json::to_vec(&json!({ "type": "x", "text": "a".repeat(300 * 1024) })).unwrap();
     let too_many =
@@ -796,7 +796,6 @@ fn malformed_input_changes_nothing_and_never_answers_5xx() {
         ("PUT", format!("/api/chats/{id}/snapshot"), br#"{"events":[{"type":"ok"},{"no":"type"}]}"#.to_vec(), 400),
         ("PUT", format!("/api/chats/{id}/snapshot"), br#"{"events":[],"session":{"sessionId":3}}"#.to_vec(), 400),
         ("PUT", format!("/api/chats/{id}/snapshot"), too_many, 413),
-        ("PUT", format!("/api/chats/{id}/snapshot"), huge, 413),
         ("PUT", format!("/api/chats/{id}/pending"), br#"{"message":"   "}"#.to_vec(), 400),
         ("PUT", format!("/api/chats/{id}/pending"), serde_json::to_vec(&json!({ "message": "a".repeat(8001) })).unwrap(), 400),
         ("PUT", format!("/api/chats/{id}/session"), br#"{"session":{"sessionId":"s","streamIndex":-1}}"#.to_vec(), 400),
@@ -815,6 +814,22 @@ fn malformed_input_changes_nothing_and_never_answers_5xx() {
             "{method} {path}: JSON error envelope"
         );
     }
+    // A 33 MiB snapshot is refused from its Content-Length before any of it is read (issue 12),
+    // and the connection closes under a client still writing it: so the body is only declared.
+    let mut s = std::net::TcpStream::connect(h.base.trim_start_matches("http://")).unwrap();
+    write!(
+        s,
+        "PUT /api/chats/{id}/snapshot HTTP/1.1\r\nHost: {}\r\nOrigin: {origin}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        h.base.trim_start_matches("http://"),
+        33 * 1024 * 1024
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
     // Without a JSON content type: 415.
     let r = h.send(
         "PUT",

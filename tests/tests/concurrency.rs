@@ -326,3 +326,42 @@ fn input_responses_and_messages_share_the_chat_send_budget_and_nothing_else_coun
     let events = eve::snapshot(&host, &id, 0);
     assert_eq!(eve::of_type(&events, "message.received").len(), 1);
 }
+
+#[test]
+fn twenty_racing_stream_opens_of_one_user_get_exactly_eight_slots() {
+    let Some(host) = Host::start(HostOptions::default().var("demo_pacing_ms", "1")) else {
+        return;
+    };
+    let sid = eve::start(&host, "hello");
+    eve::settled_as(&host, &sid, &[], Duration::from_secs(120));
+    let host = Arc::new(host);
+    let n = 20;
+    let barrier = Arc::new(std::sync::Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let (h, b, sid) = (host.clone(), barrier.clone(), sid.clone());
+            std::thread::spawn(move || {
+                b.wait();
+                let url = h.url(&eve::stream_path(&sid, "startIndex=0"));
+                // An admitted stream stays open (its reader is kept) until every thread is done.
+                match h.client().get(&url).call() {
+                    Ok(open) => (200, Some(open)),
+                    Err(ureq::Error::Status(status, refused)) => {
+                        assert_eq!(status, 429, "{}", refused.into_string().unwrap_or_default());
+                        assert!(refused.header("retry-after").is_some());
+                        (status, None)
+                    }
+                    Err(e) => panic!("transport error: {e}"),
+                }
+            })
+        })
+        .collect();
+    let answers: Vec<(u16, Option<ureq::Response>)> =
+        handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let admitted = answers.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(
+        (admitted, answers.len() - admitted),
+        (8, 12),
+        "compare-and-swap hands out each slot once"
+    );
+}

@@ -4,8 +4,8 @@
 use eve_agent::jwt::UpstreamJwt;
 use eve_agent::protocol::{self, Refusal, Route, MAX_BODY_BYTES};
 use eve_api::auth::Principal;
+use eve_spin::body::BodyError;
 use eve_spin::streaming;
-use futures::StreamExt;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
 use crate::reply::{header, json_headers, send_refusal, upstream_jwt, Call};
@@ -21,16 +21,12 @@ fn principal(headers: &[(String, Vec<u8>)]) -> Result<Principal, Refusal> {
 }
 
 async fn read_body(req: IncomingRequest) -> Result<Vec<u8>, Refusal> {
-    let mut stream = req.into_body_stream();
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| Refusal::bad_request("Could not read the request body."))?;
-        body.extend(chunk);
-        if body.len() > MAX_BODY_BYTES {
-            return Err(Refusal::too_large());
-        }
-    }
-    Ok(body)
+    eve_spin::body::read_capped(req, MAX_BODY_BYTES)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge => Refusal::too_large(),
+            BodyError::Unreadable => Refusal::bad_request("Could not read the request body."),
+        })
 }
 
 pub async fn serve(req: IncomingRequest, out: ResponseOutparam) {

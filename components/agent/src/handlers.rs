@@ -287,7 +287,7 @@ fn send_html(out: ResponseOutparam, status: u16, title: &str, body: &str) {
         ("cache-control".to_string(), b"no-store".to_vec()),
         (
             "content-security-policy".to_string(),
-            b"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'".to_vec(),
+            b"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'".to_vec(),
         ),
     ];
     streaming::respond(out, status, &headers, page.as_bytes());

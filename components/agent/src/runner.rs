@@ -132,8 +132,9 @@ impl ToolHost for Runner<'_, '_, '_> {
         self.store.memory(self.principal)
     }
 
-    fn set_memory(&mut self, document: &str) -> Result<(), String> {
-        self.store.set_memory(self.principal, document, now_ms())
+    fn replace_memory(&mut self, expected: &str, document: &str) -> Result<bool, String> {
+        self.store
+            .replace_memory(self.principal, expected, document, now_ms())
     }
 
     fn now_ms(&mut self) -> i64 {

@@ -12,17 +12,27 @@ mod oidc_flow;
 mod probe;
 mod reply;
 
-use spin_sdk::http::conversions::TryFromIncomingRequest;
-use spin_sdk::http::{IncomingRequest, Request, ResponseOutparam};
+use eve_spin::body::MAX_SMALL_BODY_BYTES;
+use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
 use spin_sdk::http_component;
 
-/// Reads the whole request, routes it, and writes the response with every cookie it sets
-/// (Spin's simple `Response` holds one `Set-Cookie`; the OIDC callback needs two).
+/// Routes the request and writes the response with every cookie it sets (Spin's simple
+/// `Response` holds one `Set-Cookie`; the OIDC callback needs two). Only a POST has a body
+/// worth reading (the login's password), and at most the small cap of it; every other
+/// request is answered from its head alone.
 #[http_component]
 async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
-    let reply = match Request::try_from_incoming_request(incoming).await {
-        Ok(req) => api::route(req).await,
-        Err(_) => reply::Reply::error(&eve_api::ApiError::bad_request("unreadable request")),
+    let mut req = eve_spin::body::head(&incoming);
+    let reply = if *req.method() == Method::Post {
+        match eve_spin::body::read_capped(incoming, MAX_SMALL_BODY_BYTES).await {
+            Ok(bytes) => {
+                *req.body_mut() = bytes;
+                api::route(req).await
+            }
+            Err(e) => reply::Reply::error(&e.api_error(MAX_SMALL_BODY_BYTES)),
+        }
+    } else {
+        api::route(req).await
     };
     eve_spin::auth::send_with_cookies(out, reply.response, &reply.cookies).await;
 }

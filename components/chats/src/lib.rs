@@ -4,10 +4,12 @@
 mod api;
 mod handlers;
 
-use spin_sdk::http::{Request, Response};
+use eve_store::routes::Component;
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 
+/// The checks run on the request's head; the body is read (capped) only after them.
 #[http_component]
-fn handle(req: Request) -> Response {
-    api::route(&req)
+async fn handle(req: IncomingRequest, out: ResponseOutparam) {
+    eve_spin::chat_request::serve(req, out, Component::Chats, api::route).await;
 }

@@ -6,12 +6,17 @@
 //! 2. Authenticates the session cookie (`eve_spin::auth`; 401), and requires a same-origin
 //!    request for every POST (403). `GET|HEAD /eve/v1/health` is open.
 //! 3. Counts `chat:send` (25 per hour per principal, variable `chat_send_per_hour`) for each
-//!    request that starts model work (a message, answers to a question), in an atomic fixed
-//!    window (`eve_spin::ratelimit`; 429 with `Retry-After`).
-//! 4. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`, or any
+//!    request that starts model work (a message, answers to a question, a decision on a
+//!    connect page, a connection's OAuth callback), in an atomic fixed window
+//!    (`eve_spin::ratelimit`; 429 with `Retry-After`). The body is read only after the
+//!    head's checks (authentication first), capped at the agent's limit.
+//! 4. Holds one of the principal's stream slots for each open stream read
+//!    (`eve_spin::streams`, variable `max_streams_per_user`, default 8; the next is 429 with
+//!    `Retry-After`).
+//! 5. Forwards to the agent (`eve_upstream_url`, default `http://agent.spin.internal`, or any
 //!    real eve agent) with the principal in a short-lived HS256 JWT (`Authorization: Bearer`,
 //!    `eve_agent::jwt`): the scheme eve's `jwtHmac` verifies. The cookie is not forwarded.
-//! 5. Streams the agent's response through as it arrives: status and headers
+//! 6. Streams the agent's response through as it arrives: status and headers
 //!    (`x-eve-session-id`, content type) first, then each chunk the moment it is read. Nothing
 //!    is buffered; a browser that goes away drops the upstream stream (the turn runs on in the
 //!    agent regardless).
@@ -21,9 +26,11 @@ use std::time::Duration;
 use eve_agent::jwt::UpstreamJwt;
 use eve_agent::protocol::{self, Refusal, Route, SessionRequest};
 use eve_api::eve::APP_ORIGIN_HEADER;
+use eve_spin::body::BodyError;
 use eve_spin::streaming::{self, BodyWriter, Read};
+use eve_spin::streams::{self, StreamLease};
 use eve_store::limits::{RatePolicy, CHAT_SEND};
-use spin_sdk::http::{Request, ResponseOutparam};
+use spin_sdk::http::{IncomingRequest, Request, ResponseOutparam};
 use spin_sdk::http_component;
 
 /// The agent's base URL when `eve_upstream_url` is unset.
@@ -32,6 +39,9 @@ pub const DEFAULT_UPSTREAM: &str = "http://agent.spin.internal";
 const UPSTREAM_CONNECT_WAIT: Duration = Duration::from_secs(30);
 /// The longest wait for the next chunk (the agent sends keep-alives every 15 s).
 const UPSTREAM_READ_WAIT: Duration = Duration::from_secs(600);
+
+/// One read's wait: the stream's slot is renewed between reads (`eve_spin::streams`).
+const READ_POLL: Duration = Duration::from_secs(2);
 
 /// Request headers forwarded to the agent.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-event-id"];
@@ -93,25 +103,50 @@ fn api(e: eve_api::ApiError) -> Refusal {
 /// A refusal, with the refreshed session cookie to set on it (if any).
 type Refused = (Refusal, Option<String>);
 
-/// Everything before the upstream call: the route, the principal's token (`None` for the
-/// open health route), the body; and the refreshed session cookie to pass on.
-fn admit(req: &Request) -> Result<(Option<String>, Option<String>), Refused> {
+/// What the head's checks found: the route and the session (`None` for the open health
+/// route).
+struct Admitted {
+    route: Route,
+    session: Option<eve_spin::auth::Session>,
+}
+
+/// The checks on the request's head, before any body byte is read: the route, the session
+/// cookie (401), a same-origin POST (403).
+fn admit_head(req: &Request) -> Result<Admitted, Refused> {
     let method = req.method().to_string();
     let route = protocol::route(&method, req.path()).map_err(|e| (e, None))?;
     if route == Route::Health {
-        return Ok((None, None));
+        return Ok(Admitted {
+            route,
+            session: None,
+        });
     }
     let session = eve_spin::auth::authenticate_session(req).map_err(|e| (api(e), None))?;
-    let cookie = session.refreshed_cookie.clone();
-    let fail = |e: Refusal| (e, cookie.clone());
     if method == "POST" {
-        eve_spin::auth::require_same_origin(req).map_err(|e| fail(api(e)))?;
+        eve_spin::auth::require_same_origin(req)
+            .map_err(|e| (api(e), session.refreshed_cookie.clone()))?;
     }
-    // The agent stops reading past this size (a control's body too): refused here, or the
-    // forwarding would break mid-body (502).
-    if req.body().len() > protocol::MAX_BODY_BYTES {
-        return Err(fail(Refusal::too_large()));
-    }
+    Ok(Admitted {
+        route,
+        session: Some(session),
+    })
+}
+
+/// The checks on the body, and the principal's token for the upstream call.
+fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, Refused> {
+    let Some(session) = &admitted.session else {
+        return Ok(None);
+    };
+    let route = &admitted.route;
+    let fail = |e: Refusal| (e, session.refreshed_cookie.clone());
+    // A decision on the connect page and the provider's callback resume a parked turn: the
+    // model runs again, so they count as a send too (whether or not they turn out to be valid:
+    // the count is taken before the agent is asked).
+    let mut starts_turn = match route {
+        Route::Authorization(..) => *req.method() == spin_sdk::http::Method::Post,
+        Route::ConnectionCallback => true,
+        _ => false,
+    };
     if route.takes_session_request() {
         let media = header(req, "content-type")
             .unwrap_or("")
@@ -131,28 +166,86 @@ fn admit(req: &Request) -> Result<(Option<String>, Option<String>), Refused> {
             )));
         }
         let request =
-            protocol::session_request(req.body(), route == Route::Create).map_err(fail)?;
-        if matches!(
+            protocol::session_request(req.body(), *route == Route::Create).map_err(fail)?;
+        starts_turn |= matches!(
             request,
             SessionRequest::Message(_) | SessionRequest::InputResponses(_)
-        ) {
-            eve_spin::ratelimit::check_policy(send_policy(), &session.principal.id)
-                .map_err(|e| fail(api(e)))?;
-        }
+        );
+    }
+    if starts_turn {
+        eve_spin::ratelimit::check_policy(send_policy(), &session.principal.id)
+            .map_err(|e| fail(api(e)))?;
     }
     let jwt = UpstreamJwt::from_config(&eve_spin::auth::config(), variable)
         .ok_or_else(|| fail(Refusal::unauthorized()))?;
-    Ok((
-        Some(jwt.bearer(&session.principal, eve_spin::auth::now_secs())),
-        cookie,
+    Ok(Some(
+        jwt.bearer(&session.principal, eve_spin::auth::now_secs()),
     ))
 }
 
+/// A following stream read holds one of its principal's stream slots while it is open
+/// (variable `max_streams_per_user`); when all are taken it is refused with 429 and
+/// `Retry-After`. A `follow=false` read ends at the tail, and every other route answers at
+/// once: they hold none.
+fn stream_lease(req: &Request, admitted: &Admitted) -> Result<Option<StreamLease>, Refusal> {
+    let (Route::Stream(_), Some(session)) = (&admitted.route, &admitted.session) else {
+        return Ok(None);
+    };
+    let follows =
+        protocol::stream_query(req.query(), header(req, "last-event-id")).is_ok_and(|q| q.follow);
+    if !follows {
+        return Ok(None);
+    }
+    let max = streams::max_streams(variable("max_streams_per_user").as_deref());
+    match streams::acquire(&session.principal.id, max) {
+        Ok(Some(lease)) => Ok(Some(lease)),
+        Ok(None) => Err(Refusal {
+            retry_after_secs: Some(streams::RETRY_AFTER_SECS),
+            ..Refusal::new(
+                429,
+                Some("too_many_streams"),
+                streams::too_many_message(max),
+            )
+        }),
+        Err(e) => Err(api(e)),
+    }
+}
+
+/// The body, read only after the head's checks and at most the agent's cap: the agent stops
+/// reading past it (a control's body too), so a larger one is refused here rather than
+/// breaking mid-forward (502).
+async fn read_body(incoming: IncomingRequest) -> Result<Vec<u8>, Refusal> {
+    eve_spin::body::read_capped(incoming, protocol::MAX_BODY_BYTES)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge => Refusal::too_large(),
+            BodyError::Unreadable => Refusal::bad_request("Could not read the request body."),
+        })
+}
+
 #[http_component]
-async fn handle(req: Request, out: ResponseOutparam) {
-    let (bearer, cookie) = match admit(&req) {
+async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
+    let mut req = eve_spin::body::head(&incoming);
+    let admitted = match admit_head(&req) {
         Ok(a) => a,
         Err((e, cookie)) => return send_error(out, &e, cookie.as_deref()),
+    };
+    let cookie = admitted
+        .session
+        .as_ref()
+        .and_then(|s| s.refreshed_cookie.clone());
+    match read_body(incoming).await {
+        Ok(bytes) => *req.body_mut() = bytes,
+        Err(e) => return send_error(out, &e, cookie.as_deref()),
+    }
+    let bearer = match admit_body(&req, &admitted) {
+        Ok(b) => b,
+        Err((e, cookie)) => return send_error(out, &e, cookie.as_deref()),
+    };
+    // Held until this handler returns, however it returns (the slot is emptied on drop).
+    let mut lease = match stream_lease(&req, &admitted) {
+        Ok(lease) => lease,
+        Err(e) => return send_error(out, &e, cookie.as_deref()),
     };
     let upstream = variable("eve_upstream_url").unwrap_or_else(|| DEFAULT_UPSTREAM.to_string());
     let query = req.query();
@@ -176,12 +269,18 @@ async fn handle(req: Request, out: ResponseOutparam) {
         ));
     }
 
-    let mut incoming = match streaming::send(
+    let mut incoming = match streaming::send_with(
         req.method().clone(),
         &url,
         &headers,
         req.body(),
         UPSTREAM_CONNECT_WAIT,
+        &mut || {
+            if let Some(lease) = lease.as_mut() {
+                lease.renew_if_due();
+            }
+            true
+        },
     ) {
         Ok(i) => i,
         Err(e) => {
@@ -230,17 +329,25 @@ async fn handle(req: Request, out: ResponseOutparam) {
         response_headers.push(("set-cookie".into(), c.as_bytes().to_vec()));
     }
     let mut w = BodyWriter::start(out, incoming.status, &response_headers);
+    let mut quiet = Duration::ZERO;
     loop {
-        match incoming.read(UPSTREAM_READ_WAIT) {
+        if let Some(lease) = lease.as_mut() {
+            lease.renew_if_due();
+        }
+        match incoming.read(READ_POLL) {
             Ok(Read::Data(bytes)) => {
+                quiet = Duration::ZERO;
                 if !w.write(&bytes) {
                     // The browser went away: dropping the upstream ends the agent's stream too.
                     return;
                 }
             }
             Ok(Read::Idle) => {
-                eprintln!("eve-proxy: the agent sent nothing for {UPSTREAM_READ_WAIT:?}; ending the stream");
-                break;
+                quiet += READ_POLL;
+                if quiet >= UPSTREAM_READ_WAIT {
+                    eprintln!("eve-proxy: the agent sent nothing for {UPSTREAM_READ_WAIT:?}; ending the stream");
+                    break;
+                }
             }
             Ok(Read::End) => break,
             Err(e) => {

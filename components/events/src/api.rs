@@ -2,16 +2,13 @@
 
 use crate::handlers;
 use eve_api::ApiError;
-use eve_spin::chat_request::{begin, finish};
-use eve_store::routes::{Component, Resource};
+use eve_spin::chat_request::{finish, ChatRequest};
+use eve_store::routes::Resource;
 use eve_store::ChatStore;
 use spin_sdk::http::{Request, Response};
 
-pub fn route(req: &Request) -> Response {
-    let ctx = match begin(req, Component::Events) {
-        Ok(ctx) => ctx,
-        Err(response) => return response,
-    };
+/// `ctx` is the request that passed `eve_spin::chat_request`'s checks (see `serve`).
+pub fn route(req: &Request, ctx: ChatRequest<'_>) -> Response {
     let store = ChatStore::new(&ctx.db, &ctx.principal.id).with_quota(handlers::quota());
     let result = match (ctx.resource, ctx.method.as_str()) {
         (Resource::Event(id, index), "PUT") => handlers::put_event(&store, id, index, req),

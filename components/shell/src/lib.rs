@@ -3,15 +3,18 @@
 //! unit-tested: this handler only reads the request, reads files, and writes the response.
 
 use eve_static::{classify, normalize_path, plain_headers, plan_file_response, variants, Target};
-use spin_sdk::http::{IntoResponse, Method, Request, Response};
+use spin_sdk::http::{IncomingRequest, Method, Request, Response, ResponseOutparam};
 use spin_sdk::http_component;
 
 /// Where the `files` mount of `spin.toml` puts the build output inside the component.
 const MOUNT_ROOT: &str = "/";
 
+/// Answered from the request's head: GET and HEAD have no body to read, and the body of any
+/// other method is refused unread (a whole-body handler would buffer whatever a client sends).
 #[http_component]
-fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
-    Ok(serve(&req))
+async fn handle(req: IncomingRequest, out: ResponseOutparam) {
+    let head = eve_spin::body::head(&req);
+    eve_spin::auth::send_with_cookies(out, serve(&head), &[]).await;
 }
 
 fn serve(req: &Request) -> Response {

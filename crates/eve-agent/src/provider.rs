@@ -72,6 +72,15 @@ pub struct HttpModel<P: WireProtocol, T: Transport> {
     pub transport: T,
 }
 
+/// What a reader of the stream is told about a failed model call with the error `code`
+/// ([`ModelError::Provider`]): generic on purpose, the details go to the log.
+pub fn user_message(code: &str) -> &'static str {
+    match code {
+        "unreachable" => "The model provider could not be reached.",
+        _ => "The model provider returned an error.",
+    }
+}
+
 impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
     fn stream(
         &mut self,

@@ -86,8 +86,16 @@ pub const SELECT_DELIVERED: &str = "SELECT 1 FROM eve_event WHERE session_id = ?
     ('turn.started', 'message.received', 'context.cleared', 'compaction.requested') AND body LIKE ?2 LIMIT 1";
 
 pub const SELECT_MEMORY: &str = "SELECT document FROM agent_memory WHERE principal = ?1";
-pub const UPSERT_MEMORY: &str = "INSERT INTO agent_memory (principal, document, updated_at) VALUES (?1, ?2, ?3) \
-    ON CONFLICT (principal) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at";
+/// The compare-and-swap of a memory document, in one statement each so that two turns that
+/// read the same document cannot both write over it: from empty (no row yet, or an emptied
+/// one; `?2` is `''`) and from a given document. `RETURNING` tells whether it happened.
+pub const REPLACE_EMPTY_MEMORY: &str = "INSERT INTO agent_memory (principal, document, updated_at) \
+    VALUES (?1, ?3, ?4) \
+    ON CONFLICT (principal) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at \
+    WHERE agent_memory.document = ?2 \
+    RETURNING 1";
+pub const UPDATE_MEMORY: &str = "UPDATE agent_memory SET document = ?3, updated_at = ?4 \
+    WHERE principal = ?1 AND document = ?2 RETURNING 1";
 
 pub const INSERT_GRANT: &str =
     "INSERT OR IGNORE INTO agent_connection_grant (principal, connection, granted_at) VALUES (?1, ?2, ?3)";
@@ -429,13 +437,30 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .unwrap_or_default())
     }
 
-    pub fn set_memory(&self, principal: &str, document: &str, now_ms: i64) -> Result<(), String> {
-        self.db
-            .execute(
-                UPSERT_MEMORY,
-                vec![principal.into(), document.into(), now_ms.into()],
-            )
-            .map(|_| ())
+    /// Writes `document` if the memory still is `expected` (what the caller read); `false`
+    /// when another turn wrote in between (read again and redo the change).
+    pub fn replace_memory(
+        &self,
+        principal: &str,
+        expected: &str,
+        document: &str,
+        now_ms: i64,
+    ) -> Result<bool, String> {
+        let statement = if expected.is_empty() {
+            REPLACE_EMPTY_MEMORY
+        } else {
+            UPDATE_MEMORY
+        };
+        let rows = self.db.execute(
+            statement,
+            vec![
+                principal.into(),
+                expected.into(),
+                document.into(),
+                now_ms.into(),
+            ],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     pub fn grant(&self, principal: &str, connection: &str, now_ms: i64) -> Result<(), String> {
@@ -524,6 +549,28 @@ mod tests {
                 delivery_ids: vec!["d1".into()],
             },
         }
+    }
+
+    #[test]
+    fn a_memory_write_from_a_stale_read_changes_nothing() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        assert_eq!(s.memory("p").unwrap(), "");
+        assert!(s.replace_memory("p", "", "- a", 1).unwrap());
+        // Another turn read "" too: its write is refused, the first one's fact stays.
+        assert!(!s.replace_memory("p", "", "- b", 2).unwrap());
+        assert_eq!(s.memory("p").unwrap(), "- a");
+        assert!(s.replace_memory("p", "- a", "- a\n- b", 3).unwrap());
+        assert!(!s.replace_memory("p", "- a", "- a\n- c", 4).unwrap());
+        assert_eq!(s.memory("p").unwrap(), "- a\n- b");
+        // Emptied by a forget, the document can be written from empty again; others' are apart.
+        assert!(s.replace_memory("p", "- a\n- b", "", 5).unwrap());
+        assert!(s.replace_memory("p", "", "- d", 6).unwrap());
+        assert!(s.replace_memory("q", "", "- e", 7).unwrap());
+        assert_eq!(
+            (s.memory("p").unwrap(), s.memory("q").unwrap()),
+            ("- d".to_string(), "- e".to_string())
+        );
     }
 
     #[test]

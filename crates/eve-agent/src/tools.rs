@@ -20,7 +20,9 @@ pub const MAX_WAIT_SECS: u64 = 120;
 pub trait ToolHost {
     /// The caller's memory document.
     fn memory(&mut self) -> Result<String, String>;
-    fn set_memory(&mut self, document: &str) -> Result<(), String>;
+    /// Writes `document` only if the memory still is `expected` (what [`ToolHost::memory`]
+    /// read); `Ok(false)` when another turn wrote in between.
+    fn replace_memory(&mut self, expected: &str, document: &str) -> Result<bool, String>;
     /// Sleeps up to `ms`, checking for a stop; false when the user interrupted.
     fn pause(&mut self, ms: u64) -> bool;
     /// The current time, milliseconds since the epoch (UTC).
@@ -203,18 +205,14 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
         }
         "remember" => {
             let fact = str_arg("fact").unwrap_or("");
-            let doc = match host.memory() {
-                Ok(d) => d,
-                Err(e) => return error(format!("memory is unavailable: {e}")),
-            };
-            match memory::remember(&doc, fact) {
-                Ok(next) => match host.set_memory(&next) {
-                    Ok(()) => {
-                        done(json!({ "remembered": fact, "facts": memory::facts(&next).len() }))
-                    }
-                    Err(e) => error(format!("memory is unavailable: {e}")),
-                },
-                Err(e) => error(e.to_string()),
+            match update_memory(host, |doc| {
+                memory::remember(doc, fact).map(|next| (next, ()))
+            }) {
+                Ok(Ok((next, ()))) => {
+                    done(json!({ "remembered": fact, "facts": memory::facts(&next).len() }))
+                }
+                Ok(Err(e)) => error(e.to_string()),
+                Err(e) => error(format!("memory is unavailable: {e}")),
             }
         }
         // Questions are asked by the turn itself (input.requested), never run as a tool.
@@ -225,14 +223,11 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
         },
         "forget" => {
             let text = str_arg("text").unwrap_or("");
-            match host.memory() {
-                Ok(doc) => {
-                    let (next, removed) = memory::forget(&doc, text);
-                    match host.set_memory(&next) {
-                        Ok(()) => done(json!({ "forgotten": removed })),
-                        Err(e) => error(format!("memory is unavailable: {e}")),
-                    }
-                }
+            match update_memory(host, |doc| {
+                Ok::<_, std::convert::Infallible>(memory::forget(doc, text))
+            }) {
+                Ok(Ok((_, removed))) => done(json!({ "forgotten": removed })),
+                Ok(Err(never)) => match never {},
                 Err(e) => error(format!("memory is unavailable: {e}")),
             }
         }
@@ -246,6 +241,30 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
             None => error(format!("unknown tool {name:?}")),
         },
     }
+}
+
+/// How often a memory change is redone after losing a race before the tool gives up.
+const MEMORY_ATTEMPTS: usize = 8;
+
+/// Applies `change` to the memory document as a compare-and-swap: read, change, write only
+/// if nobody wrote in between, else read again and redo the change. Two turns that remember
+/// at once therefore both keep their fact. The outer `Err` is the store's; the inner one the
+/// change's own refusal (nothing is written then).
+fn update_memory<T, E>(
+    host: &mut dyn ToolHost,
+    change: impl Fn(&str) -> Result<(String, T), E>,
+) -> Result<Result<(String, T), E>, String> {
+    for _ in 0..MEMORY_ATTEMPTS {
+        let doc = host.memory()?;
+        let (next, out) = match change(&doc) {
+            Ok(changed) => changed,
+            Err(e) => return Ok(Err(e)),
+        };
+        if next == doc || host.replace_memory(&doc, &next)? {
+            return Ok(Ok((next, out)));
+        }
+    }
+    Err("memory is busy (other turns keep changing it); try again".into())
 }
 
 /// A small stable hash (FNV-1a) for deterministic demo data.
@@ -317,6 +336,7 @@ pub fn bound_output(output: Value) -> (Value, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{testing::Lite, AgentStore};
 
     struct Host {
         memory: String,
@@ -328,9 +348,12 @@ mod tests {
         fn memory(&mut self) -> Result<String, String> {
             Ok(self.memory.clone())
         }
-        fn set_memory(&mut self, document: &str) -> Result<(), String> {
+        fn replace_memory(&mut self, expected: &str, document: &str) -> Result<bool, String> {
+            if self.memory != expected {
+                return Ok(false);
+            }
             self.memory = document.to_string();
-            Ok(())
+            Ok(true)
         }
         fn now_ms(&mut self) -> i64 {
             1_796_105_696_230
@@ -381,6 +404,93 @@ mod tests {
         assert_eq!(
             run(&call("wait", json!({"seconds": 5})), &mut h),
             ToolOutcome::Interrupted
+        );
+    }
+
+    /// A turn's tools on the real agent store (SQLite), whose first read of the memory lets
+    /// `meanwhile` run before it returns: another turn writing between this one's read and
+    /// its write.
+    struct StoreHost<'a> {
+        store: &'a AgentStore<'a, Lite>,
+        meanwhile: Option<Box<dyn FnOnce() + 'a>>,
+    }
+
+    impl ToolHost for StoreHost<'_> {
+        fn memory(&mut self) -> Result<String, String> {
+            let doc = self.store.memory("alice");
+            if let Some(other_turn) = self.meanwhile.take() {
+                other_turn();
+            }
+            doc
+        }
+        fn replace_memory(&mut self, expected: &str, document: &str) -> Result<bool, String> {
+            self.store.replace_memory("alice", expected, document, 1)
+        }
+        fn now_ms(&mut self) -> i64 {
+            1
+        }
+        fn pause(&mut self, _ms: u64) -> bool {
+            true
+        }
+    }
+
+    fn store_host<'a>(
+        store: &'a AgentStore<'a, Lite>,
+        meanwhile: Option<Box<dyn FnOnce() + 'a>>,
+    ) -> StoreHost<'a> {
+        StoreHost { store, meanwhile }
+    }
+
+    #[test]
+    fn two_turns_remembering_at_once_both_keep_their_fact() {
+        let db = Lite::memory();
+        eve_store::migrations::migrate(&db, 1).unwrap();
+        let store = AgentStore::new(&db);
+        let remember = |fact: &str| call("remember", json!({ "fact": fact }));
+        run(&remember("lives in Lyon"), &mut store_host(&store, None));
+        // Both turns read "lives in Lyon"; the other one writes first.
+        let other_turn = Box::new(|| {
+            let r = run(&remember("prefers tea"), &mut store_host(&store, None));
+            assert!(
+                matches!(
+                    r,
+                    ToolOutcome::Done {
+                        is_error: false,
+                        ..
+                    }
+                ),
+                "{r:?}"
+            );
+        });
+        let r = run(
+            &remember("works nights"),
+            &mut store_host(&store, Some(other_turn)),
+        );
+        assert!(
+            matches!(
+                r,
+                ToolOutcome::Done {
+                    is_error: false,
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+        assert_eq!(
+            memory::facts(&store.memory("alice").unwrap()),
+            ["lives in Lyon", "prefers tea", "works nights"]
+        );
+        // A forget racing a remember loses neither's change either.
+        let other_turn = Box::new(|| {
+            run(&remember("has a cat"), &mut store_host(&store, None));
+        });
+        run(
+            &call("forget", json!({ "text": "tea" })),
+            &mut store_host(&store, Some(other_turn)),
+        );
+        assert_eq!(
+            memory::facts(&store.memory("alice").unwrap()),
+            ["lives in Lyon", "works nights", "has a cat"]
         );
     }
 

@@ -520,12 +520,20 @@ impl Turn<'_> {
                     let out = match self.model_step(model, &at, &specs)? {
                         Ok(out) => out,
                         Err(ModelError::Interrupted) => return self.cancelled(),
-                        Err(ModelError::Provider { message, .. }) => {
+                        Err(ModelError::Provider { message, code }) => {
                             // Checkpoint 3: a call that failed because of a stop is a stop.
                             if self.host.stop_requested() {
                                 return self.cancelled();
                             }
-                            return self.failed(&at, &message);
+                            // The provider's words (its status, its body, the URL it could
+                            // not reach) are for the operator's log: they can name accounts,
+                            // quotas or internal hosts, and every reader of the stream sees
+                            // what goes into it.
+                            eprintln!(
+                                "agent: model call failed in session {} ({code}): {message}",
+                                self.ctx.session_id
+                            );
+                            return self.failed(&at, crate::provider::user_message(&code));
                         }
                     };
                     usage = out.usage;
@@ -833,9 +841,12 @@ pub mod testing {
         fn memory(&mut self) -> Result<String, String> {
             Ok(self.memory.clone())
         }
-        fn set_memory(&mut self, d: &str) -> Result<(), String> {
+        fn replace_memory(&mut self, expected: &str, d: &str) -> Result<bool, String> {
+            if self.memory != expected {
+                return Ok(false);
+            }
             self.memory = d.into();
-            Ok(())
+            Ok(true)
         }
         fn pause(&mut self, _ms: u64) -> bool {
             self.pauses += 1;
@@ -1060,6 +1071,10 @@ mod tests {
             (MODEL_CALL_FAILED, Some(true))
         );
         assert!(transcript::is_terminal(&log));
+        // The provider's own text stays in the log; the stream says only that it failed.
+        assert_eq!(f.message, "The model provider returned an error.");
+        let streamed = serde_json::to_string(&log).unwrap();
+        assert!(!streamed.contains("simulated failure"), "{streamed}");
     }
 
     #[test]

@@ -3,10 +3,12 @@
 //! clear errors instead of panics.
 
 pub mod auth;
+pub mod body;
 pub mod chat_request;
 pub mod db;
 pub mod ratelimit;
 pub mod streaming;
+pub mod streams;
 
 use eve_api::ApiError;
 use serde::{de::DeserializeOwned, Serialize};

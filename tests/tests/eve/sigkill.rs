@@ -18,7 +18,10 @@ pub fn host_on(state: &std::path::Path) -> Option<Host> {
             ..HostOptions::default()
         }
         .var("demo_pacing_ms", "15")
-        .var("chat_send_per_hour", "1000"),
+        .var("chat_send_per_hour", "1000")
+        // Each kill leaves the killed stream's slot taken until its lease expires
+        // (`eve_spin::streams`), and these tests kill many times in a row.
+        .var("max_streams_per_user", "1000"),
     )
 }
 

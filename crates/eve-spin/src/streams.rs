@@ -1,0 +1,181 @@
+//! How many streams one principal may hold open at once (variable `max_streams_per_user`,
+//! default [`DEFAULT_MAX_STREAMS`]), so that one client cannot take every connection the
+//! deployment has.
+//!
+//! Key-value has no expiring keys and no atomic "increment unless at the cap", and a counter
+//! that a killed host never decrements would lock its principal out for good. So each open
+//! stream holds a *slot*: one of the keys `streams:<principal>:<0..max>`, claimed with
+//! compare-and-swap and holding `<lease id> <expiry>` (Unix seconds). The stream renews its
+//! expiry every [`RENEW_SECS`] while it runs and empties the slot when it ends; a slot whose
+//! expiry has passed is free whatever it holds. A host killed mid-stream therefore frees its
+//! slots [`LEASE_SECS`] later at most, and two requests racing for the last slot cannot both
+//! win it.
+
+use eve_api::{ApiError, ErrorCode};
+use spin_sdk::wit::wasi::keyvalue::{atomics, store};
+
+/// Open streams per principal when `max_streams_per_user` is unset.
+pub const DEFAULT_MAX_STREAMS: u32 = 8;
+/// How long a slot stays taken without a renewal: what a host killed mid-stream costs its
+/// users (their reconnecting tabs find the dead streams' slots taken for at most this long).
+pub const LEASE_SECS: u64 = 20;
+/// How often an open stream renews its slot (well inside [`LEASE_SECS`]).
+pub const RENEW_SECS: u64 = 5;
+/// What the refused stream is told to wait before trying again.
+pub const RETRY_AFTER_SECS: u64 = 10;
+
+/// The cap: `max_streams_per_user` when it is a positive integer (at most 1000), else the
+/// default.
+pub fn max_streams(variable: Option<&str>) -> u32 {
+    variable
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| (1..=1000).contains(n))
+        .unwrap_or(DEFAULT_MAX_STREAMS)
+}
+
+/// The key of `principal`'s slot `slot`.
+pub fn slot_key(principal: &str, slot: u32) -> String {
+    format!("streams:{principal}:{slot}")
+}
+
+/// A slot's value: the lease id and its expiry.
+pub fn lease_value(lease_id: &str, expires_secs: u64) -> Vec<u8> {
+    format!("{lease_id} {expires_secs}").into_bytes()
+}
+
+fn parse(value: &[u8]) -> Option<(&str, u64)> {
+    let text = std::str::from_utf8(value).ok()?;
+    let (id, expiry) = text.split_once(' ')?;
+    Some((id, expiry.parse().ok()?))
+}
+
+/// Whether a slot holding `value` may be claimed at `now`: empty, unreadable or expired.
+pub fn slot_is_free(value: Option<&[u8]>, now_secs: u64) -> bool {
+    match value.and_then(parse) {
+        Some((_, expires)) => expires <= now_secs,
+        None => true,
+    }
+}
+
+/// Whether a slot holding `value` is still the lease `lease_id`'s.
+pub fn holds(value: Option<&[u8]>, lease_id: &str) -> bool {
+    value.and_then(parse).is_some_and(|(id, _)| id == lease_id)
+}
+
+/// The message of the refused stream.
+pub fn too_many_message(max: u32) -> String {
+    format!(
+        "Too many open streams: at most {max} at once per user. Close a chat in another tab or window, or try again shortly."
+    )
+}
+
+fn unavailable(e: store::Error) -> ApiError {
+    eprintln!("streams: key-value store error: {e:?}");
+    ApiError::new(
+        ErrorCode::NotConfigured,
+        "stream accounting is not available",
+    )
+}
+
+fn now_secs() -> u64 {
+    crate::auth::now_secs()
+}
+
+/// An open stream's slot; emptied when dropped.
+pub struct StreamLease {
+    bucket: store::Bucket,
+    key: String,
+    id: String,
+    renewed_at: u64,
+}
+
+/// Claims a free slot of `principal`'s `max`; `Ok(None)` when all are taken.
+pub fn acquire(principal: &str, max: u32) -> Result<Option<StreamLease>, ApiError> {
+    let bucket = store::open(crate::ratelimit::STORE).map_err(unavailable)?;
+    let id = format!("{:016x}", wasi::random::random::get_random_u64());
+    let now = now_secs();
+    for slot in 0..max {
+        let key = slot_key(principal, slot);
+        let cas = atomics::Cas::new(&bucket, &key).map_err(unavailable)?;
+        if !slot_is_free(cas.current().map_err(unavailable)?.as_deref(), now) {
+            continue;
+        }
+        match atomics::swap(cas, &lease_value(&id, now + LEASE_SECS)) {
+            Ok(()) => {
+                return Ok(Some(StreamLease {
+                    bucket,
+                    key,
+                    id,
+                    renewed_at: now,
+                }))
+            }
+            // Another stream took this slot first: try the next.
+            Err(atomics::CasError::CasFailed(_)) => continue,
+            Err(atomics::CasError::StoreError(e)) => return Err(unavailable(e)),
+        }
+    }
+    Ok(None)
+}
+
+impl StreamLease {
+    /// Extends the lease when a renewal is due. Best effort: a failed renewal lets the slot
+    /// expire, which frees it for someone else, and never ends a stream that is running.
+    pub fn renew_if_due(&mut self) {
+        let now = now_secs();
+        if now < self.renewed_at + RENEW_SECS {
+            return;
+        }
+        self.renewed_at = now;
+        if let Ok(cas) = atomics::Cas::new(&self.bucket, &self.key) {
+            if holds(cas.current().ok().flatten().as_deref(), &self.id) {
+                let _ = atomics::swap(cas, &lease_value(&self.id, now + LEASE_SECS));
+            }
+        }
+    }
+}
+
+impl Drop for StreamLease {
+    fn drop(&mut self) {
+        // Only our own lease: after an expiry the slot may be another stream's.
+        if let Ok(cas) = atomics::Cas::new(&self.bucket, &self.key) {
+            if holds(cas.current().ok().flatten().as_deref(), &self.id) {
+                let _ = atomics::swap(cas, b"");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_free_when_empty_unreadable_or_expired() {
+        let lease = lease_value("abc", 100);
+        assert!(!slot_is_free(Some(&lease), 99));
+        assert!(slot_is_free(Some(&lease), 100));
+        assert!(slot_is_free(None, 0));
+        assert!(slot_is_free(Some(b""), 0));
+        assert!(slot_is_free(Some(b"garbage"), 0));
+        assert!(slot_is_free(Some(b"abc notanumber"), 0));
+    }
+
+    #[test]
+    fn only_the_lease_that_claimed_a_slot_holds_it() {
+        let lease = lease_value("abc", 100);
+        assert!(holds(Some(&lease), "abc"));
+        assert!(!holds(Some(&lease), "abd"));
+        assert!(!holds(Some(b""), "abc"));
+        assert!(!holds(None, "abc"));
+    }
+
+    #[test]
+    fn the_cap_is_a_positive_integer_or_the_default() {
+        assert_eq!(max_streams(None), DEFAULT_MAX_STREAMS);
+        assert_eq!(max_streams(Some(" 3 ")), 3);
+        for bad in ["0", "-1", "many", "", "1001"] {
+            assert_eq!(max_streams(Some(bad)), DEFAULT_MAX_STREAMS, "{bad}");
+        }
+        assert_eq!(slot_key("alice", 7), "streams:alice:7");
+    }
+}

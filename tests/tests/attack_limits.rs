@@ -1,0 +1,621 @@
+//! What one client can exhaust (issue 12, items 5, 7, 8 and the connect page's framing):
+//!
+//! - **Bodies** (item 5): every component answers from the request's head — authentication and
+//!   a declared `Content-Length` over the route's cap — without reading the body, and stops
+//!   reading a chunked body the moment it passes the cap. The requests here declare a length
+//!   they never send, or send a chunked body that never ends: a component that read the whole
+//!   body first would wait forever, and the test would see no answer.
+//! - **Streams** (item 7): one principal holds at most 8 open stream reads; the ninth is 429
+//!   with `Retry-After` while another principal streams as usual, and closing one frees its
+//!   slot.
+//! - **Turns** (item 8): a decision on the connect page and a connection's OAuth callback
+//!   resume a turn, so they count toward `chat_send_per_hour` like messages and answers.
+//! - The connect page cannot be framed (`frame-ancestors 'none'`).
+//!
+//! Requests whose bytes matter (a length that is never sent, an endless chunked body, a stream
+//! held open) go through a tiny HTTP/1.1 client on a plain socket.
+
+use eve_agent::jwt::UpstreamJwt;
+use eve_api::auth::{AuthMode, Principal};
+use eve_auth::cookie::{SessionClaims, SESSION_COOKIE_NAME};
+use eve_auth::AuthConfig;
+use eve_chat_tests::eve;
+use eve_chat_tests::{repo_root, Host, HostOptions};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "attack-limits-session-secret-0123456789abcdef";
+const PASSWORD: &str = "correct horse battery staple";
+const JWT_SECRET: &str = "attack-limits-upstream-jwt-secret-0123456789";
+/// A declared body length far over every cap (and never sent).
+const HUGE: u64 = 1 << 40;
+/// How long a raw request waits for its answer: generous, so a loaded machine is not a
+/// failure; a component that waits for a body that never comes never answers at all.
+const ANSWER_WAIT: Duration = Duration::from_secs(60);
+/// How long a following stream may take to show that it is open (its response head).
+const OPEN_WAIT: Duration = Duration::from_secs(60);
+
+// ------------------------------------------------------------------------ raw HTTP client
+
+#[derive(Debug, Clone)]
+struct Raw {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Raw {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}), status {}: {}", self.status, self.text()))
+    }
+
+    /// `error.code` of the chat API's envelope or `code` of eve's.
+    fn error_code(&self) -> Option<String> {
+        let v = self.json();
+        let code = match v.get("error")? {
+            Value::String(_) => v.get("code")?,
+            e => e.get("code")?,
+        };
+        code.as_str().map(str::to_string)
+    }
+}
+
+fn authority(h: &Host) -> String {
+    h.base.trim_start_matches("http://").to_string()
+}
+
+fn head_text(h: &Host, method: &str, path: &str, headers: &[(&str, &str)]) -> String {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", authority(h));
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("Connection: close\r\n");
+    head
+}
+
+/// A response in `buf` once it is complete (head, and a body by its length, its chunked end,
+/// or the connection's end when `closed`).
+fn parse(buf: &[u8], closed: bool) -> Option<Raw> {
+    let (
+        Raw {
+            status, headers, ..
+        },
+        rest,
+    ) = parse_head(buf)?;
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let body = if let Some(len) = get("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        (rest.len() >= len).then(|| rest[..len].to_vec())?
+    } else if get("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        dechunk(rest)?
+    } else if closed {
+        rest.to_vec()
+    } else {
+        return None;
+    };
+    Some(Raw {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// The status and headers (an empty body) and what follows them, once the head is complete.
+fn parse_head(buf: &[u8]) -> Option<(Raw, &[u8])> {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let head = Raw {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    Some((head, &buf[end + 4..]))
+}
+
+/// The decoded body once the last chunk has arrived.
+fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = String::from_utf8_lossy(&rest[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if rest.len() < size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+}
+
+/// Reads the response off `s` (status 0: none came within [`ANSWER_WAIT`]).
+fn read_response(s: &mut TcpStream) -> Raw {
+    let deadline = Instant::now() + ANSWER_WAIT;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return parse(&buf, true).unwrap_or_else(|| no_answer(&buf)),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+        if let Some(r) = parse(&buf, false) {
+            return r;
+        }
+    }
+    parse(&buf, true).unwrap_or_else(|| no_answer(&buf))
+}
+
+fn no_answer(buf: &[u8]) -> Raw {
+    Raw {
+        status: 0,
+        headers: vec![],
+        body: buf.to_vec(),
+    }
+}
+
+/// Sends the head of a request that declares `declared` body bytes, and never sends them.
+fn declared_only(
+    h: &Host,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    declared: u64,
+) -> Raw {
+    let mut s = TcpStream::connect(authority(h)).expect("connect");
+    let head = head_text(h, method, path, headers) + &format!("Content-Length: {declared}\r\n\r\n");
+    s.write_all(head.as_bytes()).expect("send the head");
+    read_response(&mut s)
+}
+
+/// Sends a chunked body that never ends (64 KiB chunks, up to 64 MiB, no last chunk) while
+/// waiting for the answer.
+fn endless_chunked(h: &Host, method: &str, path: &str, headers: &[(&str, &str)]) -> Raw {
+    let mut s = TcpStream::connect(authority(h)).expect("connect");
+    let head = head_text(h, method, path, headers) + "Transfer-Encoding: chunked\r\n\r\n";
+    s.write_all(head.as_bytes()).expect("send the head");
+    let mut w = s.try_clone().expect("clone the socket");
+    let writer = std::thread::spawn(move || {
+        let chunk = format!("10000\r\n{}\r\n", "x".repeat(0x10000));
+        for _ in 0..1024 {
+            if w.write_all(chunk.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let r = read_response(&mut s);
+    // Unblocks the writer whatever the server did with the rest.
+    let _ = s.shutdown(Shutdown::Both);
+    writer.join().expect("the writer");
+    r
+}
+
+/// Opens a following stream and reads up to the end of its response head (the whole response
+/// when it is a refusal); the socket stays open (the stream holds its slot) until dropped.
+fn open_stream(h: &Host, sid: &str, cookie: &str) -> (TcpStream, Raw) {
+    let mut s = TcpStream::connect(authority(h)).expect("connect");
+    let path = eve::stream_path(sid, "startIndex=0");
+    let head = head_text(h, "GET", &path, &[("cookie", cookie)]) + "\r\n";
+    s.write_all(head.as_bytes()).expect("send the head");
+    let deadline = Instant::now() + OPEN_WAIT;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some((mut head, rest)) = parse_head(&buf) {
+            // An open stream's body never ends; a refusal's is read whole.
+            if head.status == 200 {
+                head.body = rest.to_vec();
+                return (s, head);
+            }
+            if let Some(r) = parse(&buf, false) {
+                return (s, r);
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let r = parse(&buf, true).unwrap_or_else(|| no_answer(&buf));
+    (s, r)
+}
+
+// ------------------------------------------------------------------------ hosts and principals
+
+fn password_options() -> HostOptions {
+    HostOptions::default()
+        .var("auth_mode", "password")
+        .var("session_secret", SECRET)
+        .var("chat_password", PASSWORD)
+        .var("chat_create_per_hour", "100000")
+        .var("chat_send_per_hour", "100000")
+        .var("demo_pacing_ms", "1")
+}
+
+fn principal(id: &str) -> Principal {
+    Principal {
+        id: id.into(),
+        mode: AuthMode::Password,
+        name: None,
+        email: None,
+    }
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A validly signed password-mode session cookie naming `id` (the test knows the session
+/// secret): as many principals on one host as a test needs.
+fn cookie_of(id: &str) -> String {
+    let config = AuthConfig::from_lookup(|name| match name {
+        "auth_mode" => Some("password".into()),
+        "session_secret" => Some(SECRET.into()),
+        "chat_password" => Some(PASSWORD.into()),
+        _ => None,
+    });
+    let value = config
+        .session_codec()
+        .expect("a session codec")
+        .seal(&SessionClaims::new(&principal(id), now()));
+    format!("{SESSION_COOKIE_NAME}={value}")
+}
+
+/// The headers of a same-origin JSON request as `cookie`.
+fn as_user<'a>(h: &'a Host, cookie: &'a str) -> Vec<(&'a str, &'a str)> {
+    let origin: &'a str = h.base.as_str();
+    vec![
+        ("cookie", cookie),
+        ("origin", origin),
+        ("sec-fetch-site", "same-origin"),
+        ("content-type", "application/json"),
+    ]
+}
+
+/// The same-origin headers without a session.
+fn anonymous(h: &Host) -> Vec<(&str, &str)> {
+    vec![
+        ("origin", h.base.as_str()),
+        ("sec-fetch-site", "same-origin"),
+        ("content-type", "application/json"),
+    ]
+}
+
+fn assert_refused(ctx: &str, r: &Raw, status: u16, code: &str) {
+    assert_eq!(r.status, status, "{ctx}: {:?} {}", r.headers, r.text());
+    assert_eq!(r.error_code().as_deref(), Some(code), "{ctx}: {}", r.text());
+}
+
+/// The app's manifest with `/eve/v1/...` routed to the agent itself, so a request reaches it
+/// without the proxy (as where the agent must be reachable by URL).
+fn public_agent_manifest() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = repo_root();
+    let text = std::fs::read_to_string(root.join("spin.toml")).unwrap();
+    let proxied = "route = \"/eve/v1/...\"\ncomponent = \"eve-proxy\"";
+    let private = "route = { private = true }\ncomponent = \"agent\"";
+    assert!(
+        text.contains(proxied) && text.contains(private),
+        "spin.toml changed shape"
+    );
+    let text = text
+        .replace(proxied, "route = \"/eve/v1/...\"\ncomponent = \"agent\"")
+        .replace(
+            private,
+            "route = { private = true }\ncomponent = \"eve-proxy\"",
+        )
+        .replace(
+            "source = \"target/",
+            &format!("source = \"{}/target/", root.display()),
+        )
+        .replace(
+            "source = \"static/",
+            &format!("source = \"{}/static/", root.display()),
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spin.toml");
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+/// No trap or panic in the host's log.
+fn assert_clean_log(h: &Host) {
+    let log = h.log();
+    for bad in ["trapped", "panicked"] {
+        assert!(!log.contains(bad), "{bad} in the host's log:\n{log}");
+    }
+}
+
+// ------------------------------------------------------------------------ item 5: bodies
+
+#[test]
+fn a_declared_body_over_the_cap_is_refused_by_every_component_before_it_is_sent() {
+    let Some(h) = Host::start(password_options()) else {
+        return;
+    };
+    let alice = cookie_of("alice");
+    let user = as_user(&h, &alice);
+    let chat = h.send("POST", "/api/chats", &user, Some(b"{}"));
+    assert_eq!(chat.status, 201, "{}", chat.text());
+    let id = chat.json()["chat"]["id"].as_str().unwrap().to_string();
+    let cases = [
+        ("chats", "PATCH", format!("/api/chats/{id}")),
+        ("chats", "POST", "/api/chats".to_string()),
+        ("events", "PUT", format!("/api/chats/{id}/snapshot")),
+        ("events", "POST", format!("/api/chats/{id}/events")),
+        ("events", "PUT", format!("/api/chats/{id}/events/0")),
+        ("events", "PUT", format!("/api/chats/{id}/pending")),
+        ("auth", "POST", "/api/auth/login".to_string()),
+        ("eve-proxy", "POST", "/eve/v1/session".to_string()),
+    ];
+    for (component, method, path) in &cases {
+        let r = declared_only(&h, method, path, &user, HUGE);
+        assert_refused(
+            &format!("{component}: {method} {path}"),
+            &r,
+            413,
+            "payload_too_large",
+        );
+    }
+    // The shell reads no body at all: a GET is served, another method refused, unread.
+    let r = declared_only(&h, "GET", "/", &[], HUGE);
+    assert_eq!(r.status, 200, "shell GET: {}", r.text());
+    let r = declared_only(&h, "POST", "/", &anonymous(&h), HUGE);
+    assert_eq!(r.status, 405, "shell POST: {}", r.text());
+    // Nothing was written: the chat is as it was created.
+    let after = h.send("GET", &format!("/api/chats/{id}"), &user, None);
+    assert_eq!(after.status, 200);
+    assert_eq!(after.json()["chat"]["title"], chat.json()["chat"]["title"]);
+    assert_clean_log(&h);
+}
+
+#[test]
+fn an_unauthenticated_request_is_refused_without_its_body_being_read() {
+    let Some(h) = Host::start(password_options()) else {
+        return;
+    };
+    let headers = anonymous(&h);
+    for (method, path) in [
+        ("POST", "/api/chats"),
+        ("PATCH", "/api/chats/c1"),
+        ("PUT", "/api/chats/c1/snapshot"),
+        ("POST", "/api/chats/c1/events"),
+        ("POST", "/eve/v1/session"),
+        ("POST", "/eve/v1/session/s1"),
+    ] {
+        // A declared length within every cap: only the missing session can refuse it early.
+        let r = declared_only(&h, method, path, &headers, 1000);
+        assert_refused(&format!("{method} {path}"), &r, 401, "unauthorized");
+    }
+    assert_clean_log(&h);
+}
+
+#[test]
+fn a_chunked_body_is_cut_off_at_the_cap_while_it_streams() {
+    let Some(h) = Host::start(password_options()) else {
+        return;
+    };
+    let alice = cookie_of("alice");
+    let user = as_user(&h, &alice);
+    for (component, method, path) in [
+        ("chats", "PATCH", "/api/chats/c1"),
+        ("events", "PUT", "/api/chats/c1/pending"),
+        ("auth", "POST", "/api/auth/login"),
+        ("eve-proxy", "POST", "/eve/v1/session"),
+    ] {
+        let r = endless_chunked(&h, method, path, &user);
+        assert_refused(
+            &format!("{component}: {method} {path}"),
+            &r,
+            413,
+            "payload_too_large",
+        );
+    }
+    assert_clean_log(&h);
+}
+
+#[test]
+fn the_agent_itself_refuses_a_body_over_its_cap_unread() {
+    let (_dir, manifest) = public_agent_manifest();
+    let Some(h) = Host::start(HostOptions {
+        manifest,
+        ..password_options().var("eve_jwt_secret", JWT_SECRET)
+    }) else {
+        return;
+    };
+    let jwt = UpstreamJwt::new(
+        JWT_SECRET,
+        eve_agent::jwt::DEFAULT_ISSUER,
+        eve_agent::jwt::DEFAULT_AUDIENCE,
+    );
+    let bearer = jwt.bearer(&principal("alice"), now());
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    let r = declared_only(&h, "POST", "/eve/v1/session", &headers, HUGE);
+    assert_refused("declared", &r, 413, "payload_too_large");
+    let r = endless_chunked(&h, "POST", "/eve/v1/session", &headers);
+    assert_refused("chunked", &r, 413, "payload_too_large");
+    // Without the proxy's token: 401 before the body.
+    let r = declared_only(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        &[("content-type", "application/json")],
+        1000,
+    );
+    assert_refused("no token", &r, 401, "unauthorized");
+    assert_clean_log(&h);
+}
+
+// ------------------------------------------------------------------------ item 7: streams
+
+/// A session of `cookie`'s principal whose first turn has settled (its following stream then
+/// stays open, waiting for the next message).
+fn settled_session(h: &Host, cookie: &str) -> String {
+    let user = as_user(h, cookie);
+    let r = h.send(
+        "POST",
+        "/eve/v1/session",
+        &user,
+        Some(br#"{"message":"hello"}"#),
+    );
+    let sid = eve::assert_accepted(&r, None)["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    eve::settled_as(h, &sid, &[("cookie", cookie)], Duration::from_secs(120));
+    sid
+}
+
+#[test]
+fn one_user_holds_at_most_eight_open_streams_and_cannot_starve_another() {
+    let Some(h) = Host::start(password_options().var("agent_keepalive_secs", "1")) else {
+        return;
+    };
+    let (alice, bob) = (cookie_of("alice"), cookie_of("bob"));
+    let sid = settled_session(&h, &alice);
+    let mut open = Vec::new();
+    for n in 0..8 {
+        let (s, r) = open_stream(&h, &sid, &alice);
+        assert_eq!(r.status, 200, "stream {n}: {}", r.text());
+        open.push(s);
+    }
+    let (_, ninth) = open_stream(&h, &sid, &alice);
+    assert_eq!(ninth.status, 429, "{:?} {}", ninth.headers, ninth.text());
+    assert_eq!(
+        ninth.error_code().as_deref(),
+        Some("too_many_streams"),
+        "{}",
+        ninth.text()
+    );
+    assert!(ninth.text().contains("at most 8"), "{}", ninth.text());
+    let retry: u64 = ninth
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After");
+    assert!(retry > 0);
+
+    // Bob is not affected by Alice's streams.
+    let bob_sid = settled_session(&h, &bob);
+    let (bob_stream, r) = open_stream(&h, &bob_sid, &bob);
+    assert_eq!(r.status, 200, "bob: {}", r.text());
+
+    // Closing one of Alice's streams frees its slot (the proxy notices at its next write).
+    drop(open.pop());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let reopened = loop {
+        let (s, r) = open_stream(&h, &sid, &alice);
+        if r.status == 200 {
+            break s;
+        }
+        assert_eq!(r.status, 429, "{}", r.text());
+        assert!(
+            Instant::now() < deadline,
+            "the closed stream's slot was never freed"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    // Full again.
+    let (_, r) = open_stream(&h, &sid, &alice);
+    assert_eq!(r.status, 429);
+    drop((reopened, bob_stream, open));
+    assert_clean_log(&h);
+}
+
+// ------------------------------------------------------------------------ item 8: turns
+
+#[test]
+fn connect_page_decisions_and_oauth_callbacks_count_toward_chat_send_per_hour() {
+    let Some(h) = Host::start(
+        HostOptions::default()
+            .var("chat_send_per_hour", "3")
+            .var("demo_pacing_ms", "1"),
+    ) else {
+        return;
+    };
+    // 1: a message that parks its turn on a connection sign-in.
+    let sid = eve::start(&h, "search Notion for the roadmap");
+    let events = eve::read_until_settled(&h, &sid, 0);
+    let required = eve::first(&events, "authorization.required").clone();
+    let url = required["data"]["authorization"]["url"]
+        .as_str()
+        .expect("a connect URL")
+        .to_string();
+    // Looking at the connect page starts nothing: not counted, however often.
+    for _ in 0..4 {
+        let page = h.get(&url);
+        assert_eq!(page.status, 200, "{}", page.text());
+        let csp = page.header("content-security-policy").unwrap_or("");
+        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    }
+    // 2: allowing it resumes the turn.
+    let origin = h.origin();
+    let form = [
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("origin", origin.as_str()),
+        ("sec-fetch-site", "same-origin"),
+    ];
+    let allowed = h.send("POST", &url, &form, Some(b"decision=allow"));
+    assert_eq!(allowed.status, 200, "{}", allowed.text());
+    let n = events.len() as u64;
+    let rest = eve::read_until_settled(&h, &sid, n);
+    assert!(
+        eve::types(&rest).contains(&"authorization.completed"),
+        "{:?}",
+        eve::types(&rest)
+    );
+    // 3: a provider's callback (this one's state is not valid, but it is counted before the
+    // agent could tell).
+    let callback = h.get("/eve/v1/connections/callback?state=forged&code=c");
+    assert_eq!(callback.status, 400, "{}", callback.text());
+    // The budget of 3 is spent: messages, decisions and callbacks are all refused now.
+    for r in [
+        eve::send(&h, &sid, &json!({ "message": "and now?" })),
+        h.send("POST", &url, &form, Some(b"decision=deny")),
+        h.get("/eve/v1/connections/callback?state=forged&code=c"),
+    ] {
+        assert_eq!(r.status, 429, "{}", r.text());
+        assert_eq!(eve::error_of(&r).0.as_deref(), Some("rate_limited"));
+        assert!(r.header("retry-after").is_some());
+    }
+    // A refused decision ran nothing: the turn's log is as it settled.
+    assert_eq!(eve::len(&h, &sid), n + rest.len() as u64);
+}
