@@ -102,6 +102,20 @@ export class Recorder {
     return this.request(label, "POST", path, { json, ...options });
   }
 
+  /**
+   * POST, repeated while eve answers 409 `session_not_ready` (its retryable refusal: a run that
+   * has ended its session but not yet its workflow); only the settled answer is recorded.
+   */
+  async postSettled(label, path, json, ms = SETTLE_MS) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const step = await this.post(label, path, json);
+      if (step.status !== 409 || step.json?.code !== "session_not_ready" || Date.now() > deadline) return step;
+      this.steps.pop();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   /** POST /eve/v1/session; returns the new session id. */
   async create(label, message) {
     const step = await this.post(label, "/eve/v1/session", message === undefined ? undefined : { message });
@@ -131,6 +145,17 @@ export class Recorder {
       `${this.baseUrl}: ${what}`,
       100,
     );
+  }
+
+  /**
+   * Waits until a following read of the session ends on its own. eve writes `session.failed`
+   * before its workflow run has ended, and until the run ends it still accepts a message (202);
+   * the follow stream closes when the run does, so this is the moment the session is over.
+   */
+  async ended(sessionId, ms = SETTLE_MS) {
+    const res = await rawFetch(`${this.baseUrl}/eve/v1/session/${sessionId}/stream`, {}, { headers: this.headers, timeoutMs: ms });
+    if (res.status !== 200) throw new Error(`${this.baseUrl}: stream of ${sessionId} answered ${res.status}`);
+    await res.text();
   }
 
   /** Waits until the session has `n` session-level boundaries (waiting / failed / completed). */
@@ -229,7 +254,8 @@ export const SCENARIOS = {
       await r.settle(sid, 1);
       await r.post("send the failing prompt", `/eve/v1/session/${sid}`, { message: PROMPTS.fail });
       await r.until(sid, (events) => events.some((e) => e.type === "session.failed"), "session.failed");
-      await r.post("send to the failed session", `/eve/v1/session/${sid}`, { message: PROMPTS.plain });
+      await r.ended(sid);
+      await r.postSettled("send to the failed session", `/eve/v1/session/${sid}`, { message: PROMPTS.plain });
       await r.post("cancel the failed session", `/eve/v1/session/${sid}/cancel`);
       await r.post("clear the failed session", `/eve/v1/session/${sid}/clear`);
       await r.capture("main", sid);
