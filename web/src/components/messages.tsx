@@ -1,9 +1,11 @@
 // The transcript: user bubbles (with attachments), streamed assistant Markdown, collapsible
 // reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
 // presence row that fades out. Everything comes from eve events through events.renderItems.
+import { Fragment } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
 import { renderMarkdown } from "../markdown";
+import { CopyAnswer, RetryTurn } from "./answer-actions";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -13,6 +15,11 @@ export interface TranscriptProps {
   onSkip(auth: AuthorizationView): void;
   onAnswer(requestId: string, option: InputOption): void;
   authBusy: boolean;
+  /** The chat is running a turn: the answer still streaming gets no actions yet. */
+  busy?: boolean;
+  /** The latest turn failed or was stopped: Retry sends its message again. */
+  retry?: { outcome: "failed" | "cancelled"; run(): void } | null;
+  onError?(message: string): void;
 }
 
 export function Transcript(props: TranscriptProps) {
@@ -23,7 +30,12 @@ export function Transcript(props: TranscriptProps) {
           case "user":
             return <UserBubble key={item.key} text={item.text} files={item.files} />;
           case "assistant":
-            return <AssistantMessage key={item.key} parts={item.parts} />;
+            return (
+              <Fragment key={item.key}>
+                <AssistantMessage parts={item.parts} />
+                {!(props.busy && item === props.items[props.items.length - 1]) && <CopyAnswer item={item} onError={(m) => props.onError?.(m)} />}
+              </Fragment>
+            );
           case "authorization":
             return (
               <AuthorizationCard
@@ -67,6 +79,7 @@ export function Transcript(props: TranscriptProps) {
             );
         }
       })}
+      {props.retry && !props.busy && props.optimistic === null && <RetryTurn outcome={props.retry.outcome} onRetry={props.retry.run} />}
       {props.optimistic !== null && <UserBubble key="optimistic" text={props.optimistic} pending />}
       <div class={`thinking-row${props.thinking ? " visible" : ""}`} aria-hidden={!props.thinking}>
         <span class="shimmer">Thinking...</span>

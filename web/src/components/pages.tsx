@@ -4,6 +4,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
+import { lastUserText, retryableOutcome } from "../actions";
 import { MAX_MESSAGE_CHARS, renderItems, type AuthorizationView } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
@@ -133,6 +134,20 @@ export function SessionPage({ chatId }: { chatId: string }) {
     if (!sent) setDraft(message);
   };
 
+  // Retry sends the latest user message again, as a new message of this chat.
+  const outcome = useMemo(() => retryableOutcome(state.log), [state.log]);
+  const retryText = outcome ? lastUserText(items) : null;
+  const retry =
+    outcome && retryText && !disabledReason
+      ? {
+          outcome,
+          run: () => {
+            stick.current = true;
+            void runtime.send(retryText);
+          },
+        }
+      : null;
+
   const onConnect = (auth: AuthorizationView) => {
     if (auth.connectUrl) window.open(auth.connectUrl, "_blank", "noopener,noreferrer");
     runtime.watchAfterConnect();
@@ -164,6 +179,9 @@ export function SessionPage({ chatId }: { chatId: string }) {
             onSkip={(auth) => void runtime.skipAuthorization(auth)}
             onAnswer={(requestId, option) => void runtime.answerInput(requestId, { optionId: option.id, label: option.label })}
             authBusy={state.phase === "sending"}
+            busy={busy}
+            retry={retry}
+            onError={(m) => shell.toast(m)}
           />
         )}
       </div>
