@@ -1,0 +1,121 @@
+// Issue 13 items 1 and 3 on the real components (the agent with the demo provider, prompts in
+// docs/eve-protocol.md): copy a whole answer, retry after a stopped or failed turn without
+// retyping, the keyboard shortcuts (Esc stops, Ctrl+Shift+O new chat, ? sheet), and search
+// matching message text rather than the title.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { apiCall, launchBrowser, newPage, screenshot, squash, startApp, startChat } from "./harness.mjs";
+
+let app;
+let browser;
+before(async () => {
+  app = await startApp();
+  browser = await launchBrowser();
+  const probe = await apiCall(app.baseUrl, "POST", "/eve/v1/session", { message: "ping" });
+  assert.equal(probe.status, 202, `the agent answers eve's create: ${probe.text}`);
+});
+after(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+const idle = (page, timeout = 60000) => page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout });
+const userTexts = async (page) => (await page.locator(".message.user .bubble").allTextContents()).map(squash);
+
+test("copy puts the whole answer's Markdown on the clipboard", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await startChat(page, "count to 12");
+  await idle(page);
+  const copy = page.getByRole("button", { name: "Copy answer" });
+  await copy.waitFor();
+  await copy.click();
+  await page.waitForSelector(".copy-answer >> text=Copied");
+  const clip = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(squash(clip), "1 2 3 4 5 6 7 8 9 10 11 12.");
+  await screenshot(page, "answer-copied");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("Esc stops a running turn; Retry sends the same message again and the answer completes", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  const chatId = await startChat(page, "count to 400");
+  await page.waitForFunction(() => (document.querySelector(".message.assistant .markdown")?.textContent ?? "").includes(" 5 "), null, { timeout: 30000 });
+  await page.locator("body").click({ position: { x: 640, y: 300 } });
+  await page.keyboard.press("Escape");
+  await idle(page, 5000);
+  const retry = page.getByRole("button", { name: "Retry" });
+  await retry.waitFor({ timeout: 15000 });
+  assert.equal(await page.locator(".notice >> text=Response stopped.").count(), 1);
+  await screenshot(page, "answer-retry-after-stop");
+  await retry.click();
+  await page.waitForSelector("button[aria-label='Stop response']", { timeout: 5000 });
+  await idle(page, 120000);
+  assert.deepEqual(await userTexts(page), ["count to 400", "count to 400"], "the message was sent again, not retyped");
+  const last = squash((await page.locator(".message.assistant .markdown").last().textContent()) ?? "");
+  assert.match(last, /398 399 400\.$/);
+  assert.equal(await page.getByRole("button", { name: "Retry" }).count(), 0, "no retry after a completed turn");
+  // The chat on the server has both turns.
+  const chat = (await apiCall(app.baseUrl, "GET", `/api/chats/${chatId}`)).json;
+  assert.deepEqual(chat.events.filter((e) => e.type === "message.received").map((e) => e.data.message), ["count to 400", "count to 400"]);
+  await page.context().close();
+});
+
+test("Retry after a failed turn sends the message again (the failure stays on screen above it)", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await startChat(page, "please fail");
+  await idle(page);
+  await page.waitForSelector(".notice.error");
+  await page.getByRole("button", { name: "Retry" }).click();
+  await page.waitForFunction(() => document.querySelectorAll(".message.user").length === 2, null, { timeout: 15000 });
+  await idle(page);
+  assert.deepEqual(await userTexts(page), ["please fail", "please fail"]);
+  // The demo provider fails this prompt every time: two failures, and Retry is offered again.
+  assert.equal(await page.locator(".notice.error").count(), 2);
+  await page.getByRole("button", { name: "Retry" }).waitFor();
+  await page.context().close();
+});
+
+test("Ctrl+Shift+O opens a new chat; ? opens the shortcut sheet (not while typing)", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await startChat(page, "count to 3");
+  await idle(page);
+  await page.locator("#composer-input").focus();
+  await page.keyboard.type("?");
+  assert.equal(await page.locator("dialog.shortcut-sheet").count(), 0, "? types into the composer");
+  assert.equal(await page.inputValue("#composer-input"), "?");
+  await page.fill("#composer-input", "");
+  await page.keyboard.press("Control+Shift+O");
+  await page.waitForURL(/\/$/);
+  await page.waitForFunction(() => document.activeElement?.id === "composer-input");
+  await page.locator("body").click({ position: { x: 900, y: 120 } });
+  await page.keyboard.press("?");
+  const sheet = page.locator("dialog.shortcut-sheet[open]");
+  await sheet.waitFor();
+  const text = squash(await sheet.textContent());
+  for (const s of ["Esc", "Ctrl/⌘ + Shift + O", "Ctrl/⌘ + K", "Stop the running response", "New chat", "Search chats"]) assert.ok(text.includes(s), `${s} in: ${text}`);
+  await screenshot(page, "shortcut-sheet");
+  await page.keyboard.press("Escape");
+  await sheet.waitFor({ state: "detached" });
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("search finds a chat by its message text when the title does not match, and says so", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  const chatId = await startChat(page, "count to 7 for the zebra");
+  await idle(page);
+  const renamed = await apiCall(app.baseUrl, "PATCH", `/api/chats/${chatId}`, { title: "Untitled thing" });
+  assert.equal(renamed.status, 200, renamed.text);
+  await page.reload();
+  await page.waitForSelector(".chat-row");
+  await page.fill("#chat-search", "zebra");
+  const row = page.locator(`.search-results .chat-row[data-chat-id="${chatId}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator("mark").count(), 0);
+  assert.match(await row.textContent(), /Untitled thing\s*Matches in messages/);
+  await row.locator("a").click();
+  await page.waitForURL(`**/chat/${chatId}`);
+  await page.context().close();
+});
