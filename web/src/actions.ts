@@ -126,5 +126,6 @@ export const SHORTCUTS: { keys: string; what: string }[] = [
   { keys: "Esc", what: "Stop the running response" },
   { keys: "Ctrl/⌘ + Shift + O", what: "New chat" },
   { keys: "Ctrl/⌘ + K", what: "Search chats" },
+  { keys: "↑ (empty composer)", what: "Edit your last message" },
   { keys: "?", what: "Show these shortcuts" },
 ];

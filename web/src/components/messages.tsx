@@ -5,7 +5,8 @@ import { Fragment } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
 import { renderMarkdown } from "../markdown";
-import { CopyAnswer, RetryTurn } from "./answer-actions";
+import type { Switcher } from "../branches";
+import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -20,20 +21,47 @@ export interface TranscriptProps {
   /** The latest turn failed or was stopped: Retry sends its message again. */
   retry?: { outcome: "failed" | "cancelled"; run(): void } | null;
   onError?(message: string): void;
+  /** Edit and resend, regenerate, and the ‹ i/n › switchers of a chat's branches. */
+  branch?: BranchProps;
+}
+
+export interface BranchProps {
+  switchers: Map<string, Switcher>;
+  /** The user message being edited (its key), if any. */
+  editing: string | null;
+  disabled: boolean;
+  onEdit(key: string | null): void;
+  onSend(key: string, text: string): void;
+  onSwitch(target: string): void;
+  onRegenerate(): void;
 }
 
 export function Transcript(props: TranscriptProps) {
+  const branch = props.branch;
+  const lastAssistant = props.items.findLast((i) => i.kind === "assistant")?.key;
   return (
     <div class="messages" role="log" aria-live="polite" aria-relevant="additions">
       {props.items.map((item) => {
         switch (item.kind) {
           case "user":
-            return <UserBubble key={item.key} text={item.text} files={item.files} />;
+            if (branch?.editing === item.key) {
+              return <EditMessage key={item.key} text={item.text} onSend={(t) => branch.onSend(item.key, t)} onCancel={() => branch.onEdit(null)} />;
+            }
+            return (
+              <Fragment key={item.key}>
+                <UserBubble text={item.text} files={item.files} />
+                {branch && <UserActions switcher={branch.switchers.get(item.key)} disabled={branch.disabled} onEdit={() => branch.onEdit(item.key)} onSwitch={branch.onSwitch} />}
+              </Fragment>
+            );
           case "assistant":
             return (
               <Fragment key={item.key}>
                 <AssistantMessage parts={item.parts} />
-                {!(props.busy && item === props.items[props.items.length - 1]) && <CopyAnswer item={item} onError={(m) => props.onError?.(m)} />}
+                {!(props.busy && item === props.items[props.items.length - 1]) && (
+                  <CopyAnswer item={item} onError={(m) => props.onError?.(m)}>
+                    {branch && !branch.disabled && item.key === lastAssistant && <RegenerateAnswer onRegenerate={branch.onRegenerate} />}
+                  </CopyAnswer>
+                )}
               </Fragment>
             );
           case "authorization":
