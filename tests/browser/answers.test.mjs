@@ -119,3 +119,91 @@ test("search finds a chat by its message text when the title does not match, and
   await page.waitForURL(`**/chat/${chatId}`);
   await page.context().close();
 });
+
+const lastAnswer = async (page) => squash((await page.locator(".message.assistant .markdown").last().textContent()) ?? "");
+const versionOf = (page, i = 0) => page.locator(".branch-count").nth(i).textContent();
+
+test("edit and resend branches onto a new eve session seeded with the turns before it; ‹ › switches, a reload keeps both", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  const creates = [];
+  page.on("request", (r) => {
+    if (r.method() === "POST" && new URL(r.url()).pathname === "/eve/v1/session") creates.push(JSON.parse(r.postData() ?? "{}"));
+  });
+  const chatId = await startChat(page, "count to 3");
+  await idle(page);
+  await page.fill("#composer-input", "count to 5");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll(".message.assistant").length === 2, null, { timeout: 30000 });
+  await idle(page);
+  assert.equal(creates.length, 1, "one session so far");
+
+  // Edit the second message.
+  await page.locator(".message.user").nth(1).hover();
+  await page.getByRole("button", { name: "Edit message" }).nth(1).click();
+  await page.fill(".edit-input", "count to 4");
+  await screenshot(page, "answer-editing");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "2/2", null, { timeout: 30000 });
+  await idle(page);
+  assert.deepEqual(await userTexts(page), ["count to 3", "count to 4"]);
+  assert.equal(await lastAnswer(page), "1 2 3 4.");
+  assert.equal(creates.length, 2, "the edit started a new eve session");
+  assert.match(creates[1].clientContext, /The conversation so far[^]*User: count to 3\nAssistant: 1 2 3\./, "seeded with the turns before it");
+  assert.doesNotMatch(creates[1].clientContext, /count to 5/, "not with the replaced message");
+  await screenshot(page, "answer-branch-2-of-2");
+
+  // ‹ shows the earlier branch, whole.
+  await page.getByRole("button", { name: "Previous version" }).click();
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "1/2");
+  assert.deepEqual(await userTexts(page), ["count to 3", "count to 5"]);
+  assert.equal(await lastAnswer(page), "1 2 3 4 5.");
+
+  // A reload shows the latest branch, with the earlier one still reachable.
+  await page.reload();
+  await page.waitForSelector(".branch-count");
+  assert.equal(await versionOf(page), "2/2");
+  assert.deepEqual(await userTexts(page), ["count to 3", "count to 4"]);
+  const chat = (await apiCall(app.baseUrl, "GET", `/api/chats/${chatId}`)).json;
+  const markers = chat.events.filter((e) => e.type === "eve-chat.branch");
+  assert.equal(markers.length, 1, "the branch is saved with the chat");
+  assert.deepEqual([markers[0].data.parent, markers[0].data.at], ["root", 1]);
+  const markerAt = chat.events.indexOf(markers[0]);
+  assert.equal(chat.events[markerAt + 1].type, "session.started", "the new session's stream follows its marker");
+  assert.equal(chat.events.filter((e) => e.type === "session.started").length, 2);
+
+  // Regenerate the last answer: a third version of the message, same text.
+  await page.getByRole("button", { name: "Regenerate answer" }).click();
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "3/3", null, { timeout: 30000 });
+  await idle(page);
+  assert.deepEqual(await userTexts(page), ["count to 3", "count to 4"]);
+  assert.equal(await lastAnswer(page), "1 2 3 4.");
+
+  // A message typed while an older branch is shown continues that branch.
+  await page.getByRole("button", { name: "Previous version" }).click();
+  await page.getByRole("button", { name: "Previous version" }).click();
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "1/3");
+  await page.fill("#composer-input", "count to 2");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll(".message.user").length === 3, null, { timeout: 30000 });
+  await idle(page);
+  assert.deepEqual(await userTexts(page), ["count to 3", "count to 5", "count to 2"]);
+  assert.equal(await lastAnswer(page), "1 2.");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("↑ in the empty composer edits the last message; Esc cancels the edit", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await startChat(page, "count to 2");
+  await idle(page);
+  await page.locator("#composer-input").focus();
+  await page.keyboard.press("ArrowUp");
+  const box = page.locator(".edit-input");
+  await box.waitFor();
+  assert.equal(await box.inputValue(), "count to 2");
+  assert.equal(await page.evaluate(() => document.activeElement?.className), "edit-input");
+  await page.keyboard.press("Escape");
+  await box.waitFor({ state: "detached" });
+  assert.deepEqual(await userTexts(page), ["count to 2"]);
+  await page.context().close();
+});
