@@ -106,15 +106,16 @@ test("search finds a chat by its message text when the title does not match, and
   const page = await newPage(browser, app.baseUrl);
   const chatId = await startChat(page, "count to 7 for the zebra");
   await idle(page);
-  // The search text is stored with the turn's snapshot, which is saved just after the UI is free.
+  const renamed = await apiCall(app.baseUrl, "PATCH", `/api/chats/${chatId}`, { title: "Untitled thing" });
+  assert.equal(renamed.status, 200, renamed.text);
+  // The title no longer matches: the server finds it by its text, stored with the turn's
+  // snapshot, which is saved just after the UI is free.
   for (let end = Date.now() + 30000; ; ) {
     const found = await apiCall(app.baseUrl, "GET", "/api/chats?q=zebra");
     if (found.json?.chats?.some((c) => c.id === chatId)) break;
     if (Date.now() > end) throw new Error(`the server never found the chat by its text: ${found.text}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  const renamed = await apiCall(app.baseUrl, "PATCH", `/api/chats/${chatId}`, { title: "Untitled thing" });
-  assert.equal(renamed.status, 200, renamed.text);
   await page.reload();
   await page.waitForSelector(".chat-row");
   await page.fill("#chat-search", "zebra");
