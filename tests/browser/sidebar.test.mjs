@@ -196,3 +196,52 @@ test("export: the chat menu downloads the chat as Markdown and as JSON", async (
   assert.equal(exported.chat.id, target.id);
   await page.context().close();
 });
+
+test("pin: the chat menu pins a chat to the top, it stays there after a reload, and unpins", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await page.goto("/");
+  await page.waitForSelector(".chat-row");
+  const target = created[0];
+  const menu = async () => {
+    const row = page.locator(`.chat-row[data-chat-id="${target.id}"]`);
+    await row.hover();
+    await row.getByRole("button", { name: /More for/ }).click();
+  };
+  // The oldest chat: on a later page until it is pinned.
+  if (await page.locator(".history-sentinel").count()) await page.locator(".history-sentinel").scrollIntoViewIfNeeded();
+  await page.waitForSelector(`.chat-row[data-chat-id="${target.id}"]`);
+  await menu();
+  await page.getByRole("menuitem", { name: "Pin to top" }).click();
+  await page.waitForSelector(`.pinned-chats .chat-row[data-chat-id="${target.id}"]`);
+  assert.equal(await page.locator(`.chat-row[data-chat-id="${target.id}"]`).count(), 1, "listed once, under Pinned");
+  const firstRow = await page.locator(".chat-row").first().getAttribute("data-chat-id");
+  assert.equal(firstRow, target.id, "at the top");
+  await screenshot(page, "sidebar-pinned");
+  const pins = await waitStatus("/api/chats?pinned=1", 200);
+  assert.deepEqual(pins.json.chats.map((c) => c.id), [target.id]);
+
+  await page.reload();
+  await page.waitForSelector(`.pinned-chats .chat-row[data-chat-id="${target.id}"]`);
+  assert.equal(await page.locator(".chat-row").first().getAttribute("data-chat-id"), target.id, "still at the top after a reload");
+
+  await menu();
+  await page.getByRole("menuitem", { name: "Unpin" }).click();
+  await page.waitForSelector(".pinned-chats", { state: "detached" });
+  for (let end = Date.now() + 10000; ; ) {
+    const now = await apiCall(app.baseUrl, "GET", "/api/chats?pinned=1");
+    if (now.json.chats.length === 0) break;
+    if (Date.now() > end) throw new Error(`still pinned: ${now.text}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("pin API: a foreign or unknown chat is a 404, a bad query a 400, and nothing changes", async () => {
+  assert.equal((await apiCall(app.baseUrl, "PUT", "/api/chats/no-such-chat/pin")).status, 404);
+  assert.equal((await apiCall(app.baseUrl, "DELETE", "/api/chats/no-such-chat/pin")).status, 404);
+  assert.equal((await apiCall(app.baseUrl, "GET", "/api/chats?pinned=maybe")).status, 400);
+  assert.equal((await apiCall(app.baseUrl, "GET", "/api/chats?pinned=1&q=x")).status, 400);
+  assert.equal((await apiCall(app.baseUrl, "POST", `/api/chats/${created[2].id}/pin`)).status, 405);
+  assert.deepEqual((await apiCall(app.baseUrl, "GET", "/api/chats?pinned=1")).json.chats, []);
+});

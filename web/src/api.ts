@@ -86,6 +86,9 @@ export const api = {
       undefined,
       { signal },
     ),
+  /** Every pinned chat, most recently pinned first (one page). */
+  listPinned: () => request<ChatPage>("GET", "/api/chats?pinned=1"),
+  setPinned: (id: string, pinned: boolean) => request<{ chat: ChatSummary; pinned: boolean }>(pinned ? "PUT" : "DELETE", `${chatPath(id)}/pin`),
   exportUrl: (id: string, format: "md" | "json") => `${chatPath(id)}/export?format=${format}`,
   createChat: (pendingUserMessage?: string) =>
     request<{ chat: ChatSummary }>("POST", "/api/chats", pendingUserMessage ? { pendingUserMessage } : {}),

@@ -22,6 +22,7 @@ const TEXT = {
   deleted: (title: string) => `Deleted “${title}”.`,
   undo: "Undo",
   deleteFailed: (msg: string) => `Delete failed: ${msg}`,
+  pinFailed: (msg: string) => `Pin failed: ${msg}`,
 };
 
 function readPendingDeletes(): PendingDelete[] {
@@ -71,6 +72,9 @@ export function App({ initialPath, prerender }: AppProps) {
   const [authMode, setAuthMode] = useState<AuthMode | undefined>(undefined);
   const [setup, setSetup] = useState<SetupStatus | undefined>(undefined);
   const [chats, setChats] = useState<ChatSummary[]>([]);
+  const [pinned, setPinnedList] = useState<ChatSummary[]>([]);
+  const pinnedRef = useRef(pinned);
+  pinnedRef.current = pinned;
   const [chatsLoaded, setChatsLoaded] = useState(false);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [connections, setConnections] = useState<EnabledConnections>(() => (prerender ? { ...DEFAULT_CONNECTIONS } : loadConnections()));
@@ -95,6 +99,7 @@ export function App({ initialPath, prerender }: AppProps) {
 
   const touchChat = useCallback((chat: ChatSummary) => {
     setChats((list) => [chat, ...list.filter((c) => c.id !== chat.id)]);
+    setPinnedList((list) => list.map((c) => (c.id === chat.id ? chat : c)));
   }, []);
 
   const runtimes = useMemo(
@@ -125,6 +130,7 @@ export function App({ initialPath, prerender }: AppProps) {
       runtimes.forget(chat.id);
     } catch (err) {
       setChats((list) => insertByRecency(list, chat));
+      void api.listPinned().then((p) => setPinnedList(p.chats), () => undefined);
       toast(TEXT.deleteFailed((err as Error).message));
     } finally {
       writePendingDeletes(readPendingDeletes().filter((d) => d.id !== chat.id));
@@ -133,13 +139,14 @@ export function App({ initialPath, prerender }: AppProps) {
 
   const loadFirstPage = useCallback(async () => {
     try {
-      const page = await api.listChats(null);
+      const [page, pins] = await Promise.all([api.listChats(null), api.listPinned()]);
       // Deletes a closed or reloaded page left inside their undo window were meant: finish them.
       const left = readPendingDeletes().filter((d) => !pendingDeletes.current.has(d.id));
       for (const d of left) void api.deleteChat(d.id).catch(() => undefined);
       writePendingDeletes(readPendingDeletes().filter((d) => pendingDeletes.current.has(d.id)));
       const gone = new Set(left.map((d) => d.id));
       setChats(page.chats.filter((c) => !gone.has(c.id)));
+      setPinnedList(pins.chats.filter((c) => !gone.has(c.id)));
       setNextCursor(page.nextCursor);
     } catch (err) {
       toast(`Chat history could not be loaded: ${(err as Error).message}`);
@@ -214,6 +221,15 @@ export function App({ initialPath, prerender }: AppProps) {
     authMode,
     setup,
     chats,
+    pinned,
+    setPinned: (chat, on) => {
+      const before = pinnedRef.current;
+      setPinnedList((list) => (on ? [chat, ...list.filter((c) => c.id !== chat.id)] : list.filter((c) => c.id !== chat.id)));
+      api.setPinned(chat.id, on).catch((err: Error) => {
+        setPinnedList(before);
+        toast(TEXT.pinFailed(err.message));
+      });
+    },
     chatsLoaded,
     nextCursor,
     loadMoreChats: () => {
@@ -232,9 +248,15 @@ export function App({ initialPath, prerender }: AppProps) {
         .finally(() => (loadingMore.current = false));
     },
     touchChat,
-    removeChat: (id) => setChats((list) => list.filter((c) => c.id !== id)),
+    removeChat: (id) => {
+      setChats((list) => list.filter((c) => c.id !== id));
+      setPinnedList((list) => list.filter((c) => c.id !== id));
+    },
     deleteChat: (chat) => {
+      // The pin stays on the server until the delete is sent, so Undo puts the chat back pinned.
+      const pinnedAt = pinnedRef.current.findIndex((c) => c.id === chat.id);
       setChats((list) => list.filter((c) => c.id !== chat.id));
+      setPinnedList((list) => list.filter((c) => c.id !== chat.id));
       if (route.name === "chat" && route.id === chat.id) navigate("/", { replace: true });
       writePendingDeletes([...readPendingDeletes().filter((d) => d.id !== chat.id), { id: chat.id, due: Date.now() + UNDO_DELETE_MS }]);
       pendingDeletes.current.set(
@@ -252,11 +274,15 @@ export function App({ initialPath, prerender }: AppProps) {
             pendingDeletes.current.delete(chat.id);
             writePendingDeletes(readPendingDeletes().filter((d) => d.id !== chat.id));
             setChats((list) => insertByRecency(list, chat));
+            if (pinnedAt >= 0) setPinnedList((list) => [...list.slice(0, pinnedAt), chat, ...list.slice(pinnedAt)]);
           },
         },
       });
     },
-    updateChatTitle: (id, title) => setChats((list) => list.map((c) => (c.id === id ? { ...c, title } : c))),
+    updateChatTitle: (id, title) => {
+      setChats((list) => list.map((c) => (c.id === id ? { ...c, title } : c)));
+      setPinnedList((list) => list.map((c) => (c.id === id ? { ...c, title } : c)));
+    },
     connections,
     setConnection: (id, on) => {
       const next = { ...connections, [id]: on };
@@ -293,6 +319,7 @@ export function App({ initialPath, prerender }: AppProps) {
     }
     setViewer(null);
     setChats([]);
+    setPinnedList([]);
     setNextCursor(null);
     navigate("/");
   };

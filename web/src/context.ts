@@ -14,6 +14,9 @@ export interface Shell {
   authMode: AuthMode | undefined;
   setup: SetupStatus | undefined;
   chats: ChatSummary[];
+  /** Pinned chats, most recently pinned first: listed above the history, not in it. */
+  pinned: ChatSummary[];
+  setPinned(chat: ChatSummary, pinned: boolean): void;
   chatsLoaded: boolean;
   nextCursor: string | null;
   loadMoreChats(): void;

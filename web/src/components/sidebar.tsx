@@ -17,6 +17,10 @@ const TEXT = {
   more: (title: string) => `More for ${title}`,
   exportMd: "Export as Markdown",
   exportJson: "Export as JSON",
+  pin: "Pin to top",
+  unpin: "Unpin",
+  pinnedHeading: "Pinned",
+  historyHeading: "Chats",
 };
 
 const SEARCH_DEBOUNCE_MS = 200;
@@ -46,7 +50,7 @@ function useSearch(query: string) {
     };
   }, [query, shell.viewer]);
   // A chat deleted or renamed while its result shows follows the history list.
-  const known = new Map(shell.chats.map((c) => [c.id, c]));
+  const known = new Map([...shell.chats, ...shell.pinned].map((c) => [c.id, c]));
   const chats = results?.chats.flatMap((c) => (known.has(c.id) || !shell.chatsLoaded ? [known.get(c.id) ?? c] : [])) ?? null;
   return { results: results && chats ? { query: results.query, chats } : null, searching: !!query.trim() && results?.query !== query.trim() };
 }
@@ -69,6 +73,7 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
   }, [shell.nextCursor, shell.chats.length, results === null]);
 
   const q = query.trim();
+  const pinnedIds = new Set(shell.pinned.map((c) => c.id));
   return (
     <aside class="sidebar" id="sidebar" aria-label="Chat history">
       <div class="sidebar-header">
@@ -118,8 +123,19 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
         ) : (
           <>
             {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">No chats yet.</p>}
+            {shell.pinned.length > 0 && (
+              <>
+                <h2 class="history-heading">{TEXT.pinnedHeading}</h2>
+                <ul class="pinned-chats" aria-label={TEXT.pinnedHeading}>
+                  {shell.pinned.map((chat) => (
+                    <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
+                  ))}
+                </ul>
+                <h2 class="history-heading">{TEXT.historyHeading}</h2>
+              </>
+            )}
             <ul>
-              {shell.chats.map((chat) => (
+              {shell.chats.filter((c) => !pinnedIds.has(c.id)).map((chat) => (
                 <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
               ))}
               {shell.nextCursor && (
@@ -160,6 +176,7 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
   const [menuOpen, setMenuOpen] = useState(false);
   const menuRoot = useRef<HTMLSpanElement>(null);
   const href = `/chat/${chat.id}`;
+  const isPinned = shell.pinned.some((c) => c.id === chat.id);
 
   useEffect(() => {
     if (!menuOpen) return;
@@ -212,7 +229,7 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
     );
   }
   return (
-    <li class={`chat-row${active ? " active" : ""}${menuOpen ? " menu-open" : ""}`} data-chat-id={chat.id}>
+    <li class={`chat-row${active ? " active" : ""}${menuOpen ? " menu-open" : ""}${isPinned ? " pinned" : ""}`} data-chat-id={chat.id}>
       <a href={href} aria-current={active ? "page" : undefined} onClick={(e) => go(e, href, shell.navigate, onNavigated)} title={chat.title}>
         <Title text={chat.title} query={query} />
       </a>
@@ -229,6 +246,17 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
         {menuOpen && (
           <div class="menu row-menu" role="menu" aria-label={TEXT.more(chat.title)}>
             {/* The export route answers with content-disposition: attachment, so these download. */}
+            <button
+              type="button"
+              class="menu-item"
+              role="menuitem"
+              onClick={() => {
+                setMenuOpen(false);
+                shell.setPinned(chat, !isPinned);
+              }}
+            >
+              {isPinned ? TEXT.unpin : TEXT.pin}
+            </button>
             <a class="menu-item" role="menuitem" href={api.exportUrl(chat.id, "md")} download onClick={() => setMenuOpen(false)}>
               {TEXT.exportMd}
             </a>
