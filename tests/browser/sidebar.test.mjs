@@ -143,7 +143,26 @@ test("a reload inside the undo window does not bring a deleted chat back: the de
   await page.waitForSelector(".chat-row");
   assert.equal(await page.locator(`.chat-row[data-chat-id="${target.id}"]`).count(), 0, "not listed after the reload");
   await waitStatus(`/api/chats/${target.id}`, 404);
-  assert.equal(await page.evaluate(() => localStorage.getItem("eve-chat-pending-deletes")), null, "nothing left pending");
+  await page.waitForFunction(() => localStorage.getItem("eve-chat-pending-deletes") === null, null, { timeout: 10000 });
+  await page.context().close();
+});
+
+test("another tab opened inside the undo window hides the chat but cannot overrule an Undo", async () => {
+  const page = await newPage(browser, app.baseUrl);
+  await page.goto("/");
+  await page.waitForSelector(".chat-row");
+  const target = created[15];
+  await deleteRow(page, target.id);
+  const other = await page.context().newPage();
+  await other.goto("/");
+  await other.waitForSelector(".chat-row");
+  assert.equal(await other.locator(`.chat-row[data-chat-id="${target.id}"]`).count(), 0, "the other tab does not list it");
+  await page.click(".toast button:has-text('Undo')");
+  await page.waitForSelector(`.chat-row[data-chat-id="${target.id}"]`);
+  await page.waitForTimeout(6500);
+  assert.equal((await apiCall(app.baseUrl, "GET", `/api/chats/${target.id}`)).status, 200, "undone: still there");
+  await other.reload();
+  await other.waitForSelector(`.chat-row[data-chat-id="${target.id}"]`);
   await page.context().close();
 });
 

@@ -140,10 +140,20 @@ export function App({ initialPath, prerender }: AppProps) {
   const loadFirstPage = useCallback(async () => {
     try {
       const [page, pins] = await Promise.all([api.listChats(null), api.listPinned()]);
-      // Deletes a closed or reloaded page left inside their undo window were meant: finish them.
+      // Deletes that a closed or reloaded page (or another tab) left inside their undo window
+      // were meant: they are not listed, and are sent when their window ends unless that other
+      // tab's Undo took them out of the list by then.
       const left = readPendingDeletes().filter((d) => !pendingDeletes.current.has(d.id));
-      for (const d of left) void api.deleteChat(d.id).catch(() => undefined);
-      writePendingDeletes(readPendingDeletes().filter((d) => pendingDeletes.current.has(d.id)));
+      for (const d of left) {
+        const finish = () => {
+          if (!readPendingDeletes().some((p) => p.id === d.id)) return;
+          void api
+            .deleteChat(d.id)
+            .catch(() => undefined)
+            .finally(() => writePendingDeletes(readPendingDeletes().filter((p) => p.id !== d.id)));
+        };
+        setTimeout(finish, Math.max(0, d.due - Date.now()));
+      }
       const gone = new Set(left.map((d) => d.id));
       setChats(page.chats.filter((c) => !gone.has(c.id)));
       setPinnedList(pins.chats.filter((c) => !gone.has(c.id)));
