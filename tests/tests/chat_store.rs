@@ -1080,7 +1080,14 @@ fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
         .query_row("SELECT count(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
     // Every numbered file of migrations/ ran once.
-    assert_eq!(versions, 5);
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".sql"))
+        })
+        .count();
+    assert_eq!(versions, files as i64);
 }
 
 #[test]
@@ -1113,4 +1120,86 @@ fn concurrent_first_requests_on_a_fresh_database_all_migrate_safely() {
             .len(),
         4
     );
+}
+
+// ------------------------------------------------------------------------ pins
+
+fn pinned(h: &Host) -> Vec<String> {
+    let r = h.get("/api/chats?pinned=1");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["nextCursor"], Value::Null);
+    r.json()["chats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn pins_list_most_recent_first_survive_repinning_and_go_with_a_deleted_chat() {
+    let Some(h) = roomy_host() else { return };
+    let a = new_chat(&h);
+    let b = new_chat(&h);
+    assert_eq!(pinned(&h), Vec::<String>::new());
+    for id in [&a, &b] {
+        next_millisecond();
+        let r = h.json("PUT", &format!("/api/chats/{id}/pin"), &json!({}));
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["pinned"], true);
+        assert_eq!(r.json()["chat"]["id"], id.as_str());
+    }
+    assert_eq!(pinned(&h), [b.clone(), a.clone()]);
+    next_millisecond();
+    // Pinning again keeps the place.
+    assert_eq!(
+        h.json("PUT", &format!("/api/chats/{a}/pin"), &json!({}))
+            .status,
+        200
+    );
+    assert_eq!(pinned(&h), [b.clone(), a.clone()]);
+    let r = h.json("DELETE", &format!("/api/chats/{b}/pin"), &json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["pinned"], false);
+    assert_eq!(pinned(&h), std::slice::from_ref(&a));
+    // The history still lists both.
+    let all = h.get("/api/chats").json();
+    assert_eq!(all["chats"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        h.json("DELETE", &format!("/api/chats/{a}"), &json!({}))
+            .status,
+        204
+    );
+    assert_eq!(pinned(&h), Vec::<String>::new());
+}
+
+#[test]
+fn bad_pin_requests_are_refused_and_change_nothing() {
+    let Some(h) = roomy_host() else { return };
+    let a = new_chat(&h);
+    assert_eq!(
+        h.json("PUT", "/api/chats/no-such-chat/pin", &json!({}))
+            .status,
+        404
+    );
+    assert_eq!(
+        h.json("POST", &format!("/api/chats/{a}/pin"), &json!({}))
+            .status,
+        405
+    );
+    for q in ["pinned=2", "pinned=1&q=x", "pinned=1&cursor=abc"] {
+        assert_eq!(h.get(&format!("/api/chats?{q}")).status, 400, "{q}");
+    }
+    // A cross-site pin is refused like every other write.
+    let r = h.send(
+        "PUT",
+        &format!("/api/chats/{a}/pin"),
+        &[
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(pinned(&h), Vec::<String>::new());
 }

@@ -79,8 +79,17 @@ export const api = {
   session: () => request<SessionResponse>("GET", "/api/auth/session"),
   login: (password: string) => request<SessionResponse>("POST", "/api/auth/login", { password }),
   logout: () => request<SessionResponse>("POST", "/api/auth/logout", {}),
-  listChats: (cursor: string | null, limit = 20) =>
-    request<ChatPage>("GET", `/api/chats?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+  listChats: (cursor: string | null, limit = 20, q?: string, signal?: AbortSignal) =>
+    request<ChatPage>(
+      "GET",
+      `/api/chats?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}${q ? `&q=${encodeURIComponent(q)}` : ""}`,
+      undefined,
+      { signal },
+    ),
+  /** Every pinned chat, most recently pinned first (one page). */
+  listPinned: () => request<ChatPage>("GET", "/api/chats?pinned=1"),
+  setPinned: (id: string, pinned: boolean) => request<{ chat: ChatSummary; pinned: boolean }>(pinned ? "PUT" : "DELETE", `${chatPath(id)}/pin`),
+  exportUrl: (id: string, format: "md" | "json") => `${chatPath(id)}/export?format=${format}`,
   createChat: (pendingUserMessage?: string) =>
     request<{ chat: ChatSummary }>("POST", "/api/chats", pendingUserMessage ? { pendingUserMessage } : {}),
   getChat: (id: string, signal?: AbortSignal) => request<ChatDetail>("GET", chatPath(id), undefined, { signal }),

@@ -2,18 +2,52 @@
 // routed page paint at once; setup, viewer and the first history page land afterwards without
 // moving anything.
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { PENDING_DELETES_KEY, UNDO_DELETE_MS, parsePendingDeletes, shortcutFor, type PendingDelete } from "./actions";
 import { api } from "./api";
 import { ShellContext, saveDraft, type Shell } from "./context";
 import { createConnectionClientContext } from "./events";
 import { parseRoute, routeClass, sidebarClosedFromCookie, sidebarCookie, type Route } from "./layout";
 import { RuntimeRegistry } from "./runtime";
+import { resetSession } from "./eve";
 import type { AuthMode, ChatSummary, EnabledConnections, SetupStatus, Viewer } from "./types";
 import { HomePage, NotFoundPage, SessionPage } from "./components/pages";
-import { AuthControl, LoginModal, Toasts, type Toast } from "./components/overlays";
+import { AuthControl, LoginModal, ShortcutSheet, Toasts, type Toast, type ToastAction } from "./components/overlays";
 import { Sidebar } from "./components/sidebar";
 
 const CONNECTIONS_KEY = "eve-chat-connections";
 const DEFAULT_CONNECTIONS: EnabledConnections = { notion: true, linear: false, sentry: false };
+
+// UI strings of the shell, kept together for the message catalogue.
+const TEXT = {
+  deleted: (title: string) => `Deleted “${title}”.`,
+  undo: "Undo",
+  deleteFailed: (msg: string) => `Delete failed: ${msg}`,
+  pinFailed: (msg: string) => `Pin failed: ${msg}`,
+};
+
+function readPendingDeletes(): PendingDelete[] {
+  try {
+    return parsePendingDeletes(localStorage.getItem(PENDING_DELETES_KEY));
+  } catch {
+    return [];
+  }
+}
+
+function writePendingDeletes(list: PendingDelete[]): void {
+  try {
+    if (list.length) localStorage.setItem(PENDING_DELETES_KEY, JSON.stringify(list));
+    else localStorage.removeItem(PENDING_DELETES_KEY);
+  } catch {
+    // Storage disabled: a delete still waiting when the page goes is sent on pagehide only.
+  }
+}
+
+/** Newest first, as the server lists them: where a restored chat goes back. */
+function insertByRecency(list: ChatSummary[], chat: ChatSummary): ChatSummary[] {
+  const rest = list.filter((c) => c.id !== chat.id);
+  const at = rest.findIndex((c) => c.updatedAt < chat.updatedAt);
+  return at < 0 ? [...rest, chat] : [...rest.slice(0, at), chat, ...rest.slice(at)];
+}
 
 function loadConnections(): EnabledConnections {
   try {
@@ -38,11 +72,17 @@ export function App({ initialPath, prerender }: AppProps) {
   const [authMode, setAuthMode] = useState<AuthMode | undefined>(undefined);
   const [setup, setSetup] = useState<SetupStatus | undefined>(undefined);
   const [chats, setChats] = useState<ChatSummary[]>([]);
+  const [pinned, setPinnedList] = useState<ChatSummary[]>([]);
+  const pinnedRef = useRef(pinned);
+  pinnedRef.current = pinned;
   const [chatsLoaded, setChatsLoaded] = useState(false);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [connections, setConnections] = useState<EnabledConnections>(() => (prerender ? { ...DEFAULT_CONNECTIONS } : loadConnections()));
   const [toasts, setToasts] = useState<Toast[]>([]);
   const [loginOpen, setLoginOpen] = useState(false);
+  const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  // Deletes inside their undo window: chat id → the timer that sends the DELETE.
+  const pendingDeletes = useRef(new Map<string, ReturnType<typeof setTimeout>>());
   const [signInCount, setSignInCount] = useState(0);
   const [drawerOpen, setDrawerOpen] = useState(false);
   const [sidebarClosed, setSidebarClosed] = useState(() => (prerender ? false : sidebarClosedFromCookie(document.cookie)));
@@ -51,14 +91,15 @@ export function App({ initialPath, prerender }: AppProps) {
   const connectionsRef = useRef(connections);
   connectionsRef.current = connections;
 
-  const toast = useCallback((message: string, tone: "error" | "info" = "error") => {
+  const toast = useCallback((message: string, tone: "error" | "info" = "error", opts: { action?: ToastAction; ms?: number } = {}) => {
     const id = ++toastId.current;
-    setToasts((t) => [...t.slice(-3), { id, message, tone }]);
-    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), 6000);
+    setToasts((t) => [...t.slice(-3), { id, message, tone, action: opts.action }]);
+    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), opts.ms ?? 6000);
   }, []);
 
   const touchChat = useCallback((chat: ChatSummary) => {
     setChats((list) => [chat, ...list.filter((c) => c.id !== chat.id)]);
+    setPinnedList((list) => list.map((c) => (c.id === chat.id ? chat : c)));
   }, []);
 
   const runtimes = useMemo(
@@ -79,10 +120,43 @@ export function App({ initialPath, prerender }: AppProps) {
     setRoute(parseRoute(path));
   }, []);
 
+  /** Sends a delete whose undo window is over: eve forgets the session, then the chat goes. */
+  const commitDelete = useCallback(async (chat: ChatSummary) => {
+    pendingDeletes.current.delete(chat.id);
+    try {
+      const session = runtimes.get(chat.id).getState().session ?? (await api.getChat(chat.id).then((d) => d.session).catch(() => null));
+      if (session) await resetSession(session.sessionId).catch(() => undefined);
+      await api.deleteChat(chat.id);
+      runtimes.forget(chat.id);
+    } catch (err) {
+      setChats((list) => insertByRecency(list, chat));
+      void api.listPinned().then((p) => setPinnedList(p.chats), () => undefined);
+      toast(TEXT.deleteFailed((err as Error).message));
+    } finally {
+      writePendingDeletes(readPendingDeletes().filter((d) => d.id !== chat.id));
+    }
+  }, []);
+
   const loadFirstPage = useCallback(async () => {
     try {
-      const page = await api.listChats(null);
-      setChats(page.chats);
+      const [page, pins] = await Promise.all([api.listChats(null), api.listPinned()]);
+      // Deletes that a closed or reloaded page (or another tab) left inside their undo window
+      // were meant: they are not listed, and are sent when their window ends unless that other
+      // tab's Undo took them out of the list by then.
+      const left = readPendingDeletes().filter((d) => !pendingDeletes.current.has(d.id));
+      for (const d of left) {
+        const finish = () => {
+          if (!readPendingDeletes().some((p) => p.id === d.id)) return;
+          void api
+            .deleteChat(d.id)
+            .catch(() => undefined)
+            .finally(() => writePendingDeletes(readPendingDeletes().filter((p) => p.id !== d.id)));
+        };
+        setTimeout(finish, Math.max(0, d.due - Date.now()));
+      }
+      const gone = new Set(left.map((d) => d.id));
+      setChats(page.chats.filter((c) => !gone.has(c.id)));
+      setPinnedList(pins.chats.filter((c) => !gone.has(c.id)));
       setNextCursor(page.nextCursor);
     } catch (err) {
       toast(`Chat history could not be loaded: ${(err as Error).message}`);
@@ -117,6 +191,19 @@ export function App({ initialPath, prerender }: AppProps) {
     return () => removeEventListener("popstate", onPop);
   }, []);
 
+  // Closing or reloading the page inside a delete's undo window sends the delete: the user
+  // asked for it and did not undo. `keepalive` lets the request outlive the page.
+  useEffect(() => {
+    if (prerender) return;
+    const onHide = () => {
+      for (const id of pendingDeletes.current.keys()) {
+        void fetch(`/api/chats/${encodeURIComponent(id)}`, { method: "DELETE", credentials: "same-origin", keepalive: true }).catch(() => undefined);
+      }
+    };
+    addEventListener("pagehide", onHide);
+    return () => removeEventListener("pagehide", onHide);
+  }, []);
+
   // Keep the early route class in sync for the composer placement.
   useEffect(() => {
     if (prerender) return;
@@ -144,6 +231,15 @@ export function App({ initialPath, prerender }: AppProps) {
     authMode,
     setup,
     chats,
+    pinned,
+    setPinned: (chat, on) => {
+      const before = pinnedRef.current;
+      setPinnedList((list) => (on ? [chat, ...list.filter((c) => c.id !== chat.id)] : list.filter((c) => c.id !== chat.id)));
+      api.setPinned(chat.id, on).catch((err: Error) => {
+        setPinnedList(before);
+        toast(TEXT.pinFailed(err.message));
+      });
+    },
     chatsLoaded,
     nextCursor,
     loadMoreChats: () => {
@@ -162,8 +258,41 @@ export function App({ initialPath, prerender }: AppProps) {
         .finally(() => (loadingMore.current = false));
     },
     touchChat,
-    removeChat: (id) => setChats((list) => list.filter((c) => c.id !== id)),
-    updateChatTitle: (id, title) => setChats((list) => list.map((c) => (c.id === id ? { ...c, title } : c))),
+    removeChat: (id) => {
+      setChats((list) => list.filter((c) => c.id !== id));
+      setPinnedList((list) => list.filter((c) => c.id !== id));
+    },
+    deleteChat: (chat) => {
+      // The pin stays on the server until the delete is sent, so Undo puts the chat back pinned.
+      const pinnedAt = pinnedRef.current.findIndex((c) => c.id === chat.id);
+      setChats((list) => list.filter((c) => c.id !== chat.id));
+      setPinnedList((list) => list.filter((c) => c.id !== chat.id));
+      if (route.name === "chat" && route.id === chat.id) navigate("/", { replace: true });
+      writePendingDeletes([...readPendingDeletes().filter((d) => d.id !== chat.id), { id: chat.id, due: Date.now() + UNDO_DELETE_MS }]);
+      pendingDeletes.current.set(
+        chat.id,
+        setTimeout(() => void commitDelete(chat), UNDO_DELETE_MS),
+      );
+      toast(TEXT.deleted(chat.title), "info", {
+        ms: UNDO_DELETE_MS,
+        action: {
+          label: TEXT.undo,
+          run: () => {
+            const timer = pendingDeletes.current.get(chat.id);
+            if (timer === undefined) return;
+            clearTimeout(timer);
+            pendingDeletes.current.delete(chat.id);
+            writePendingDeletes(readPendingDeletes().filter((d) => d.id !== chat.id));
+            setChats((list) => insertByRecency(list, chat));
+            if (pinnedAt >= 0) setPinnedList((list) => [...list.slice(0, pinnedAt), chat, ...list.slice(pinnedAt)]);
+          },
+        },
+      });
+    },
+    updateChatTitle: (id, title) => {
+      setChats((list) => list.map((c) => (c.id === id ? { ...c, title } : c)));
+      setPinnedList((list) => list.map((c) => (c.id === id ? { ...c, title } : c)));
+    },
     connections,
     setConnection: (id, on) => {
       const next = { ...connections, [id]: on };
@@ -200,9 +329,51 @@ export function App({ initialPath, prerender }: AppProps) {
     }
     setViewer(null);
     setChats([]);
+    setPinnedList([]);
     setNextCursor(null);
     navigate("/");
   };
+
+  const shellRef = useRef(shell);
+  shellRef.current = shell;
+  useEffect(() => {
+    if (prerender) return;
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement | null;
+      const inTextField = !!target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+      const action = shortcutFor({ key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey, shiftKey: e.shiftKey, altKey: e.altKey, inTextField });
+      if (!action || e.isComposing) return;
+      const s = shellRef.current;
+      switch (action) {
+        case "stop": {
+          // Esc also closes dialogs and menus; it stops a response only when one is running.
+          if (s.route.name !== "chat" || document.querySelector("dialog[open]")) return;
+          const rt = s.runtimes.get(s.route.id);
+          if (!rt.busy) return;
+          e.preventDefault();
+          rt.stop();
+          return;
+        }
+        case "new-chat":
+          e.preventDefault();
+          s.navigate("/");
+          requestAnimationFrame(() => document.getElementById("composer-input")?.focus());
+          return;
+        case "search":
+          e.preventDefault();
+          if (matchMedia("(max-width: 767px)").matches) setDrawerOpen(true);
+          else setSidebar(true);
+          requestAnimationFrame(() => document.getElementById("chat-search")?.focus());
+          return;
+        case "help":
+          e.preventDefault();
+          setShortcutsOpen(true);
+          return;
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
 
   return (
     <ShellContext.Provider value={shell}>
@@ -225,6 +396,7 @@ export function App({ initialPath, prerender }: AppProps) {
           {route.name === "not-found" && <NotFoundPage />}
         </main>
         <Toasts toasts={toasts} dismiss={(id) => setToasts((t) => t.filter((x) => x.id !== id))} />
+        {shortcutsOpen && <ShortcutSheet onClose={() => setShortcutsOpen(false)} />}
         {loginOpen && (
           <LoginModal
             onClose={() => setLoginOpen(false)}

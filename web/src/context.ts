@@ -14,15 +14,23 @@ export interface Shell {
   authMode: AuthMode | undefined;
   setup: SetupStatus | undefined;
   chats: ChatSummary[];
+  /** Pinned chats, most recently pinned first: listed above the history, not in it. */
+  pinned: ChatSummary[];
+  setPinned(chat: ChatSummary, pinned: boolean): void;
   chatsLoaded: boolean;
   nextCursor: string | null;
   loadMoreChats(): void;
   touchChat(chat: ChatSummary): void;
   removeChat(id: string): void;
+  /**
+   * Deletes a chat with a 5 s undo: the row goes at once, the DELETE is sent when the undo
+   * window ends (or when the page is closed or reloaded before that).
+   */
+  deleteChat(chat: ChatSummary): void;
   updateChatTitle(id: string, title: string): void;
   connections: EnabledConnections;
   setConnection(id: keyof EnabledConnections, on: boolean): void;
-  toast(message: string, tone?: "error" | "info"): void;
+  toast(message: string, tone?: "error" | "info", opts?: { action?: { label: string; run(): void }; ms?: number }): void;
   /** Opens sign-in, keeping `draft` in sessionStorage (`eve-chat-draft`). */
   requestSignIn(draft?: string): void;
   /** Bumped when a sign-in completes so that pages restore the saved draft. */

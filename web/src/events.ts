@@ -112,6 +112,29 @@ export interface Segment {
   /** The failure text of each failed turn (a session failure repeating it adds no notice). */
   failedTurns: Record<string, string>;
   events: number;
+  /** The segment starts a branch of the chat (an edit or a regenerate): see branches.ts. */
+  branch?: BranchMarker;
+}
+
+/**
+ * The app's local event that opens a branch: the eve session after it continues the
+ * conversation of run `parent` cut before its user message number `at` (0-based), seeded
+ * with `context` (the earlier turns, as text).
+ */
+export const BRANCH_EVENT = "eve-chat.branch";
+
+export interface BranchMarker {
+  id: string;
+  parent: string;
+  at: number;
+  context?: string;
+}
+
+function branchMarker(e: EveEvent): BranchMarker | null {
+  const d = e.data ?? {};
+  if (e.type !== BRANCH_EVENT || typeof e.meta?.id !== "string" || typeof d.parent !== "string") return null;
+  if (typeof d.at !== "number" || !Number.isInteger(d.at) || d.at < 0) return null;
+  return { id: e.meta.id, parent: d.parent, at: d.at, context: typeof d.context === "string" ? d.context : undefined };
 }
 
 export interface ReducedLog {
@@ -131,6 +154,11 @@ export function reduceLog(events: readonly EveEvent[]): ReducedLog {
 /** The log with one more event; the previous log object is left untouched. */
 export function appendToLog(log: ReducedLog, e: EveEvent): ReducedLog {
   const segments = [...log.segments];
+  const marker = branchMarker(e);
+  if (marker) {
+    // A branch opens a segment of its own; the new session's `session.started` joins it.
+    return { segments: [...segments, { ...emptySegment(), branch: marker }] };
+  }
   let seg = segments.pop();
   // A `session.started` opens a new eve session: its turn ids start over.
   if (!seg || (e.type === "session.started" && seg.events > 0)) {
@@ -192,7 +220,7 @@ function appendToSegment(seg: Segment, e: EveEvent, index: number): Segment {
       add("info", "This session has ended; your next message starts a new one.");
       break;
   }
-  return { state, notices, turnOrder, failedTurns, events: seg.events + 1 };
+  return { ...seg, state, notices, turnOrder, failedTurns, events: seg.events + 1 };
 }
 
 function lastSegment(log: ReducedLog): Segment | undefined {
@@ -471,8 +499,13 @@ function renderMessage(seg: Segment, m: EveMessage, si: number, stopped: boolean
  * `stopped`: the user pressed stop, so anything still running renders as interrupted at once.
  */
 export function renderItems(log: ReducedLog, stopped = false, origin = defaultOrigin()): RenderItem[] {
+  return log.segments.flatMap((seg, si) => renderSegment(seg, si, stopped, origin));
+}
+
+/** One segment's render items (renderItems is all segments' in order). */
+export function renderSegment(seg: Segment, si: number, stopped = false, origin = defaultOrigin()): RenderItem[] {
   const items: RenderItem[] = [];
-  log.segments.forEach((seg, si) => {
+  {
     const byAnchor = new Map<string | null, Notice[]>();
     for (const n of seg.notices) byAnchor.set(n.anchor, [...(byAnchor.get(n.anchor) ?? []), n]);
     const flush = (anchor: string | null) => {
@@ -487,7 +520,7 @@ export function renderItems(log: ReducedLog, stopped = false, origin = defaultOr
       if (msgs[i + 1]?.metadata?.turnId !== t || i === msgs.length - 1) flush(t);
     });
     for (const anchor of [...byAnchor.keys()]) flush(anchor);
-  });
+  }
   return items;
 }
 

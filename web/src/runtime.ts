@@ -6,6 +6,7 @@
 // runtime whose stream produced them, so two chats never mix.
 
 import { api, ApiError } from "./api";
+import { branchEvent, currentSeed, withSeed, type BranchRequest } from "./branches";
 import { cancelTurn, delay, followStream, isSessionGone, respond, sendMessage, STREAM_DISCONNECTED, type InputResponse } from "./eve";
 import {
   activeTurnId,
@@ -40,6 +41,8 @@ export interface RuntimeState {
   session: ClientSessionState | null;
   /** The optimistic user bubble, shown until eve's `message.received` arrives. */
   optimistic: string | null;
+  /** An edit or regenerate on its way: the page shows the conversation cut where it branches. */
+  branching: BranchRequest | null;
   /** The user pressed stop: anything still running renders as interrupted at once. */
   stopped: boolean;
   pendingAuthorizations: AuthorizationView[];
@@ -102,6 +105,7 @@ export class ChatRuntime {
       log: reduceLog([]),
       session: null,
       optimistic: null,
+      branching: null,
       stopped: false,
       pendingAuthorizations: [],
       openInputs: [],
@@ -198,7 +202,7 @@ export class ChatRuntime {
    * continue the eve session, save the session, then stream the turn. Returns false (and
    * toasts why) when the message cannot be sent now; the caller then keeps the draft.
    */
-  async send(text: string, opts: { alreadyPending?: boolean } = {}): Promise<boolean> {
+  async send(text: string, opts: { alreadyPending?: boolean; branch?: BranchRequest } = {}): Promise<boolean> {
     const message = text.trim();
     if (!message || this.busy) return false;
     if (message.length > MAX_MESSAGE_CHARS) {
@@ -211,7 +215,8 @@ export class ChatRuntime {
     }
     this.optimisticSince = this.state.events.length;
     this.stopRequested = false;
-    this.set({ phase: "sending", optimistic: message, stopped: false });
+    const branch = opts.branch ?? null;
+    this.set({ phase: "sending", optimistic: message, stopped: false, branching: branch });
     // The previous turn may still be saving its snapshot, or draining eve's cancel after a
     // stop: let it finish first so that writes stay in order.
     await this.settlePrevious();
@@ -224,7 +229,10 @@ export class ChatRuntime {
       }
       let sent;
       try {
-        sent = await sendMessage(this.state.session, message, this.host.clientContext());
+        // A branch starts a new eve session seeded with the turns before it (eve has no
+        // regenerate route); later messages of a branch carry the same seed.
+        const context = withSeed(this.host.clientContext(), branch ? branch.context : currentSeed(this.state.log));
+        sent = await sendMessage(branch ? null : this.state.session, message, context);
       } catch (err) {
         // Not accepted (a 429, the agent down): the chat must not keep it as pending, or the
         // next page load would send it behind the user's back.
@@ -232,6 +240,12 @@ export class ChatRuntime {
         throw err;
       }
       this.cursor = sent.created ? 0 : this.cursor;
+      if (branch) {
+        // The marker goes before the new session's first event, and is saved at once so that
+        // a reload mid-answer still shows the branch.
+        this.enqueue(this.appendLocalEvent(branchEvent(branch)));
+        this.set({ branching: null });
+      }
       const session = { sessionId: sent.session.sessionId, streamIndex: this.cursor };
       // A new session's stream holds only this turn; an existing one's may have events of other
       // turns after the cursor: wait for the one carrying this message's delivery id.
@@ -241,7 +255,7 @@ export class ChatRuntime {
         // The snapshot at the end of the turn saves the session again.
       });
     } catch (err) {
-      this.set({ phase: "idle", optimistic: null });
+      this.set({ phase: "idle", optimistic: null, branching: null });
       this.host.toast((err as Error).message);
       return false;
     }

@@ -18,6 +18,8 @@ pub fn route(req: &Request, ctx: ChatRequest<'_>) -> Response {
         (Resource::Pending(id), "DELETE") => handlers::clear_pending(&store, id, req),
         (Resource::Session(id), "PUT") => handlers::set_session(&store, id, req),
         (Resource::AuthorizationSkip(id), "POST") => handlers::skip_authorization(&store, id, req),
+        (Resource::Pin(id), "PUT") => handlers::pin(&store, id, true),
+        (Resource::Pin(id), "DELETE") => handlers::pin(&store, id, false),
         // `begin` has checked the method against the same table.
         _ => Err(ApiError::method_not_allowed()),
     };

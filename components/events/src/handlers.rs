@@ -3,7 +3,8 @@
 
 use eve_api::chat::{
     AppendEventsRequest, ClearPendingRequest, EventLogConflict, EventLogConflictError,
-    PendingMessageRequest, SessionRequest, SkipAuthorizationRequest, SnapshotRequest,
+    PendingMessageRequest, PinChatResponse, SessionRequest, SkipAuthorizationRequest,
+    SnapshotRequest,
 };
 use eve_api::{ApiError, ErrorCode};
 use eve_spin::chat_request::{body, no_content, optional_body};
@@ -130,6 +131,17 @@ pub fn set_session(store: &Store, id: &str, req: &Request) -> Result<Response, A
     let input: SessionRequest = body(req, MAX_SMALL_BODY_BYTES)?;
     let session = validate::session(input.session.as_ref())?;
     Ok(json(200, &store.set_session(id, session.as_deref())?))
+}
+
+/// `PUT /api/chats/:id/pin` (`pinned`) and `DELETE /api/chats/:id/pin`: no body.
+pub fn pin(store: &Store, id: &str, pinned: bool) -> Result<Response, ApiError> {
+    let id = validate::chat_id(id)?;
+    let chat = if pinned {
+        store.pin(id, now_ms())?
+    } else {
+        store.unpin(id)?
+    };
+    Ok(json(200, &PinChatResponse { chat, pinned }))
 }
 
 /// `POST /api/chats/:id/authorization/skip` `{ events: [{ eventIndex, event }], session?,

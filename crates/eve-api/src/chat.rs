@@ -252,6 +252,15 @@ where
     Option::<T>::deserialize(d)
 }
 
+/// `PUT` / `DELETE /api/chats/:id/pin` → the chat and whether it is pinned now. The pinned
+/// chats are `GET /api/chats?pinned=1`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PinChatResponse {
+    pub chat: ChatSummary,
+    pub pinned: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

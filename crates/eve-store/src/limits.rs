@@ -13,6 +13,8 @@ pub const FALLBACK_TITLE_CHARS: usize = 60;
 /// Sidebar page size (seed `CHAT_HISTORY_PAGE_SIZE`) and the cap on `?limit=`.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
 pub const MAX_PAGE_SIZE: usize = 100;
+/// The most chats one principal may pin (they are listed on one page).
+pub const MAX_PINNED_CHATS: usize = 50;
 
 /// Event slots per chat: indices are `0 ..< MAX_EVENTS_PER_CHAT`, so no chat holds more rows.
 pub const MAX_EVENTS_PER_CHAT: u64 = 20_000;

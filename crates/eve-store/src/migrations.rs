@@ -44,6 +44,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0005_chat_lifecycle",
         sql: include_str!("../../../migrations/0005_chat_lifecycle.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_chat_pin",
+        sql: include_str!("../../../migrations/0006_chat_pin.sql"),
+    },
 ];
 
 /// The bookkeeping table.

@@ -66,6 +66,28 @@ WHERE c.owner = ?1 AND (c.updated_at, c.id) < (?3, ?4)
   AND (c.title LIKE ?5 ESCAPE '\\' OR s.body LIKE ?5 ESCAPE '\\')
 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?2";
 
+/// The principal's pinned chats, most recently pinned first: `?1` owner, `?2` at most.
+pub const LIST_PINNED_CHATS: &str = "\
+SELECT c.id, c.title, c.created_at, c.updated_at FROM chat_pin AS p
+JOIN chat AS c ON c.id = p.chat_id
+WHERE c.owner = ?1
+ORDER BY p.pinned_at DESC, c.id DESC LIMIT ?2";
+
+/// Pins a chat of the principal (`?3` now, `?4` the most pins a principal may have); pinning
+/// it again keeps its place. No row: not the principal's chat, or too many pins.
+pub const PIN_CHAT: &str = "\
+INSERT INTO chat_pin (chat_id, pinned_at)
+SELECT ?1, ?3
+WHERE EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)
+  AND (EXISTS (SELECT 1 FROM chat_pin WHERE chat_id = ?1)
+       OR (SELECT count(*) FROM chat_pin AS p JOIN chat AS c ON c.id = p.chat_id WHERE c.owner = ?2) < ?4)
+ON CONFLICT (chat_id) DO UPDATE SET pinned_at = pinned_at
+RETURNING chat_id";
+
+/// Unpins a chat of the principal (a chat that was not pinned is fine).
+pub const UNPIN_CHAT: &str = "\
+DELETE FROM chat_pin WHERE chat_id = ?1 AND EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)";
+
 /// The event log in index order.
 pub const SELECT_EVENTS: &str = "\
 SELECT event FROM chat_event WHERE chat_id = ?1 ORDER BY event_index";
@@ -270,6 +292,9 @@ mod tests {
             SET_SESSION,
             RENAME_CHAT,
             DELETE_CHAT,
+            LIST_PINNED_CHATS,
+            PIN_CHAT,
+            UNPIN_CHAT,
             SWEEP_ORPHAN_EVENTS,
             SWEEP_ORPHAN_SEARCH_TEXT,
         ] {

@@ -24,6 +24,8 @@ pub enum Resource<'a> {
     Session(&'a str),
     /// `/api/chats/:id/authorization/skip`
     AuthorizationSkip(&'a str),
+    /// `/api/chats/:id/pin`
+    Pin(&'a str),
 }
 
 /// Which component serves a resource (the `spin.toml` routes agree).
@@ -56,6 +58,7 @@ pub fn resource(path: &str) -> Option<Resource<'_>> {
         [id, "pending"] => Resource::Pending(id),
         [id, "session"] => Resource::Session(id),
         [id, "authorization", "skip"] => Resource::AuthorizationSkip(id),
+        [id, "pin"] => Resource::Pin(id),
         _ => return None,
     })
 }
@@ -68,7 +71,7 @@ impl Resource<'_> {
             Resource::Chat(_) => &["GET", "PATCH", "DELETE"],
             Resource::Export(_) => &["GET"],
             Resource::Events(_) | Resource::AuthorizationSkip(_) => &["POST"],
-            Resource::Pending(_) => &["PUT", "DELETE"],
+            Resource::Pending(_) | Resource::Pin(_) => &["PUT", "DELETE"],
             Resource::Event(..) | Resource::Snapshot(_) | Resource::Session(_) => &["PUT"],
         }
     }
@@ -92,7 +95,8 @@ impl Resource<'_> {
             | Resource::Snapshot(id)
             | Resource::Pending(id)
             | Resource::Session(id)
-            | Resource::AuthorizationSkip(id) => Some(id),
+            | Resource::AuthorizationSkip(id)
+            | Resource::Pin(id) => Some(id),
         }
     }
 }
@@ -138,6 +142,8 @@ mod tests {
             resource("/api/chats/abc/authorization/skip"),
             Some(Resource::AuthorizationSkip("abc"))
         );
+        assert_eq!(resource("/api/chats/abc/pin"), Some(Resource::Pin("abc")));
+        assert_eq!(Resource::Pin("abc").component(), Component::Events);
     }
 
     #[test]

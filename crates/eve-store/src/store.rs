@@ -8,7 +8,7 @@
 
 use crate::cursor::ChatCursor;
 use crate::ids::chat_id_for_client;
-use crate::limits::StorageQuota;
+use crate::limits::{StorageQuota, MAX_PINNED_CHATS};
 use crate::pending::{visible_pending, PendingMessage};
 use crate::persistence::*;
 use crate::sql::{Sql, SqlRow, SqlValue};
@@ -111,8 +111,20 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         chat_id_for_client(self.owner, client_id)
     }
 
-    /// `GET /api/chats`: one page in `updated_at desc, id desc` order.
+    /// `GET /api/chats`: one page in `updated_at desc, id desc` order; with `pinned`, every
+    /// pinned chat, most recently pinned first, on one page.
     pub fn list(&self, query: &ListQuery) -> Result<ChatPage, ApiError> {
+        if query.pinned {
+            let rows = self.exec(
+                LIST_PINNED_CHATS,
+                vec![self.owner.into(), (MAX_PINNED_CHATS as i64).into()],
+            )?;
+            let chats = rows.into_iter().map(summary).collect::<Result<_, _>>()?;
+            return Ok(ChatPage {
+                chats,
+                next_cursor: None,
+            });
+        }
         let fetch = i64::try_from(query.limit)
             .unwrap_or(i64::MAX)
             .saturating_add(1);
@@ -220,6 +232,39 @@ impl<'a, S: Sql> ChatStore<'a, S> {
             session: chat.session.and_then(|s| serde_json::from_str(&s).ok()),
             chat: chat.summary,
         })
+    }
+
+    /// `PUT /api/chats/:id/pin`: the chat goes to the pinned list (again: it keeps its place).
+    /// 404 for a chat that is not the principal's; 409 past [`MAX_PINNED_CHATS`].
+    pub fn pin(&self, id: &str, now: Millis) -> Result<ChatSummary, ApiError> {
+        let chat = self.owned_summary(id)?;
+        let mut params = self.owned(id);
+        params.extend([now.into(), (MAX_PINNED_CHATS as i64).into()]);
+        if self.exec(PIN_CHAT, params)?.is_empty() {
+            // Deleted in between, or the principal has as many pins as allowed.
+            self.owned_summary(id)?;
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("at most {MAX_PINNED_CHATS} chats can be pinned: unpin one first"),
+            ));
+        }
+        Ok(chat)
+    }
+
+    /// `DELETE /api/chats/:id/pin` (a chat that was not pinned is fine).
+    pub fn unpin(&self, id: &str) -> Result<ChatSummary, ApiError> {
+        let chat = self.owned_summary(id)?;
+        self.exec(UNPIN_CHAT, self.owned(id))?;
+        Ok(chat)
+    }
+
+    fn owned_summary(&self, id: &str) -> Result<ChatSummary, ApiError> {
+        let row = self
+            .exec(SELECT_CHAT_SUMMARY, self.owned(id))?
+            .into_iter()
+            .next()
+            .ok_or_else(chat_not_found)?;
+        summary(row)
     }
 
     /// `PATCH /api/chats/:id`. `title` is normalised already.

@@ -203,6 +203,8 @@ pub struct ListQuery {
     pub limit: usize,
     /// Search text (trimmed, non-empty).
     pub search: Option<String>,
+    /// `pinned=1`: only the pinned chats, all on one page (most recently pinned first).
+    pub pinned: bool,
 }
 
 /// Parses `cursor=&limit=&q=` from a raw (percent-encoded) query string. Unknown parameters
@@ -213,6 +215,7 @@ pub fn list_query(raw_query: &str) -> Result<ListQuery, ApiError> {
         cursor: None,
         limit: DEFAULT_PAGE_SIZE,
         search: None,
+        pinned: false,
     };
     for (key, value) in form_urlencoded::parse(raw_query.as_bytes()) {
         match key.as_ref() {
@@ -238,8 +241,20 @@ pub fn list_query(raw_query: &str) -> Result<ListQuery, ApiError> {
                 }
                 query.search = (!q.is_empty()).then(|| q.to_string());
             }
+            "pinned" => {
+                query.pinned = match value.as_ref() {
+                    "1" | "true" => true,
+                    "0" | "false" | "" => false,
+                    _ => return Err(ApiError::bad_request("pinned must be 1 or 0")),
+                }
+            }
             _ => {}
         }
+    }
+    if query.pinned && (query.cursor.is_some() || query.search.is_some()) {
+        return Err(ApiError::bad_request(
+            "pinned lists every pinned chat on one page: no cursor or q with it",
+        ));
     }
     Ok(query)
 }

@@ -190,7 +190,7 @@ proptest! {
         let mut cursor = None;
         for _ in 0..=chats.len() {
             let page = store
-                .list(&ListQuery { cursor: cursor.clone(), limit, search: None })
+                .list(&ListQuery { cursor: cursor.clone(), limit, search: None, pinned: false })
                 .expect("list");
             prop_assert!(page.chats.len() <= limit);
             seen.extend(page.chats.iter().map(|c| c.id.clone()));

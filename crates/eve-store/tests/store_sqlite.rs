@@ -107,7 +107,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
     }
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5]
+        vec![1, 2, 3, 4, 5, 6]
     );
 }
 
@@ -228,7 +228,8 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0002_chat_search".to_string(),
             "0003_eve_agent".to_string(),
             "0004_chat_events_in_eve".to_string(),
-            "0005_chat_lifecycle".to_string()
+            "0005_chat_lifecycle".to_string(),
+            "0006_chat_pin".to_string()
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
@@ -254,7 +255,7 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
     migrations::migrate(&db, 1).unwrap();
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5]
+        vec![1, 2, 3, 4, 5, 6]
     );
 }
 
@@ -273,7 +274,7 @@ fn migrations_are_safe_when_instances_start_together() {
     let db = open_file(&path, false);
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5]
+        vec![1, 2, 3, 4, 5, 6]
     );
 }
 
@@ -1221,5 +1222,95 @@ fn clearing_a_refused_pending_message_keeps_a_newer_one() {
             .unwrap_err()
             .status(),
         404
+    );
+}
+
+// ---------------------------------------------------------------- pins
+
+fn pinned_ids(store: &ChatStore<'_, Db>) -> Vec<String> {
+    let page = store
+        .list(&validate::list_query("pinned=1").unwrap())
+        .unwrap();
+    assert_eq!(page.next_cursor, None, "pins are one page");
+    page.chats.into_iter().map(|c| c.id).collect()
+}
+
+#[test]
+fn pinned_chats_list_most_recently_pinned_first_and_pinning_again_keeps_the_place() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    for (i, id) in ["a", "b", "c"].iter().enumerate() {
+        create(&store, id, 10 + i as i64);
+    }
+    assert_eq!(pinned_ids(&store), Vec::<String>::new());
+    assert_eq!(store.pin("a", 100).unwrap().id, "a");
+    store.pin("c", 200).unwrap();
+    store.pin("a", 300).unwrap();
+    assert_eq!(pinned_ids(&store), ["c", "a"]);
+    // The history still lists every chat, pinned or not.
+    let all: Vec<String> = store
+        .list(&page(10, None))
+        .unwrap()
+        .chats
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(all, ["c", "b", "a"]);
+    store.unpin("c").unwrap();
+    store.unpin("b").unwrap();
+    assert_eq!(pinned_ids(&store), ["a"]);
+}
+
+#[test]
+fn pins_are_per_principal_and_a_deleted_chat_is_unpinned() {
+    let db = db();
+    let mine = ChatStore::new(&db, "u");
+    let theirs = ChatStore::new(&db, "other");
+    create(&mine, "a", 10);
+    mine.pin("a", 20).unwrap();
+    assert_eq!(theirs.pin("a", 30).unwrap_err().status(), 404);
+    assert_eq!(theirs.unpin("a").unwrap_err().status(), 404);
+    assert_eq!(pinned_ids(&theirs), Vec::<String>::new());
+    assert_eq!(
+        pinned_ids(&mine),
+        ["a"],
+        "another principal changed nothing"
+    );
+    assert_eq!(mine.pin("missing", 30).unwrap_err().status(), 404);
+    mine.delete("a").unwrap();
+    assert_eq!(count(&db, "SELECT count(*) FROM chat_pin"), 0);
+    assert_eq!(pinned_ids(&mine), Vec::<String>::new());
+}
+
+#[test]
+fn pins_are_capped_and_a_refused_pin_changes_nothing() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    let cap = eve_store::limits::MAX_PINNED_CHATS;
+    for i in 0..=cap {
+        create(&store, &format!("c{i}"), i as i64);
+    }
+    for i in 0..cap {
+        store.pin(&format!("c{i}"), 100 + i as i64).unwrap();
+    }
+    let err = store.pin(&format!("c{cap}"), 999).unwrap_err();
+    assert_eq!(err.status(), 409);
+    assert_eq!(pinned_ids(&store).len(), cap);
+    assert!(!pinned_ids(&store).contains(&format!("c{cap}")));
+    // Pinning one that is pinned already is fine at the cap.
+    store.pin("c0", 1000).unwrap();
+}
+
+#[test]
+fn pinned_with_a_cursor_or_a_search_is_refused() {
+    assert!(validate::list_query("pinned=1").unwrap().pinned);
+    assert!(!validate::list_query("pinned=0").unwrap().pinned);
+    assert_eq!(
+        validate::list_query("pinned=yes").unwrap_err().status(),
+        400
+    );
+    assert_eq!(
+        validate::list_query("pinned=1&q=x").unwrap_err().status(),
+        400
     );
 }

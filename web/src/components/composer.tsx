@@ -16,6 +16,8 @@ export interface ComposerProps {
   preparing?: boolean;
   placeholder?: string;
   footerStart?: ComponentChildren;
+  /** ↑ in the empty composer (edits the last message). */
+  onArrowUpEmpty?(): void;
 }
 
 const MAX_HEIGHT_PX = 240;
@@ -76,6 +78,11 @@ export function Composer(props: ComposerProps) {
           aria-describedby={reason ? "composer-reason" : undefined}
           onInput={(e) => props.onChange((e.currentTarget as HTMLTextAreaElement).value)}
           onKeyDown={(e) => {
+            if (e.key === "ArrowUp" && !value && props.onArrowUpEmpty && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
+              e.preventDefault();
+              props.onArrowUpEmpty();
+              return;
+            }
             if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
               e.preventDefault();
               submit();

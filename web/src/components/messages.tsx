@@ -1,9 +1,12 @@
 // The transcript: user bubbles (with attachments), streamed assistant Markdown, collapsible
 // reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
 // presence row that fades out. Everything comes from eve events through events.renderItems.
+import { Fragment } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
 import { renderMarkdown } from "../markdown";
+import type { Switcher } from "../branches";
+import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -13,17 +16,54 @@ export interface TranscriptProps {
   onSkip(auth: AuthorizationView): void;
   onAnswer(requestId: string, option: InputOption): void;
   authBusy: boolean;
+  /** The chat is running a turn: the answer still streaming gets no actions yet. */
+  busy?: boolean;
+  /** The latest turn failed or was stopped: Retry sends its message again. */
+  retry?: { outcome: "failed" | "cancelled"; run(): void } | null;
+  onError?(message: string): void;
+  /** Edit and resend, regenerate, and the ‹ i/n › switchers of a chat's branches. */
+  branch?: BranchProps;
+}
+
+export interface BranchProps {
+  switchers: Map<string, Switcher>;
+  /** The user message being edited (its key), if any. */
+  editing: string | null;
+  disabled: boolean;
+  onEdit(key: string | null): void;
+  onSend(key: string, text: string): void;
+  onSwitch(target: string): void;
+  onRegenerate(): void;
 }
 
 export function Transcript(props: TranscriptProps) {
+  const branch = props.branch;
+  const lastAssistant = props.items.findLast((i) => i.kind === "assistant")?.key;
   return (
     <div class="messages" role="log" aria-live="polite" aria-relevant="additions">
       {props.items.map((item) => {
         switch (item.kind) {
           case "user":
-            return <UserBubble key={item.key} text={item.text} files={item.files} />;
+            if (branch?.editing === item.key) {
+              return <EditMessage key={item.key} text={item.text} onSend={(t) => branch.onSend(item.key, t)} onCancel={() => branch.onEdit(null)} />;
+            }
+            return (
+              <Fragment key={item.key}>
+                <UserBubble text={item.text} files={item.files} />
+                {branch && <UserActions switcher={branch.switchers.get(item.key)} disabled={branch.disabled} onEdit={() => branch.onEdit(item.key)} onSwitch={branch.onSwitch} />}
+              </Fragment>
+            );
           case "assistant":
-            return <AssistantMessage key={item.key} parts={item.parts} />;
+            return (
+              <Fragment key={item.key}>
+                <AssistantMessage parts={item.parts} />
+                {!(props.busy && item === props.items[props.items.length - 1]) && (
+                  <CopyAnswer item={item} onError={(m) => props.onError?.(m)}>
+                    {branch && !branch.disabled && item.key === lastAssistant && <RegenerateAnswer onRegenerate={branch.onRegenerate} />}
+                  </CopyAnswer>
+                )}
+              </Fragment>
+            );
           case "authorization":
             return (
               <AuthorizationCard
@@ -67,6 +107,7 @@ export function Transcript(props: TranscriptProps) {
             );
         }
       })}
+      {props.retry && !props.busy && props.optimistic === null && <RetryTurn outcome={props.retry.outcome} onRetry={props.retry.run} />}
       {props.optimistic !== null && <UserBubble key="optimistic" text={props.optimistic} pending />}
       <div class={`thinking-row${props.thinking ? " visible" : ""}`} aria-hidden={!props.thinking}>
         <span class="shimmer">Thinking...</span>

@@ -2,13 +2,21 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { useShell } from "../context";
+import { SHORTCUTS } from "../actions";
 import { CONNECTIONS } from "../events";
 import type { Viewer } from "../types";
+
+export interface ToastAction {
+  label: string;
+  run(): void;
+}
 
 export interface Toast {
   id: number;
   message: string;
   tone: "error" | "info";
+  /** A button in the toast (Undo); pressing it also dismisses the toast. */
+  action?: ToastAction;
 }
 
 export function Toasts({ toasts, dismiss }: { toasts: Toast[]; dismiss(id: number): void }) {
@@ -17,6 +25,18 @@ export function Toasts({ toasts, dismiss }: { toasts: Toast[]; dismiss(id: numbe
       {toasts.map((t) => (
         <div key={t.id} class={`toast ${t.tone}`} role={t.tone === "error" ? "alert" : "status"}>
           <span class="toast-text">{t.message}</span>
+          {t.action && (
+            <button
+              type="button"
+              class="button small toast-action"
+              onClick={() => {
+                t.action!.run();
+                dismiss(t.id);
+              }}
+            >
+              {t.action.label}
+            </button>
+          )}
           <button type="button" class="icon-button ghost small" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
             ×
           </button>
@@ -111,6 +131,38 @@ export function AuthControl({ onSignOut }: { onSignOut(): void }) {
     </div>
   );
 }
+
+/** The `?` sheet: every keyboard shortcut. */
+export function ShortcutSheet({ onClose }: { onClose(): void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  return (
+    <dialog ref={dialog} class="shortcut-sheet" aria-labelledby="shortcuts-title" onCancel={(e) => { e.preventDefault(); onClose(); }}>
+      <h2 id="shortcuts-title">{SHEET_TEXT.title}</h2>
+      <dl class="shortcut-list">
+        {SHORTCUTS.map((s) => (
+          <div key={s.keys} class="shortcut">
+            <dt>
+              <kbd>{s.keys}</kbd>
+            </dt>
+            <dd>{s.what}</dd>
+          </div>
+        ))}
+      </dl>
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={onClose} autoFocus>
+          {SHEET_TEXT.close}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+// UI strings of the sheet, kept together for the message catalogue.
+const SHEET_TEXT = { title: "Keyboard shortcuts", close: "Close" };
 
 /** Seed IntegrationsMenu: per-turn toggles for Notion, Linear and Sentry. */
 export function ConnectionsMenu() {

@@ -4,7 +4,9 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
-import { MAX_MESSAGE_CHARS, renderItems, type AuthorizationView } from "../events";
+import { lastUserText, retryableOutcome } from "../actions";
+import { branchAt, conversation, cutBefore } from "../branches";
+import { MAX_MESSAGE_CHARS, type AuthorizationView } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
 import { ConnectionsMenu } from "./overlays";
@@ -100,7 +102,15 @@ export function SessionPage({ chatId }: { chatId: string }) {
     if (shell.viewer && runtime.getState().phase === "loading") void runtime.load();
   }, [runtime, shell.viewer]);
 
-  const items = useMemo(() => renderItems(state.log, state.stopped), [state.log, state.stopped]);
+  // Which branch is shown (null: the latest, where new turns go), and the message being edited.
+  const [view, setView] = useState<string | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const conv = useMemo(() => {
+    const b = state.branching;
+    // An edit on its way: the conversation it continues, cut where it branches.
+    return b ? cutBefore(conversation(state.log, b.parent), b.at) : conversation(state.log, view, state.stopped);
+  }, [state.log, state.stopped, state.branching, view]);
+  const items = conv.items;
   const busy = state.phase === "sending" || state.phase === "streaming" || state.phase === "resuming";
   const last = items[items.length - 1];
   // The presence row shows while busy until the answer's own text is visible (seed ThinkingMessage).
@@ -124,6 +134,14 @@ export function SessionPage({ chatId }: { chatId: string }) {
     stick.current = true;
     // An open question that takes free text is answered by the next message typed (eve: a
     // message answers the first open prompt); it is sent as `inputResponses: [{requestId, text}]`.
+    if (!conv.latest) {
+      // An older branch is shown: the message continues it, on a branch of its own.
+      const branch = branchAt(state.log, conv, conv.userCount);
+      setView(null);
+      const sent = await runtime.send(message, { branch });
+      if (!sent) setDraft(message);
+      return;
+    }
     const question = state.openInputs.find((q) => q.allowFreeform);
     if (question && !busy) {
       await runtime.answerInput(question.requestId, { text: message });
@@ -131,6 +149,51 @@ export function SessionPage({ chatId }: { chatId: string }) {
     }
     const sent = await runtime.send(message);
     if (!sent) setDraft(message);
+  };
+
+  // Retry sends the latest user message again, as a new message of this chat.
+  const outcome = useMemo(() => retryableOutcome(state.log), [state.log]);
+  const retryText = outcome ? lastUserText(items) : null;
+  const retry =
+    outcome && retryText && !disabledReason && conv.latest
+      ? {
+          outcome,
+          run: () => {
+            stick.current = true;
+            void runtime.send(retryText);
+          },
+        }
+      : null;
+
+  /** Resends user message number `at` of the shown conversation (edited, or as it was) on a new branch. */
+  const resend = (at: number, text: string) => {
+    const message = text.trim();
+    if (!message || busy || !gate(shell, message)) return;
+    const branch = branchAt(state.log, conv, at);
+    setEditing(null);
+    setView(null);
+    stick.current = true;
+    void runtime.send(message, { branch });
+  };
+  const lastUserKey = items.findLast((i) => i.kind === "user")?.key ?? null;
+  const branchProps = {
+    switchers: conv.switchers,
+    editing,
+    disabled: busy || !!disabledReason,
+    onEdit: setEditing,
+    onSend: (key: string, text: string) => {
+      const at = conv.positions.get(key);
+      if (at !== undefined) resend(at, text);
+    },
+    onSwitch: (target: string) => {
+      setEditing(null);
+      setView(target);
+    },
+    onRegenerate: () => {
+      const last = items.findLast((i) => i.kind === "user");
+      const at = last ? conv.positions.get(last.key) : undefined;
+      if (last?.kind === "user" && at !== undefined) resend(at, last.text);
+    },
   };
 
   const onConnect = (auth: AuthorizationView) => {
@@ -164,6 +227,10 @@ export function SessionPage({ chatId }: { chatId: string }) {
             onSkip={(auth) => void runtime.skipAuthorization(auth)}
             onAnswer={(requestId, option) => void runtime.answerInput(requestId, { optionId: option.id, label: option.label })}
             authBusy={state.phase === "sending"}
+            busy={busy}
+            retry={retry}
+            branch={branchProps}
+            onError={(m) => shell.toast(m)}
           />
         )}
       </div>
@@ -178,6 +245,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
           disabled={!!disabledReason}
           disabledReason={disabledReason}
           placeholder="Reply to eve"
+          onArrowUpEmpty={lastUserKey && !busy ? () => setEditing(lastUserKey) : undefined}
           footerStart={<ConnectionsMenu />}
         />
       </div>

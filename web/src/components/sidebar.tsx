@@ -1,15 +1,66 @@
 // Sidebar history (seed): newest first, cursor pagination through an IntersectionObserver
-// sentinel (only chats not already listed are appended), active row, rename and delete.
+// sentinel (only chats not already listed are appended), active row, search over titles and
+// message text (`GET /api/chats?q=`, matches highlighted), rename, export, and delete with undo.
 import { useEffect, useRef, useState } from "preact/hooks";
+import { highlight } from "../actions";
 import { api } from "../api";
-import { resetSession } from "../eve";
 import { useShell } from "../context";
 import type { ChatSummary } from "../types";
+
+// UI strings of the sidebar, kept together for the message catalogue.
+const TEXT = {
+  search: "Search chats",
+  searching: "Searching…",
+  noResults: (q: string) => `No chats match “${q}”.`,
+  inMessages: "Matches in messages",
+  searchFailed: (msg: string) => `Search failed: ${msg}`,
+  more: (title: string) => `More for ${title}`,
+  exportMd: "Export as Markdown",
+  exportJson: "Export as JSON",
+  pin: "Pin to top",
+  unpin: "Unpin",
+  pinnedHeading: "Pinned",
+  historyHeading: "Chats",
+};
+
+const SEARCH_DEBOUNCE_MS = 200;
+
+/** Search results: the chats matching `query` (null while none is typed). */
+function useSearch(query: string) {
+  const shell = useShell();
+  const [results, setResults] = useState<{ query: string; chats: ChatSummary[] } | null>(null);
+  useEffect(() => {
+    const q = query.trim();
+    if (!q || !shell.viewer) {
+      setResults(null);
+      return;
+    }
+    const abort = new AbortController();
+    const timer = setTimeout(() => {
+      api.listChats(null, 50, q, abort.signal).then(
+        (page) => setResults({ query: q, chats: page.chats }),
+        (err: Error) => {
+          if (!abort.signal.aborted) shell.toast(TEXT.searchFailed(err.message));
+        },
+      );
+    }, SEARCH_DEBOUNCE_MS);
+    return () => {
+      clearTimeout(timer);
+      abort.abort();
+    };
+  }, [query, shell.viewer]);
+  // A chat deleted or renamed while its result shows follows the history list.
+  const known = new Map([...shell.chats, ...shell.pinned].map((c) => [c.id, c]));
+  const chats = results?.chats.flatMap((c) => (known.has(c.id) || !shell.chatsLoaded ? [known.get(c.id) ?? c] : [])) ?? null;
+  return { results: results && chats ? { query: results.query, chats } : null, searching: !!query.trim() && results?.query !== query.trim() };
+}
 
 export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) {
   const shell = useShell();
   const activeId = shell.route.name === "chat" ? shell.route.id : null;
   const sentinel = useRef<HTMLLIElement>(null);
+  const [query, setQuery] = useState("");
+  const { results, searching } = useSearch(query);
 
   useEffect(() => {
     const el = sentinel.current;
@@ -19,8 +70,10 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
     });
     io.observe(el);
     return () => io.disconnect();
-  }, [shell.nextCursor, shell.chats.length]);
+  }, [shell.nextCursor, shell.chats.length, results === null]);
 
+  const q = query.trim();
+  const pinnedIds = new Set(shell.pinned.map((c) => c.id));
   return (
     <aside class="sidebar" id="sidebar" aria-label="Chat history">
       <div class="sidebar-header">
@@ -35,19 +88,64 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
       <a class="new-chat" href="/" onClick={(e) => go(e, "/", shell.navigate, props.onNavigated)}>
         <span class="plus" aria-hidden="true">+</span> New chat
       </a>
+      {/* Always rendered (prerendered too), so that nothing moves when the viewer is known. */}
+      <div class="history-search">
+        <input
+            id="chat-search"
+            type="search"
+            disabled={!shell.viewer}
+            placeholder={TEXT.search}
+            aria-label={TEXT.search}
+            title={`${TEXT.search} (Ctrl/⌘ + K)`}
+            value={query}
+            maxLength={200}
+            onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape" && query) {
+                e.stopPropagation();
+                setQuery("");
+              }
+            }}
+          />
+      </div>
       <nav class="history" aria-label="Chats">
         {shell.viewer === null && <p class="history-empty">Sign in to see your chats.</p>}
-        {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">No chats yet.</p>}
-        <ul>
-          {shell.chats.map((chat) => (
-            <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
-          ))}
-          {shell.nextCursor && (
-            <li ref={sentinel} class="history-sentinel" aria-hidden="true">
-              Loading…
-            </li>
-          )}
-        </ul>
+        {q ? (
+          <>
+            {searching && !results && <p class="history-empty">{TEXT.searching}</p>}
+            {results && results.chats.length === 0 && <p class="history-empty">{TEXT.noResults(results.query)}</p>}
+            <ul class="search-results" aria-busy={searching}>
+              {results?.chats.map((chat) => (
+                <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} query={results.query} onNavigated={props.onNavigated} />
+              ))}
+            </ul>
+          </>
+        ) : (
+          <>
+            {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">No chats yet.</p>}
+            {shell.pinned.length > 0 && (
+              <>
+                <h2 class="history-heading">{TEXT.pinnedHeading}</h2>
+                <ul class="pinned-chats" aria-label={TEXT.pinnedHeading}>
+                  {shell.pinned.map((chat) => (
+                    <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
+                  ))}
+                </ul>
+                <h2 class="history-heading">{TEXT.historyHeading}</h2>
+              </>
+            )}
+            <ul>
+              {shell.chats.filter((c) => !pinnedIds.has(c.id)).map((chat) => (
+                <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
+              ))}
+              {shell.nextCursor && (
+                <li ref={sentinel} class="history-sentinel" aria-hidden="true">
+                  Loading…
+                </li>
+              )}
+            </ul>
+          </>
+        )}
       </nav>
     </aside>
   );
@@ -60,11 +158,39 @@ function go(e: MouseEvent, path: string, navigate: (p: string) => void, after: (
   after();
 }
 
-function ChatRow({ chat, active, onNavigated }: { chat: ChatSummary; active: boolean; onNavigated(): void }) {
+function Title({ text, query }: { text: string; query?: string }) {
+  if (!query) return <>{text}</>;
+  const runs = highlight(text, query);
+  return (
+    <>
+      {runs.map((r, i) => (r.match ? <mark key={i}>{r.text}</mark> : r.text))}
+      {!runs.some((r) => r.match) && <span class="match-hint">{TEXT.inMessages}</span>}
+    </>
+  );
+}
+
+function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; active: boolean; query?: string; onNavigated(): void }) {
   const shell = useShell();
   const [editing, setEditing] = useState(false);
   const [title, setTitle] = useState(chat.title);
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuRoot = useRef<HTMLSpanElement>(null);
   const href = `/chat/${chat.id}`;
+  const isPinned = shell.pinned.some((c) => c.id === chat.id);
+
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onDoc = (e: MouseEvent) => {
+      if (menuRoot.current && !menuRoot.current.contains(e.target as Node)) setMenuOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && setMenuOpen(false);
+    document.addEventListener("mousedown", onDoc);
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("mousedown", onDoc);
+      document.removeEventListener("keydown", onKey);
+    };
+  }, [menuOpen]);
 
   const commitRename = async () => {
     setEditing(false);
@@ -77,22 +203,6 @@ function ChatRow({ chat, active, onNavigated }: { chat: ChatSummary; active: boo
     } catch (err) {
       shell.updateChatTitle(chat.id, previous);
       shell.toast(`Rename failed: ${(err as Error).message}`);
-    }
-  };
-
-  const remove = async () => {
-    if (!confirm(`Delete “${chat.title}”? This cannot be undone.`)) return;
-    shell.removeChat(chat.id);
-    if (active) shell.navigate("/", { replace: true });
-    try {
-      const session =
-        shell.runtimes.get(chat.id).getState().session ?? (await api.getChat(chat.id).then((d) => d.session).catch(() => null));
-      if (session) await resetSession(session.sessionId).catch(() => undefined);
-      await api.deleteChat(chat.id);
-      shell.runtimes.forget(chat.id);
-    } catch (err) {
-      shell.touchChat(chat);
-      shell.toast(`Delete failed: ${(err as Error).message}`);
     }
   };
 
@@ -119,17 +229,42 @@ function ChatRow({ chat, active, onNavigated }: { chat: ChatSummary; active: boo
     );
   }
   return (
-    <li class={`chat-row${active ? " active" : ""}`} data-chat-id={chat.id}>
+    <li class={`chat-row${active ? " active" : ""}${menuOpen ? " menu-open" : ""}${isPinned ? " pinned" : ""}`} data-chat-id={chat.id}>
       <a href={href} aria-current={active ? "page" : undefined} onClick={(e) => go(e, href, shell.navigate, onNavigated)} title={chat.title}>
-        {chat.title}
+        <Title text={chat.title} query={query} />
       </a>
-      <span class="row-actions">
+      <span class="row-actions" ref={menuRoot}>
         <button type="button" class="icon-button ghost small" aria-label={`Rename ${chat.title}`} title="Rename" onClick={() => { setTitle(chat.title); setEditing(true); }}>
           <span class="icon-pencil" aria-hidden="true" />
         </button>
-        <button type="button" class="icon-button ghost small" aria-label={`Delete ${chat.title}`} title="Delete" onClick={remove}>
+        <button type="button" class="icon-button ghost small" aria-label={`Delete ${chat.title}`} title="Delete" onClick={() => shell.deleteChat(chat)}>
           <span class="icon-trash" aria-hidden="true" />
         </button>
+        <button type="button" class="icon-button ghost small" aria-label={TEXT.more(chat.title)} aria-haspopup="menu" aria-expanded={menuOpen} title="More" onClick={() => setMenuOpen(!menuOpen)}>
+          <span aria-hidden="true">⋯</span>
+        </button>
+        {menuOpen && (
+          <div class="menu row-menu" role="menu" aria-label={TEXT.more(chat.title)}>
+            {/* The export route answers with content-disposition: attachment, so these download. */}
+            <button
+              type="button"
+              class="menu-item"
+              role="menuitem"
+              onClick={() => {
+                setMenuOpen(false);
+                shell.setPinned(chat, !isPinned);
+              }}
+            >
+              {isPinned ? TEXT.unpin : TEXT.pin}
+            </button>
+            <a class="menu-item" role="menuitem" href={api.exportUrl(chat.id, "md")} download onClick={() => setMenuOpen(false)}>
+              {TEXT.exportMd}
+            </a>
+            <a class="menu-item" role="menuitem" href={api.exportUrl(chat.id, "json")} download onClick={() => setMenuOpen(false)}>
+              {TEXT.exportJson}
+            </a>
+          </div>
+        )}
       </span>
     </li>
   );
