@@ -41,6 +41,8 @@ pub struct Queued {
     pub parts: Vec<MessagePart>,
     #[serde(default)]
     pub client_context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Where events also go as they are persisted: the reader whose request runs the work.
@@ -217,11 +219,23 @@ fn variable(name: &str) -> Option<String> {
     spin_sdk::variables::get(name).ok()
 }
 
-/// The configured model and its id, or why there is none.
-fn model() -> Result<(Box<dyn Model>, String), String> {
-    let cfg = config::from_lookup(variable)?;
-    let id = cfg.model_id();
-    let model: Box<dyn Model> = match cfg {
+/// The models the owner allows (`llm_models`), the default first.
+pub fn model_choices() -> Result<Vec<config::ModelChoice>, String> {
+    config::models(variable)
+}
+
+/// The model a turn runs on (`requested` by its message, else the session's earlier one
+/// `fallback`, else the default) and its id, or why there is none.
+fn model(
+    requested: Option<&str>,
+    fallback: Option<&str>,
+) -> Result<(Box<dyn Model>, String), String> {
+    let choices = model_choices()?;
+    let choice = config::choose(&choices, requested, fallback)
+        .or_else(|| choices.first())
+        .ok_or("no model is configured")?;
+    let id = choice.id.clone();
+    let model: Box<dyn Model> = match choice.provider.clone() {
         ProviderConfig::Demo { pacing_ms } => Box::new(DemoModel {
             pacing_ms,
             sleep: sleep_ms,
@@ -239,7 +253,11 @@ fn model() -> Result<(Box<dyn Model>, String), String> {
 }
 
 /// Runs the open turn of the log to its end or its next wait.
-fn run_turn(r: &mut Runner<'_, '_, '_>, client_context: Option<String>) -> TurnOutcome {
+fn run_turn(
+    r: &mut Runner<'_, '_, '_>,
+    client_context: Option<String>,
+    requested: Option<&str>,
+) -> TurnOutcome {
     let Ok(log) = r.log() else {
         return TurnOutcome::Fenced;
     };
@@ -250,7 +268,7 @@ fn run_turn(r: &mut Runner<'_, '_, '_>, client_context: Option<String>) -> TurnO
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let (mut model, model_id) = match model() {
+    let (mut model, model_id) = match model(requested, transcript::last_model_id(&events)) {
         Ok(m) => m,
         Err(message) => {
             eprintln!("agent: {message}");
@@ -378,7 +396,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
         }
         Takeover::Continue => {
             eprintln!("agent: session {}: resuming its open turn", r.session_id);
-            if run_turn(r, client_context(r)) == TurnOutcome::Fenced {
+            if run_turn(r, client_context(r), None) == TurnOutcome::Fenced {
                 return Err(Fenced);
             }
         }
@@ -408,7 +426,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
         for e in events {
             r.write(e)?;
         }
-        if run_turn(r, client_context(r)) == TurnOutcome::Fenced {
+        if run_turn(r, client_context(r), None) == TurnOutcome::Fenced {
             return Err(Fenced);
         }
     }
@@ -467,7 +485,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
                         }
                     }
                     let _ = r.store.delete_inbox(r.session_id, item.seq);
-                    match run_turn(r, client_context(r)) {
+                    match run_turn(r, client_context(r), q.model.as_deref()) {
                         TurnOutcome::Fenced => return Err(Fenced),
                         TurnOutcome::Waiting => return Ok(()),
                         _ => {}
@@ -497,7 +515,9 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
                             turn_id,
                         }))?;
                     } else {
-                        let model_id = model().map(|(_, id)| id).unwrap_or_default();
+                        let model_id = model(None, transcript::last_model_id(&log))
+                            .map(|(_, id)| id)
+                            .unwrap_or_default();
                         let c = Compaction {
                             model_id,
                             sequence,

@@ -169,6 +169,15 @@ pub fn is_terminal(events: &[Event]) -> bool {
         .is_some_and(|e| matches!(e, Event::SessionFailed(_) | Event::SessionCompleted(_)))
 }
 
+/// The model the session's latest step ran on (`step.started.modelId`): a message that names
+/// none keeps it.
+pub fn last_model_id(events: &[Event]) -> Option<&str> {
+    events.iter().rev().find_map(|e| match e {
+        Event::StepStarted(s) => Some(s.model_id.as_str()),
+        _ => None,
+    })
+}
+
 /// The next turn's `sequence`: one past the last `turn.started`. A clear or compaction is
 /// numbered as the next turn without using it up (the message after a clear at `turn_5` is
 /// `turn_5` too, as in the reference).
