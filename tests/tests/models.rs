@@ -195,3 +195,37 @@ fn llm_max_tokens_reaches_anthropic_and_its_default_stays_otherwise() {
         assert_eq!(requests[0].1["model"], "claude-test");
     }
 }
+
+#[test]
+fn setup_is_not_ready_for_a_hosted_provider_without_its_api_key() {
+    let keyless = host(&[("llm_provider", "anthropic"), ("llm_model", "claude-x")]);
+    let s = keyless.get("/api/setup").json();
+    assert_eq!(s["appReady"], false, "{s}");
+    let missing: Vec<&str> = s["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(
+        missing.contains(&"llm_api_key (for anthropic/claude-x)"),
+        "{missing:?}"
+    );
+
+    let keyed = host(&[
+        ("llm_provider", "anthropic"),
+        ("llm_model", "claude-x"),
+        ("llm_api_key", "sk-ant-test"),
+    ]);
+    let s = keyed.get("/api/setup").json();
+    assert_eq!(s["appReady"], true, "{s}");
+    assert!(!s.to_string().contains("sk-ant-test"));
+
+    let wrong = host(&[("llm_models", "not json")]);
+    let s = wrong.get("/api/setup").json();
+    assert_eq!(s["appReady"], false, "{s}");
+    assert!(
+        s["missing"][0].as_str().unwrap().starts_with("llm_models"),
+        "{s}"
+    );
+}
