@@ -6,6 +6,7 @@ import { api } from "./api";
 import { ShellContext, saveDraft, type Shell } from "./context";
 import { createConnectionClientContext } from "./events";
 import { parseRoute, routeClass, sidebarClosedFromCookie, sidebarCookie, type Route } from "./layout";
+import { knownModels, modelForMessage } from "./models";
 import { RuntimeRegistry } from "./runtime";
 import type { AuthMode, ChatSummary, EnabledConnections, SetupStatus, Viewer } from "./types";
 import { HomePage, NotFoundPage, SessionPage } from "./components/pages";
@@ -67,6 +68,7 @@ export function App({ initialPath, prerender }: AppProps) {
         toast: (m) => toast(m),
         touchChat,
         clientContext: () => createConnectionClientContext(connectionsRef.current),
+        model: (chatId) => modelForMessage(knownModels(), chatId),
       }),
     [],
   );

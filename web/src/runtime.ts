@@ -50,6 +50,8 @@ export interface RuntimeHost {
   toast(message: string): void;
   touchChat(chat: ChatSummary): void;
   clientContext(): string;
+  /** The model this chat's next message names, if the user has a choice. */
+  model?(chatId: string): string | undefined;
 }
 
 /** Events are sent to the server in batches of at most this many, this often. */
@@ -224,7 +226,7 @@ export class ChatRuntime {
       }
       let sent;
       try {
-        sent = await sendMessage(this.state.session, message, this.host.clientContext());
+        sent = await sendMessage(this.state.session, message, this.host.clientContext(), this.host.model?.(this.chatId));
       } catch (err) {
         // Not accepted (a 429, the agent down): the chat must not keep it as pending, or the
         // next page load would send it behind the user's back.

@@ -7,6 +7,7 @@ import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type
 import { MAX_MESSAGE_CHARS, renderItems, type AuthorizationView } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
+import { ModelMenu } from "./models";
 import { ConnectionsMenu } from "./overlays";
 
 /** Checks that gate any send: setup, then sign-in (keeping the draft). */
@@ -75,7 +76,12 @@ export function HomePage() {
           disabled={!!blocked}
           disabledReason={blocked}
           preparing={creating}
-          footerStart={<ConnectionsMenu />}
+          footerStart={
+            <>
+              <ConnectionsMenu />
+              <ModelMenu chatId={null} />
+            </>
+          }
         />
         {shell.setup && !shell.setup.appReady && (
           <div class="setup-panel" role="status">
@@ -178,7 +184,12 @@ export function SessionPage({ chatId }: { chatId: string }) {
           disabled={!!disabledReason}
           disabledReason={disabledReason}
           placeholder="Reply to eve"
-          footerStart={<ConnectionsMenu />}
+          footerStart={
+            <>
+              <ConnectionsMenu />
+              <ModelMenu chatId={chatId} />
+            </>
+          }
         />
       </div>
     </div>
