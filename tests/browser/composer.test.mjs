@@ -1,5 +1,6 @@
 // The composer's model switcher (issue 13 item 4): it lists the models the owner allows
 // (llm_models, through /eve/v1/info), the chosen one answers, and each chat keeps its own.
+// Item 6: each answer shows its tokens, the latest also the chat's.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { apiCall, launchBrowser, newPage, screenshot, startApp, startChat } from "./harness.mjs";
@@ -47,6 +48,11 @@ test("the composer shows the allowed models; the chosen one answers and each cha
 
   const first = await startChat(page, "Hello from two");
   assert.deepEqual(await stepModels(first, 1), ["demo/two"]);
+  // Item 6: the settled answer shows its tokens; the model is named on hover.
+  const usage = page.locator(".usage-line").first();
+  await usage.waitFor();
+  assert.match(await usage.textContent(), /^[\d,]+ tokens$/);
+  assert.match(await usage.getAttribute("title"), /^demo\/two · [\d,]+ in · [\d,]+ out$/);
   assert.equal(await page.getByRole("combobox", { name: "Model" }).inputValue(), "demo/two");
 
   // A second chat on the other model leaves the first one on its own.
@@ -58,6 +64,10 @@ test("the composer shows the allowed models; the chosen one answers and each cha
   await page.fill("#composer-input", "Now with one");
   await page.keyboard.press("Enter");
   assert.deepEqual(await stepModels(second, 2), ["demo/two", "demo/one"]);
+  // Two answers: the latest line also totals the chat.
+  await page.waitForFunction(() => document.querySelectorAll(".usage-line").length === 2);
+  assert.match(await page.locator(".usage-line").last().textContent(), /^[\d,]+ tokens · this chat [\d,]+$/);
+  await screenshot(page, "composer-usage");
 
   await page.goto(`/chat/${first}`);
   const again = page.getByRole("combobox", { name: "Model" });

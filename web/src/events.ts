@@ -7,6 +7,7 @@
 // `defaultMessageReducer`), one reduction per eve session in the log: a chat whose session was
 // replaced holds several sessions' streams, and their turn ids (`turn_0`, …) repeat.
 
+import { addUsage, totalUsage, type TurnUsage } from "./usage";
 import {
   initialEveState,
   reduceEveEvent,
@@ -112,6 +113,8 @@ export interface Segment {
   /** The failure text of each failed turn (a session failure repeating it adds no notice). */
   failedTurns: Record<string, string>;
   events: number;
+  /** Tokens and model of each turn (usage.ts). */
+  usage: Record<string, TurnUsage>;
 }
 
 export interface ReducedLog {
@@ -119,7 +122,7 @@ export interface ReducedLog {
 }
 
 function emptySegment(): Segment {
-  return { state: initialEveState(), notices: [], turnOrder: [], failedTurns: {}, events: 0 };
+  return { state: initialEveState(), notices: [], turnOrder: [], failedTurns: {}, events: 0, usage: {} };
 }
 
 export function reduceLog(events: readonly EveEvent[]): ReducedLog {
@@ -192,7 +195,7 @@ function appendToSegment(seg: Segment, e: EveEvent, index: number): Segment {
       add("info", "This session has ended; your next message starts a new one.");
       break;
   }
-  return { state, notices, turnOrder, failedTurns, events: seg.events + 1 };
+  return { state, notices, turnOrder, failedTurns, events: seg.events + 1, usage: addUsage(seg.usage, e, turnId) };
 }
 
 function lastSegment(log: ReducedLog): Segment | undefined {
@@ -370,6 +373,7 @@ export type RenderItem =
   | { kind: "assistant"; key: string; parts: AssistantPart[] }
   | { kind: "authorization"; key: string; authorization: AuthorizationView; outcome: AuthorizationView["outcome"] }
   | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
+  | { kind: "usage"; key: string; usage: TurnUsage; chat?: TurnUsage }
   | ({ kind: "input"; key: string } & InputView);
 
 function defaultOrigin(): string {
@@ -484,10 +488,20 @@ export function renderItems(log: ReducedLog, stopped = false, origin = defaultOr
     msgs.forEach((m, i) => {
       renderMessage(seg, m, si, stopped, origin, items);
       const t = m.metadata?.turnId ?? null;
-      if (msgs[i + 1]?.metadata?.turnId !== t || i === msgs.length - 1) flush(t);
+      if (msgs[i + 1]?.metadata?.turnId !== t || i === msgs.length - 1) {
+        const u = t === null ? undefined : seg.usage[t];
+        const settled = t !== null && seg.state.projection.turns[t]?.status !== "active";
+        if (m.role === "assistant" && u && settled && (u.inputTokens || u.outputTokens)) {
+          items.push({ kind: "usage", key: `s${si}:usage:${t}`, usage: u });
+        }
+        flush(t);
+      }
     });
     for (const anchor of [...byAnchor.keys()]) flush(anchor);
   });
+  // The chat's total goes on its latest usage line.
+  const lines = items.filter((i): i is Extract<RenderItem, { kind: "usage" }> => i.kind === "usage");
+  if (lines.length > 1) lines[lines.length - 1]!.chat = totalUsage(log.segments.flatMap((s) => Object.values(s.usage)));
   return items;
 }
 
