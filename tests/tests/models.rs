@@ -4,6 +4,8 @@
 //! provider. The providers are local servers speaking OpenAI's and Anthropic's wire formats;
 //! the assertions are on the request bodies they receive.
 
+// Shared with eve_stream.rs, which uses all of it.
+#[allow(dead_code)]
 #[path = "eve/llm_server.rs"]
 mod llm_server;
 
@@ -227,5 +229,53 @@ fn setup_is_not_ready_for_a_hosted_provider_without_its_api_key() {
     assert!(
         s["missing"][0].as_str().unwrap().starts_with("llm_models"),
         "{s}"
+    );
+}
+
+#[test]
+fn a_history_over_the_context_window_is_trimmed_oldest_first_and_the_turn_says_so() {
+    let server = LlmServer::start(vec![
+        openai_text("first answer"),
+        openai_text("second answer"),
+    ]);
+    // 1024 tokens at the assumed 3 characters each: one 2,000-character exchange fits, two
+    // do not.
+    let h = host(&[
+        ("llm_provider", "openai"),
+        ("llm_api_key", "test-key"),
+        ("llm_model", "small"),
+        ("llm_base_url", &format!("{}/v1", server.base)),
+        ("llm_context_tokens", "1024"),
+    ]);
+    let sid = create(&h, &json!({"message": "a".repeat(2000)}));
+    let first = read_until_settled(&h, &sid, 0);
+    assert!(!first.iter().any(|e| e["type"] == "compaction.requested"));
+    let r = send(&h, &sid, &json!({"message": "b".repeat(2000)}));
+    assert_eq!(r.status, 202, "{}", r.text());
+    let second = read_until_settled(&h, &sid, first.len() as u64);
+    let types: Vec<&str> = second.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let requested = types.iter().position(|t| *t == "compaction.requested");
+    let completed = types.iter().position(|t| *t == "compaction.completed");
+    assert!(
+        matches!((requested, completed), (Some(a), Some(b)) if a < b),
+        "{types:?}"
+    );
+    assert_eq!(second[completed.unwrap()]["data"]["turnId"], "turn_1");
+
+    let requests = server.requests.lock().unwrap();
+    let users = |body: &Value| -> Vec<String> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap().chars().take(1).collect())
+            .collect()
+    };
+    assert_eq!(users(&requests[0].1), ["a"]);
+    assert_eq!(
+        users(&requests[1].1),
+        ["b"],
+        "the first exchange no longer fits"
     );
 }

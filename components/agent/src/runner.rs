@@ -229,12 +229,13 @@ pub fn model_choices() -> Result<Vec<config::ModelChoice>, String> {
 fn model(
     requested: Option<&str>,
     fallback: Option<&str>,
-) -> Result<(Box<dyn Model>, String), String> {
+) -> Result<(Box<dyn Model>, String, usize), String> {
     let choices = model_choices()?;
     let choice = config::choose(&choices, requested, fallback)
         .or_else(|| choices.first())
         .ok_or("no model is configured")?;
     let id = choice.id.clone();
+    let context_chars = choice.context_chars();
     let model: Box<dyn Model> = match choice.provider.clone() {
         ProviderConfig::Demo { pacing_ms } => Box::new(DemoModel {
             pacing_ms,
@@ -249,7 +250,7 @@ fn model(
             transport: WasiTransport,
         }),
     };
-    Ok((model, id))
+    Ok((model, id, context_chars))
 }
 
 /// Runs the open turn of the log to its end or its next wait.
@@ -268,32 +269,34 @@ fn run_turn(
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let (mut model, model_id) = match model(requested, transcript::last_model_id(&events)) {
-        Ok(m) => m,
-        Err(message) => {
-            eprintln!("agent: {message}");
-            let at = transcript::open_turn(&events)
-                .map_or(eve_api::eve::TurnRef::new(0).step(0), |o| {
-                    o.turn.step(o.step)
-                });
-            for e in turn::failed_events(
-                r.session_id,
-                &events,
-                &at,
-                "not_configured",
-                &format!("the model provider is misconfigured: {message}"),
-            ) {
-                if r.write(e).is_err() {
-                    return TurnOutcome::Fenced;
+    let (mut model, model_id, context_chars) =
+        match model(requested, transcript::last_model_id(&events)) {
+            Ok(m) => m,
+            Err(message) => {
+                eprintln!("agent: {message}");
+                let at = transcript::open_turn(&events)
+                    .map_or(eve_api::eve::TurnRef::new(0).step(0), |o| {
+                        o.turn.step(o.step)
+                    });
+                for e in turn::failed_events(
+                    r.session_id,
+                    &events,
+                    &at,
+                    "not_configured",
+                    &format!("the model provider is misconfigured: {message}"),
+                ) {
+                    if r.write(e).is_err() {
+                        return TurnOutcome::Fenced;
+                    }
                 }
+                return TurnOutcome::Failed(message);
             }
-            return TurnOutcome::Failed(message);
-        }
-    };
+        };
     let ctx = TurnContext {
         session_id: r.session_id.to_string(),
         model_id,
         client_context,
+        context_chars,
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }
@@ -516,7 +519,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
                         }))?;
                     } else {
                         let model_id = model(None, transcript::last_model_id(&log))
-                            .map(|(_, id)| id)
+                            .map(|(_, id, _)| id)
                             .unwrap_or_default();
                         let c = Compaction {
                             model_id,

@@ -105,6 +105,38 @@ pub struct ModelChoice {
     pub id: String,
     pub label: String,
     pub provider: ProviderConfig,
+    /// The model's context window in tokens (`context_tokens` of its entry, else
+    /// `llm_context_tokens`, else [`DEFAULT_CONTEXT_TOKENS`]).
+    pub context_tokens: u64,
+}
+
+/// The context window assumed when none is configured.
+pub const DEFAULT_CONTEXT_TOKENS: u64 = 128_000;
+/// Characters per token assumed when fitting history (low, so the estimate errs on the side
+/// of trimming: English runs about 4, Chinese about 1.5, both count as UTF-8 bytes here).
+const CHARS_PER_TOKEN: u64 = 3;
+
+impl ModelChoice {
+    /// How many characters (UTF-8 bytes) of history fit: the window less the answer's room.
+    pub fn context_chars(&self) -> usize {
+        let answer = match &self.provider {
+            ProviderConfig::OpenAi(o) => o.max_tokens.unwrap_or(4096),
+            ProviderConfig::Anthropic(a) => a.max_tokens.unwrap_or(anthropic::MAX_TOKENS),
+            ProviderConfig::Demo { .. } => 0,
+        };
+        let tokens = self.context_tokens.saturating_sub(answer).max(1024);
+        usize::try_from(tokens.saturating_mul(CHARS_PER_TOKEN)).unwrap_or(usize::MAX)
+    }
+}
+
+fn positive(name: &str, v: Option<String>) -> Result<Option<u64>, String> {
+    match v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!("{name}: expected a positive integer, got {v:?}")),
+        },
+    }
 }
 
 /// One entry of `llm_models`.
@@ -118,6 +150,8 @@ struct Entry {
     label: Option<String>,
     #[serde(default)]
     base_url: Option<String>,
+    #[serde(default)]
+    context_tokens: Option<u64>,
 }
 
 /// The models the owner allows, the default first. `llm_models` is a JSON array of
@@ -131,6 +165,8 @@ pub fn models(lookup: impl Fn(&str) -> Option<String>) -> Result<Vec<ModelChoice
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
+    let window = positive("llm_context_tokens", lookup("llm_context_tokens"))?
+        .unwrap_or(DEFAULT_CONTEXT_TOKENS);
     let Some(list) = get("llm_models") else {
         let provider = from_lookup(&lookup)?;
         let id = provider.model_id();
@@ -141,6 +177,7 @@ pub fn models(lookup: impl Fn(&str) -> Option<String>) -> Result<Vec<ModelChoice
             id,
             label,
             provider,
+            context_tokens: window,
         }]);
     };
     let entries: Vec<Entry> = serde_json::from_str(&list).map_err(|e| {
@@ -182,6 +219,7 @@ pub fn models(lookup: impl Fn(&str) -> Option<String>) -> Result<Vec<ModelChoice
             id,
             label,
             provider,
+            context_tokens: e.context_tokens.filter(|&n| n > 0).unwrap_or(window),
         });
     }
     Ok(out)
@@ -372,5 +410,23 @@ mod tests {
         }
         let e = list(&[("llm_provider", "openai"), ("llm_max_tokens", "lots")]).unwrap_err();
         assert!(e.starts_with("llm_max_tokens"), "{e}");
+        let e = list(&[("llm_context_tokens", "-5")]).unwrap_err();
+        assert!(e.starts_with("llm_context_tokens"), "{e}");
+    }
+
+    #[test]
+    fn the_context_window_leaves_room_for_the_answer() {
+        let l = list(&[
+            ("llm_context_tokens", "10000"),
+            (
+                "llm_models",
+                r#"[{"provider":"anthropic","model":"a"},{"provider":"openai","model":"b","context_tokens":2000000}]"#,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(l[0].context_tokens, 10_000);
+        assert_eq!(l[0].context_chars(), (10_000 - 4096) * 3);
+        assert_eq!(l[1].context_tokens, 2_000_000);
+        assert_eq!(list(&[]).unwrap()[0].context_tokens, DEFAULT_CONTEXT_TOKENS);
     }
 }
