@@ -7,6 +7,7 @@ import { api } from "./api";
 import { ShellContext, saveDraft, type Shell } from "./context";
 import { createConnectionClientContext } from "./events";
 import { parseRoute, routeClass, sidebarClosedFromCookie, sidebarCookie, type Route } from "./layout";
+import { knownModels, modelForMessage } from "./models";
 import { RuntimeRegistry } from "./runtime";
 import { resetSession } from "./eve";
 import type { AuthMode, ChatSummary, EnabledConnections, SetupStatus, Viewer } from "./types";
@@ -108,6 +109,7 @@ export function App({ initialPath, prerender }: AppProps) {
         toast: (m) => toast(m),
         touchChat,
         clientContext: () => createConnectionClientContext(connectionsRef.current),
+        model: (chatId) => modelForMessage(knownModels(), chatId),
       }),
     [],
   );

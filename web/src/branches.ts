@@ -9,7 +9,7 @@
 // run's conversation: its parent's prefix, then its own messages. No DOM, no network:
 // unit-tested in branches.test.ts.
 
-import { BRANCH_EVENT, localMeta, renderSegment, type EveEvent, type ReducedLog, type RenderItem } from "./events";
+import { BRANCH_EVENT, localMeta, renderSegment, withChatTotal, type EveEvent, type ReducedLog, type RenderItem } from "./events";
 import { answerText } from "./actions";
 
 export const ROOT_RUN = "root";
@@ -94,7 +94,9 @@ export function conversation(log: ReducedLog, view: string | null, stopped = fal
     memo.set(id, out);
     return out;
   };
-  const { items, owners } = display(shown);
+  const shownDisplay = display(shown);
+  const owners = shownDisplay.owners;
+  const items = withChatTotal(shownDisplay.items, log);
   const positions = new Map<string, number>();
   const switchers = new Map<string, Switcher>();
   let k = 0;

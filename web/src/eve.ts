@@ -86,10 +86,12 @@ export function isSessionGone(err: unknown): boolean {
 }
 
 /** Starts a new session with a message, or sends the next message to an existing one. */
-export async function sendMessage(session: ClientSessionState | null, message: string, clientContext: string): Promise<SentTurn> {
+export async function sendMessage(session: ClientSessionState | null, message: string, clientContext: string, model?: string): Promise<SentTurn> {
+  // `model` is eve-chat's extension (docs/eve-protocol.md): sent only when there is a choice.
+  const body = model ? { message, clientContext, model } : { message, clientContext };
   if (session) {
     try {
-      const { json } = await postTurn(sessionPath(session.sessionId), { message, clientContext });
+      const { json } = await postTurn(sessionPath(session.sessionId), body);
       return { session, deliveryId: typeof json.deliveryId === "string" && json.deliveryId ? json.deliveryId : undefined, created: false };
     } catch (err) {
       // The agent lost or retired the chat's session (unknown, reset, failed, stranded): start
@@ -97,7 +99,7 @@ export async function sendMessage(session: ClientSessionState | null, message: s
       if (!isSessionGone(err)) throw err;
     }
   }
-  const { res, json } = await postTurn("/eve/v1/session", { message, clientContext });
+  const { res, json } = await postTurn("/eve/v1/session", body);
   const sessionId = (typeof json.sessionId === "string" && json.sessionId) || res.headers.get("x-eve-session-id")?.trim();
   if (!sessionId) throw new ApiError(502, "upstream", "The agent did not return a session id.");
   return { session: { sessionId, streamIndex: 0 }, created: true };

@@ -30,7 +30,8 @@ import { loadStreams } from "../test-fixtures/recordings.mjs";
 const ORIGIN = "https://chat.example";
 const gen = (name: string): EveEvent[] => generatedStreams().find((s: { name: string }) => s.name === name)!.events;
 const rec = (name: string): EveEvent[] => loadStreams().find((s: { name: string }) => s.name === name)!.events;
-const items = (events: EveEvent[], stopped = false) => renderItems(reduceLog(events), stopped, ORIGIN);
+// Usage lines have their own tests (usage.test.ts).
+const items = (events: EveEvent[], stopped = false) => renderItems(reduceLog(events), stopped, ORIGIN).filter((i) => i.kind !== "usage");
 const ofKind = <K extends RenderItem["kind"]>(list: RenderItem[], kind: K) => list.filter((i): i is Extract<RenderItem, { kind: K }> => i.kind === kind);
 const toolStatuses = (list: RenderItem[]) =>
   ofKind(list, "assistant").flatMap((a) => a.parts.flatMap((p) => (p.kind === "tools" ? p.calls.map((c) => [c.id, c.status]) : [])));

@@ -7,6 +7,7 @@
 // `defaultMessageReducer`), one reduction per eve session in the log: a chat whose session was
 // replaced holds several sessions' streams, and their turn ids (`turn_0`, …) repeat.
 
+import { addUsage, totalUsage, type TurnUsage } from "./usage";
 import {
   initialEveState,
   reduceEveEvent,
@@ -112,6 +113,8 @@ export interface Segment {
   /** The failure text of each failed turn (a session failure repeating it adds no notice). */
   failedTurns: Record<string, string>;
   events: number;
+  /** Tokens and model of each turn (usage.ts). */
+  usage: Record<string, TurnUsage>;
   /** The segment starts a branch of the chat (an edit or a regenerate): see branches.ts. */
   branch?: BranchMarker;
 }
@@ -142,7 +145,7 @@ export interface ReducedLog {
 }
 
 function emptySegment(): Segment {
-  return { state: initialEveState(), notices: [], turnOrder: [], failedTurns: {}, events: 0 };
+  return { state: initialEveState(), notices: [], turnOrder: [], failedTurns: {}, events: 0, usage: {} };
 }
 
 export function reduceLog(events: readonly EveEvent[]): ReducedLog {
@@ -220,7 +223,7 @@ function appendToSegment(seg: Segment, e: EveEvent, index: number): Segment {
       add("info", "This session has ended; your next message starts a new one.");
       break;
   }
-  return { ...seg, state, notices, turnOrder, failedTurns, events: seg.events + 1 };
+  return { ...seg, state, notices, turnOrder, failedTurns, events: seg.events + 1, usage: addUsage(seg.usage, e, turnId) };
 }
 
 function lastSegment(log: ReducedLog): Segment | undefined {
@@ -398,6 +401,7 @@ export type RenderItem =
   | { kind: "assistant"; key: string; parts: AssistantPart[] }
   | { kind: "authorization"; key: string; authorization: AuthorizationView; outcome: AuthorizationView["outcome"] }
   | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
+  | { kind: "usage"; key: string; usage: TurnUsage; chat?: TurnUsage }
   | ({ kind: "input"; key: string } & InputView);
 
 function defaultOrigin(): string {
@@ -499,7 +503,7 @@ function renderMessage(seg: Segment, m: EveMessage, si: number, stopped: boolean
  * `stopped`: the user pressed stop, so anything still running renders as interrupted at once.
  */
 export function renderItems(log: ReducedLog, stopped = false, origin = defaultOrigin()): RenderItem[] {
-  return log.segments.flatMap((seg, si) => renderSegment(seg, si, stopped, origin));
+  return withChatTotal(log.segments.flatMap((seg, si) => renderSegment(seg, si, stopped, origin)), log);
 }
 
 /** One segment's render items (renderItems is all segments' in order). */
@@ -517,11 +521,38 @@ export function renderSegment(seg: Segment, si: number, stopped = false, origin 
     msgs.forEach((m, i) => {
       renderMessage(seg, m, si, stopped, origin, items);
       const t = m.metadata?.turnId ?? null;
-      if (msgs[i + 1]?.metadata?.turnId !== t || i === msgs.length - 1) flush(t);
+      if (msgs[i + 1]?.metadata?.turnId !== t || i === msgs.length - 1) {
+        const u = t === null ? undefined : seg.usage[t];
+        const settled = t !== null && seg.state.projection.turns[t]?.status !== "active";
+        if (m.role === "assistant" && u && settled && (u.inputTokens || u.outputTokens)) {
+          items.push({ kind: "usage", key: `s${si}:usage:${t}`, usage: u });
+        }
+        flush(t);
+      }
     });
     for (const anchor of [...byAnchor.keys()]) flush(anchor);
   }
   return items;
+}
+
+/**
+ * `items` with the chat's total on its latest usage line: every turn of every segment counts
+ * (tokens of an abandoned branch were spent too). The line is copied, never changed in place.
+ */
+export function withChatTotal(items: RenderItem[], log: ReducedLog): RenderItem[] {
+  let last = -1;
+  let lines = 0;
+  items.forEach((item, i) => {
+    if (item.kind === "usage") {
+      last = i;
+      lines++;
+    }
+  });
+  if (lines < 2) return items;
+  const line = items[last] as Extract<RenderItem, { kind: "usage" }>;
+  const out = items.slice();
+  out[last] = { ...line, chat: totalUsage(log.segments.flatMap((s) => Object.values(s.usage))) };
+  return out;
 }
 
 /** Whether the latest user message since `since` events has this text (the optimistic bubble can go). */

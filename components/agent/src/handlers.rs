@@ -34,17 +34,30 @@ fn delivery_id() -> String {
 
 /// `GET /eve/v1/info`.
 pub fn info(_call: Call, out: ResponseOutparam) {
-    let model_id = eve_agent::config::from_lookup(|n| spin_sdk::variables::get(n).ok())
-        .map(|c| c.model_id())
-        .unwrap_or_default();
+    let choices = runner::model_choices().unwrap_or_default();
+    let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let all: Vec<&eve_agent::connections::Connection> =
         eve_agent::connections::CONNECTIONS.iter().collect();
-    send_json(
-        out,
-        200,
-        &[],
-        &info::agent_info(&model_id, &tools::specs(&all)),
-    );
+    let mut doc = info::agent_info(&model_id, &tools::specs(&all));
+    info::list_models(&mut doc, &choices);
+    send_json(out, 200, &[], &doc);
+}
+
+/// A message's `model` must be one the owner allows (400 otherwise, before anything is kept).
+fn check_model(m: &protocol::Message) -> Result<(), Refusal> {
+    let Some(id) = m.model.as_deref() else {
+        return Ok(());
+    };
+    let choices = runner::model_choices().map_err(|e| {
+        eprintln!("agent: {e}");
+        Refusal::bad_request("The model list is misconfigured.")
+    })?;
+    if eve_agent::config::choose(&choices, Some(id), None).is_none() {
+        return Err(Refusal::bad_request(format!(
+            "Unknown model {id:?}: expected one that /eve/v1/info lists."
+        )));
+    }
+    Ok(())
 }
 
 fn queue_message(
@@ -57,6 +70,7 @@ fn queue_message(
         text: m.text.clone(),
         parts: m.parts.clone(),
         client_context: m.client_context.clone(),
+        model: m.model.clone(),
     })
     .expect("messages serialize");
     store
@@ -69,6 +83,9 @@ fn queue_message(
 pub fn create(call: Call, out: ResponseOutparam) {
     let prepared = (|| {
         let request = protocol::session_request(&call.body, true)?;
+        if let SessionRequest::Message(m) = &request {
+            check_model(m)?;
+        }
         let db = open_db()?;
         let now = now_ms();
         let id = ids::session_id(now, random_bytes::<10>());
@@ -112,6 +129,7 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
         let log = active(&store, id, &call.principal.id)?;
         match request {
             SessionRequest::Message(m) => {
+                check_model(&m)?;
                 let delivery = queue_message(&store, id, &m)?;
                 Ok((db, delivery, First::Nothing))
             }

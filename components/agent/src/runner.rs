@@ -41,6 +41,8 @@ pub struct Queued {
     pub parts: Vec<MessagePart>,
     #[serde(default)]
     pub client_context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Where events also go as they are persisted: the reader whose request runs the work.
@@ -217,11 +219,24 @@ fn variable(name: &str) -> Option<String> {
     spin_sdk::variables::get(name).ok()
 }
 
-/// The configured model and its id, or why there is none.
-fn model() -> Result<(Box<dyn Model>, String), String> {
-    let cfg = config::from_lookup(variable)?;
-    let id = cfg.model_id();
-    let model: Box<dyn Model> = match cfg {
+/// The models the owner allows (`llm_models`), the default first.
+pub fn model_choices() -> Result<Vec<config::ModelChoice>, String> {
+    config::models(variable)
+}
+
+/// The model a turn runs on (`requested` by its message, else the session's earlier one
+/// `fallback`, else the default) and its id, or why there is none.
+fn model(
+    requested: Option<&str>,
+    fallback: Option<&str>,
+) -> Result<(Box<dyn Model>, String, usize), String> {
+    let choices = model_choices()?;
+    let choice = config::choose(&choices, requested, fallback)
+        .or_else(|| choices.first())
+        .ok_or("no model is configured")?;
+    let id = choice.id.clone();
+    let context_chars = choice.context_chars();
+    let model: Box<dyn Model> = match choice.provider.clone() {
         ProviderConfig::Demo { pacing_ms } => Box::new(DemoModel {
             pacing_ms,
             sleep: sleep_ms,
@@ -235,11 +250,15 @@ fn model() -> Result<(Box<dyn Model>, String), String> {
             transport: WasiTransport,
         }),
     };
-    Ok((model, id))
+    Ok((model, id, context_chars))
 }
 
 /// Runs the open turn of the log to its end or its next wait.
-fn run_turn(r: &mut Runner<'_, '_, '_>, client_context: Option<String>) -> TurnOutcome {
+fn run_turn(
+    r: &mut Runner<'_, '_, '_>,
+    client_context: Option<String>,
+    requested: Option<&str>,
+) -> TurnOutcome {
     let Ok(log) = r.log() else {
         return TurnOutcome::Fenced;
     };
@@ -250,32 +269,34 @@ fn run_turn(r: &mut Runner<'_, '_, '_>, client_context: Option<String>) -> TurnO
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let (mut model, model_id) = match model() {
-        Ok(m) => m,
-        Err(message) => {
-            eprintln!("agent: {message}");
-            let at = transcript::open_turn(&events)
-                .map_or(eve_api::eve::TurnRef::new(0).step(0), |o| {
-                    o.turn.step(o.step)
-                });
-            for e in turn::failed_events(
-                r.session_id,
-                &events,
-                &at,
-                "not_configured",
-                &format!("the model provider is misconfigured: {message}"),
-            ) {
-                if r.write(e).is_err() {
-                    return TurnOutcome::Fenced;
+    let (mut model, model_id, context_chars) =
+        match model(requested, transcript::last_model_id(&events)) {
+            Ok(m) => m,
+            Err(message) => {
+                eprintln!("agent: {message}");
+                let at = transcript::open_turn(&events)
+                    .map_or(eve_api::eve::TurnRef::new(0).step(0), |o| {
+                        o.turn.step(o.step)
+                    });
+                for e in turn::failed_events(
+                    r.session_id,
+                    &events,
+                    &at,
+                    "not_configured",
+                    &format!("the model provider is misconfigured: {message}"),
+                ) {
+                    if r.write(e).is_err() {
+                        return TurnOutcome::Fenced;
+                    }
                 }
+                return TurnOutcome::Failed(message);
             }
-            return TurnOutcome::Failed(message);
-        }
-    };
+        };
     let ctx = TurnContext {
         session_id: r.session_id.to_string(),
         model_id,
         client_context,
+        context_chars,
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }
@@ -378,7 +399,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
         }
         Takeover::Continue => {
             eprintln!("agent: session {}: resuming its open turn", r.session_id);
-            if run_turn(r, client_context(r)) == TurnOutcome::Fenced {
+            if run_turn(r, client_context(r), None) == TurnOutcome::Fenced {
                 return Err(Fenced);
             }
         }
@@ -408,7 +429,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
         for e in events {
             r.write(e)?;
         }
-        if run_turn(r, client_context(r)) == TurnOutcome::Fenced {
+        if run_turn(r, client_context(r), None) == TurnOutcome::Fenced {
             return Err(Fenced);
         }
     }
@@ -467,7 +488,7 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
                         }
                     }
                     let _ = r.store.delete_inbox(r.session_id, item.seq);
-                    match run_turn(r, client_context(r)) {
+                    match run_turn(r, client_context(r), q.model.as_deref()) {
                         TurnOutcome::Fenced => return Err(Fenced),
                         TurnOutcome::Waiting => return Ok(()),
                         _ => {}
@@ -497,7 +518,9 @@ fn work_through(r: &mut Runner<'_, '_, '_>, first: First) -> Result<(), Fenced> 
                             turn_id,
                         }))?;
                     } else {
-                        let model_id = model().map(|(_, id)| id).unwrap_or_default();
+                        let model_id = model(None, transcript::last_model_id(&log))
+                            .map(|(_, id, _)| id)
+                            .unwrap_or_default();
                         let c = Compaction {
                             model_id,
                             sequence,

@@ -14,11 +14,20 @@ use crate::reply::Reply;
 /// `GET /api/setup` (for the URL this request arrived at: plain http at a name that is not
 /// loopback cannot sign in, and setup says so).
 pub fn setup(req: &Request) -> Result<Reply, ApiError> {
-    let status = setup_status_for(
+    let mut status = setup_status_for(
         &glue::config(),
         &probe::stores(),
         glue::request_origin(req).as_ref(),
     );
+    // A hosted provider without its API key cannot answer a single message.
+    let models = match eve_agent::config::models(|n| spin_sdk::variables::get(n).ok()) {
+        Ok(choices) => eve_agent::config::missing_keys(&choices),
+        Err(e) => vec![e],
+    };
+    if !models.is_empty() {
+        status.missing.extend(models);
+        status.app_ready = false;
+    }
     Ok(Reply::json(200, &status))
 }
 

@@ -21,6 +21,8 @@ pub struct Anthropic {
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
+    /// `llm_max_tokens`; unset: [`MAX_TOKENS`] (Anthropic requires a value).
+    pub max_tokens: Option<u64>,
 }
 
 impl WireProtocol for Anthropic {
@@ -41,10 +43,14 @@ impl WireProtocol for Anthropic {
         } else {
             format!("{base}/v1/messages")
         };
+        let mut body = request_body(&self.model, request);
+        if let Some(n) = self.max_tokens {
+            body["max_tokens"] = n.into();
+        }
         HttpRequest {
             url,
             headers,
-            body: request_body(&self.model, request).to_string().into_bytes(),
+            body: body.to_string().into_bytes(),
         }
     }
 
@@ -299,6 +305,7 @@ mod tests {
             base_url: "http://127.0.0.1:9".into(),
             api_key: Some("key".into()),
             model: "claude".into(),
+            max_tokens: None,
         }
     }
 

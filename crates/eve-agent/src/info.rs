@@ -132,6 +132,22 @@ pub fn agent_info(model_id: &str, tools: &[ToolSpec]) -> Value {
     })
 }
 
+/// Lists the models a chat may choose (`id`, `label`, `provider`) under
+/// `agent.model.providerOptions.models`, the one open slot of eve's strict info schema.
+pub fn list_models(info: &mut Value, choices: &[crate::config::ModelChoice]) {
+    let models: Vec<Value> = choices
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.id,
+                "label": c.label,
+                "provider": c.id.split('/').next().unwrap_or(""),
+            })
+        })
+        .collect();
+    info["agent"]["model"]["providerOptions"] = json!({ "models": models });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,8 @@ pub struct OpenAi {
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
+    /// `llm_max_tokens`; unset: the server's own default.
+    pub max_tokens: Option<u64>,
 }
 
 impl WireProtocol for OpenAi {
@@ -34,10 +36,14 @@ impl WireProtocol for OpenAi {
         if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
             headers.push(("authorization".into(), format!("Bearer {key}")));
         }
+        let mut body = request_body(&self.model, request);
+        if let Some(n) = self.max_tokens {
+            body["max_tokens"] = n.into();
+        }
         HttpRequest {
             url: format!("{}/chat/completions", self.base_url.trim_end_matches('/')),
             headers,
-            body: request_body(&self.model, request).to_string().into_bytes(),
+            body: body.to_string().into_bytes(),
         }
     }
 
@@ -290,6 +296,7 @@ mod tests {
             base_url: "http://127.0.0.1:9/v1/".into(),
             api_key: Some("sk-test".into()),
             model: "m".into(),
+            max_tokens: None,
         }
     }
 

@@ -218,7 +218,13 @@ pub struct Message {
     pub parts: Vec<MessagePart>,
     pub client_context: Option<String>,
     pub turn_policy: TurnPolicy,
+    /// eve-chat's extension: the model this message's turn runs on (an id `/eve/v1/info` lists
+    /// under `agent.model.providerOptions.models`); unset, the session's earlier one.
+    pub model: Option<String>,
 }
+
+/// The longest `model` id accepted.
+pub const MAX_MODEL_ID_CHARS: usize = 200;
 
 fn invalid_json() -> Refusal {
     Refusal::bad_request("Invalid JSON body.")
@@ -291,6 +297,19 @@ pub fn session_request(body: &[u8], new_session: bool) -> Result<SessionRequest,
             "Expected 'clientContext' to be at most {MAX_CLIENT_CONTEXT_CHARS} characters."
         )));
     }
+    let model = match m.get("model").filter(|v| !v.is_null()) {
+        None => None,
+        Some(Value::String(s))
+            if !s.trim().is_empty() && s.chars().count() <= MAX_MODEL_ID_CHARS =>
+        {
+            Some(s.trim().to_string())
+        }
+        Some(_) => {
+            return Err(Refusal::bad_request(format!(
+                "Expected 'model' to be a model id of at most {MAX_MODEL_ID_CHARS} characters."
+            )))
+        }
+    };
     let Some(message) = message else {
         if new_session {
             return Ok(SessionRequest::Empty);
@@ -353,6 +372,7 @@ pub fn session_request(body: &[u8], new_session: bool) -> Result<SessionRequest,
         parts,
         client_context,
         turn_policy,
+        model,
     }))
 }
 

@@ -136,7 +136,87 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
         ModelMessage::ToolResult { tool_call_id, .. } => known.contains(tool_call_id),
         ModelMessage::User(_) => true,
     });
+    cap_tool_results(&mut out, MAX_TOOL_RESULTS_CHARS);
     out
+}
+
+/// The most characters all tool results of one model response may hand back to the model
+/// (seed 003: a few large results at once must not flood the context window).
+pub const MAX_TOOL_RESULTS_CHARS: usize = 200_000;
+
+/// What replaces the part of a tool result over the response's budget.
+pub const TOOL_RESULTS_CUT: &str =
+    "\n[cut: this response's tool results exceed the 200000-character limit]";
+
+/// Cuts the tool results answering each assistant message to `max` characters in total (in
+/// call order; a result past the budget keeps only the note).
+pub fn cap_tool_results(messages: &mut [ModelMessage], max: usize) {
+    let mut left = max;
+    for m in messages.iter_mut() {
+        match m {
+            ModelMessage::ToolResult { content, .. } => {
+                let n = content.chars().count();
+                if n <= left {
+                    left -= n;
+                } else {
+                    let keep: String = content.chars().take(left).collect();
+                    *content = keep + TOOL_RESULTS_CUT;
+                    left = 0;
+                }
+            }
+            _ => left = max,
+        }
+    }
+}
+
+/// Whether the open (latest) turn already said it compacted the history.
+pub fn compacted_in_turn(events: &[Event]) -> bool {
+    events
+        .iter()
+        .rev()
+        .take_while(|e| !matches!(e, Event::TurnStarted(_)))
+        .any(|e| matches!(e, Event::CompactionCompleted(_)))
+}
+
+/// The characters a message costs in the model's context (its text; a rough measure that
+/// needs no tokenizer).
+fn cost(m: &ModelMessage) -> usize {
+    match m {
+        ModelMessage::User(t) => t.len(),
+        ModelMessage::Assistant { text, tool_calls } => {
+            text.len()
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.input.to_string().len())
+                    .sum::<usize>()
+        }
+        ModelMessage::ToolResult { content, .. } => content.len(),
+    }
+}
+
+/// The history trimmed to fit `max_chars`: whole exchanges (a user message and everything up to
+/// the next one) are dropped oldest first, the latest always kept, so the model sees a
+/// consistent, recent history instead of the provider refusing an over-long one.
+pub fn fit_context(messages: Vec<ModelMessage>, max_chars: usize) -> (Vec<ModelMessage>, bool) {
+    let total: usize = messages.iter().map(cost).sum();
+    if total <= max_chars {
+        return (messages, false);
+    }
+    let starts: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| matches!(m, ModelMessage::User(_)).then_some(i))
+        .collect();
+    let mut dropped = 0;
+    let mut from = 0;
+    for &s in starts.iter().skip(1) {
+        if total - dropped <= max_chars {
+            break;
+        }
+        dropped += messages[from..s].iter().map(cost).sum::<usize>();
+        from = s;
+    }
+    (messages.into_iter().skip(from).collect(), from > 0)
 }
 
 pub fn tool_call(a: &ActionRequest) -> ToolCall {
@@ -167,6 +247,15 @@ pub fn is_terminal(events: &[Event]) -> bool {
         .rev()
         .find(|e| !matches!(e, Event::SessionWaiting(_)))
         .is_some_and(|e| matches!(e, Event::SessionFailed(_) | Event::SessionCompleted(_)))
+}
+
+/// The model the session's latest step ran on (`step.started.modelId`): a message that names
+/// none keeps it.
+pub fn last_model_id(events: &[Event]) -> Option<&str> {
+    events.iter().rev().find_map(|e| match e {
+        Event::StepStarted(s) => Some(s.model_id.as_str()),
+        _ => None,
+    })
 }
 
 /// The next turn's `sequence`: one past the last `turn.started`. A clear or compaction is
@@ -310,6 +399,89 @@ pub fn unanswered<'a>(events: &[Event], calls: &'a [ActionRequest]) -> Vec<&'a A
                 .any(|e| matches!(e, Event::ActionResult(r) if r.result.call_id == c.call_id))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    fn result(id: &str, content: &str) -> ModelMessage {
+        ModelMessage::ToolResult {
+            tool_call_id: id.into(),
+            tool_name: "t".into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    fn calls() -> ModelMessage {
+        ModelMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![],
+        }
+    }
+
+    #[test]
+    fn one_responses_tool_results_share_the_budget_and_the_next_response_starts_afresh() {
+        let mut m = vec![
+            calls(),
+            result("a", &"x".repeat(6)),
+            result("b", &"y".repeat(6)),
+            result("c", "z"),
+            calls(),
+            result("d", &"w".repeat(10)),
+        ];
+        cap_tool_results(&mut m, 10);
+        let contents: Vec<String> = m
+            .iter()
+            .filter_map(|m| match m {
+                ModelMessage::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(contents[0], "xxxxxx");
+        assert_eq!(contents[1], format!("yyyy{TOOL_RESULTS_CUT}"));
+        assert_eq!(contents[2], TOOL_RESULTS_CUT);
+        assert_eq!(contents[3], "w".repeat(10));
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_at_a_character() {
+        let mut m = vec![calls(), result("a", "天气很好")];
+        cap_tool_results(&mut m, 2);
+        assert!(
+            matches!(&m[1], ModelMessage::ToolResult { content, .. } if content.starts_with("天气\n[cut"))
+        );
+    }
+
+    #[test]
+    fn an_over_long_history_drops_whole_exchanges_oldest_first_and_keeps_the_latest() {
+        let m = vec![
+            ModelMessage::User("a".repeat(50)),
+            ModelMessage::Assistant {
+                text: "b".repeat(50),
+                tool_calls: vec![],
+            },
+            ModelMessage::User("c".repeat(10)),
+            ModelMessage::Assistant {
+                text: "d".repeat(10),
+                tool_calls: vec![],
+            },
+            ModelMessage::User("e".repeat(500)),
+        ];
+        let (same, trimmed) = fit_context(m.clone(), 10_000);
+        assert_eq!((same.len(), trimmed), (5, false));
+        let (fit, trimmed) = fit_context(m.clone(), 550);
+        assert!(trimmed);
+        assert_eq!(fit.len(), 3, "the first exchange went");
+        assert_eq!(fit[0], ModelMessage::User("c".repeat(10)));
+        let (last, _) = fit_context(m, 5);
+        assert_eq!(
+            last,
+            vec![ModelMessage::User("e".repeat(500))],
+            "the latest stays whatever it costs"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -57,6 +57,9 @@ pub struct TurnContext {
     pub session_id: String,
     pub model_id: String,
     pub client_context: Option<String>,
+    /// How many characters of history fit the model's context window
+    /// ([`crate::config::ModelChoice::context_chars`]); older exchanges are trimmed.
+    pub context_chars: usize,
 }
 
 /// How a turn ended (or stopped for now).
@@ -663,9 +666,25 @@ impl Turn<'_> {
         specs: &[crate::model::ToolSpec],
     ) -> Result<Result<StepOutput, ModelError>, Fenced> {
         let memory = self.host.memory().unwrap_or_default();
+        let (messages, trimmed) =
+            transcript::fit_context(transcript::messages(&self.log), self.ctx.context_chars);
+        if trimmed && !transcript::compacted_in_turn(&self.log) {
+            // Said once per turn, as eve's own compaction: the model no longer sees the
+            // oldest exchanges.
+            let c = Compaction {
+                model_id: self.ctx.model_id.clone(),
+                sequence: at.sequence,
+                session_id: self.ctx.session_id.clone(),
+                step_index: at.step_index,
+                turn_id: at.turn_id.clone(),
+                usage_input_tokens: None,
+            };
+            self.emit(Event::CompactionRequested(c.clone()))?;
+            self.emit(Event::CompactionCompleted(c))?;
+        }
         let request = ModelRequest {
             system: system_prompt(&memory, self.ctx.client_context.as_deref()),
-            messages: transcript::messages(&self.log),
+            messages,
             tools: specs.to_vec(),
         };
         let mut out = StepOutput::default();
@@ -898,6 +917,7 @@ mod tests {
             session_id: "wrun_s".into(),
             model_id: "demo/eve-demo".into(),
             client_context: None,
+            context_chars: usize::MAX,
         }
     }
 

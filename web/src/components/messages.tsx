@@ -7,6 +7,7 @@ import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderIte
 import { renderMarkdown } from "../markdown";
 import type { Switcher } from "../branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
+import { formatTokens, USAGE_STRINGS, type TurnUsage } from "../usage";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -64,6 +65,8 @@ export function Transcript(props: TranscriptProps) {
                 )}
               </Fragment>
             );
+          case "usage":
+            return <UsageLine key={item.key} usage={item.usage} chat={item.chat} />;
           case "authorization":
             return (
               <AuthorizationCard
@@ -267,5 +270,17 @@ function AuthorizationCard(props: {
         <div class="auth-card-outcome">{OUTCOME_TEXT[outcome]}</div>
       )}
     </section>
+  );
+}
+
+/** Tokens of one answer (and, on the latest, of the whole chat); the model on hover. */
+function UsageLine({ usage, chat }: { usage: TurnUsage; chat?: TurnUsage }) {
+  const total = usage.inputTokens + usage.outputTokens;
+  const detail = USAGE_STRINGS.detail(formatTokens(usage.inputTokens), formatTokens(usage.outputTokens));
+  return (
+    <div class="usage-line" title={usage.model ? `${usage.model} · ${detail}` : detail}>
+      <span class="usage-turn">{USAGE_STRINGS.tokens(formatTokens(total))}</span>
+      {chat && <span class="usage-chat"> · {USAGE_STRINGS.chat(formatTokens(chat.inputTokens + chat.outputTokens))}</span>}
+    </div>
   );
 }

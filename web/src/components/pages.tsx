@@ -9,6 +9,7 @@ import { branchAt, conversation, cutBefore } from "../branches";
 import { MAX_MESSAGE_CHARS, type AuthorizationView } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
+import { ModelMenu } from "./models";
 import { ConnectionsMenu } from "./overlays";
 
 /** Checks that gate any send: setup, then sign-in (keeping the draft). */
@@ -77,7 +78,12 @@ export function HomePage() {
           disabled={!!blocked}
           disabledReason={blocked}
           preparing={creating}
-          footerStart={<ConnectionsMenu />}
+          footerStart={
+            <>
+              <ConnectionsMenu />
+              <ModelMenu chatId={null} />
+            </>
+          }
         />
         {shell.setup && !shell.setup.appReady && (
           <div class="setup-panel" role="status">
@@ -246,7 +252,12 @@ export function SessionPage({ chatId }: { chatId: string }) {
           disabledReason={disabledReason}
           placeholder="Reply to eve"
           onArrowUpEmpty={lastUserKey && !busy ? () => setEditing(lastUserKey) : undefined}
-          footerStart={<ConnectionsMenu />}
+          footerStart={
+            <>
+              <ConnectionsMenu />
+              <ModelMenu chatId={chatId} />
+            </>
+          }
         />
       </div>
     </div>
