@@ -43,7 +43,7 @@ pub fn info(_call: Call, out: ResponseOutparam) {
         out,
         200,
         &[],
-        &info::agent_info(&model_id, &tools::specs(&all)),
+        &info::agent_info(&model_id, &tools::specs(&all), &runner::mcp_connections()),
     );
 }
 

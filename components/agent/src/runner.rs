@@ -27,7 +27,8 @@ use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming::sleep_ms;
 use serde::{Deserialize, Serialize};
 
-use crate::transport::WasiTransport;
+use crate::transport::{mcp_post, WasiTransport};
+use eve_agent::mcp::{self, HttpAnswer, McpConnection, McpHttp};
 
 /// How often the cancel request is read while a turn runs.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -205,12 +206,54 @@ impl TurnHost for Runner<'_, '_, '_> {
         }
     }
 
+    fn mcp_http(&mut self) -> &mut dyn McpHttp {
+        self
+    }
+
+    fn connection_token(&mut self, connection: &str) -> Option<String> {
+        self.store
+            .token(self.principal, connection)
+            .unwrap_or_else(|e| {
+                eprintln!("agent: reading the {connection} token: {e}");
+                None
+            })
+    }
+
     fn connect_url(&self, attempt_id: &str) -> String {
         format!(
             "/eve/v1/session/{}/authorizations/{attempt_id}",
             self.session_id
         )
     }
+}
+
+impl McpHttp for Runner<'_, '_, '_> {
+    fn post(
+        &mut self,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<HttpAnswer, String> {
+        let timeout = variable("mcp_timeout_secs")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|s| *s > 0)
+            .unwrap_or(30);
+        mcp_post(
+            url,
+            headers,
+            body,
+            Duration::from_secs(timeout),
+            &mut || !self.stop_requested(),
+        )
+    }
+}
+
+/// The configured MCP servers; a broken `mcp_connections` is logged and gives none.
+pub fn mcp_connections() -> Vec<McpConnection> {
+    mcp::parse_connections(variable("mcp_connections").as_deref()).unwrap_or_else(|e| {
+        eprintln!("agent: {e}");
+        Vec::new()
+    })
 }
 
 fn variable(name: &str) -> Option<String> {
@@ -276,6 +319,7 @@ fn run_turn(r: &mut Runner<'_, '_, '_>, client_context: Option<String>) -> TurnO
         session_id: r.session_id.to_string(),
         model_id,
         client_context,
+        mcp: mcp_connections(),
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }
