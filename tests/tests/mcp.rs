@@ -1,0 +1,327 @@
+//! MCP connections end to end: the agent in the local host, configured by `mcp_connections`,
+//! against the official MCP reference server (`@modelcontextprotocol/server-everything` in
+//! Streamable HTTP mode, from tests/mcp-servers; `scripts/prepare` installs it), a server
+//! built with the official SDK that wants a bearer token (tests/mcp-servers/protected.mjs),
+//! and small loopback servers that misbehave (HTML, silence, an invalid schema, nothing
+//! listening). The demo model's `call tool NAME {json}` issues the calls.
+//!
+//! A server that does not start fails the test: nothing here skips itself.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eve_chat_tests::eve::{self, first, read_until_settled, types};
+use eve_chat_tests::{repo_root, Host, HostOptions};
+use serde_json::{json, Value};
+
+/// A node MCP server on a loopback port, stopped when dropped.
+struct NodeServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for NodeServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `script args` under node in tests/mcp-servers with `PORT` set and waits until it
+/// says `ready` on stderr; panics (with what it printed) if it does not.
+fn node_server(script: &str, args: &[&str], env: &[(&str, &str)], ready: &str) -> NodeServer {
+    let dir = repo_root().join("tests/mcp-servers");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").exists(),
+        "tests/mcp-servers has no node_modules: run scripts/prepare (npm ci there)"
+    );
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&dir)
+        .arg(script)
+        .args(args)
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("node starts");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = String::new();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) => {
+                seen.push_str(&line);
+                seen.push('\n');
+                if line.contains(ready) {
+                    return NodeServer { child, port };
+                }
+            }
+            Err(_) if Instant::now() > deadline => {
+                let _ = child.kill();
+                panic!("{script} did not start within 60 s; it printed:\n{seen}");
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                let status = child.wait();
+                panic!("{script} exited ({status:?}) before it was ready:\n{seen}");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn everything(env: &[(&str, &str)]) -> NodeServer {
+    node_server(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        &["streamableHttp"],
+        env,
+        "listening on port",
+    )
+}
+
+/// A local host with `connections` as `mcp_connections`.
+fn host(connections: Value, extra: &[(&str, &str)]) -> Host {
+    let mut o = HostOptions::default()
+        .var("demo_pacing_ms", "1")
+        .var("chat_send_per_hour", "1000")
+        .var("mcp_connections", &connections.to_string());
+    for (k, v) in extra {
+        o = o.var(k, v);
+    }
+    Host::start(o).expect("a local host")
+}
+
+/// Runs `call tool NAME {input}` in a new session; its events up to the settling one.
+fn call(h: &Host, tool: &str, input: Value) -> (String, Vec<Value>) {
+    let sid = eve::start(h, &format!("call tool {tool} {input}"));
+    let events = read_until_settled(h, &sid, 0);
+    (sid, events)
+}
+
+fn result_of(events: &[Value]) -> &Value {
+    &first(events, "action.result")["data"]
+}
+
+fn connection(name: &str, port: u16) -> Value {
+    json!({ "name": name, "url": format!("http://127.0.0.1:{port}/mcp") })
+}
+
+#[test]
+fn the_reference_servers_tools_answer_with_text_and_structured_content() {
+    let server = everything(&[]);
+    let h = host(json!([connection("everything", server.port)]), &[]);
+
+    let (_, events) = call(&h, "everything__echo", json!({ "message": "hello mcp" }));
+    let action = &first(&events, "actions.requested")["data"]["actions"][0];
+    assert_eq!(action["toolName"], "everything__echo");
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["result"]["toolName"], "everything__echo");
+    assert_eq!(r["result"]["output"]["text"], "Echo: hello mcp");
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
+
+    let (_, events) = call(
+        &h,
+        "everything__get-structured-content",
+        json!({ "location": "Chicago" }),
+    );
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    let s = &r["result"]["output"]["structuredContent"];
+    assert!(
+        s["temperature"].is_number() && s["conditions"].is_string(),
+        "{r}"
+    );
+
+    // /eve/v1/info reports the connection as eve does (protocol mcp, its URL).
+    let info = h.get("/eve/v1/info").json();
+    let c = info["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["connectionName"] == "everything")
+        .expect("the MCP connection in /eve/v1/info")
+        .clone();
+    assert_eq!(c["protocol"], "mcp");
+    assert_eq!(
+        c["url"],
+        format!("http://127.0.0.1:{}/mcp", server.port).as_str()
+    );
+}
+
+#[test]
+fn a_servers_errors_reach_the_model_as_tool_errors() {
+    let server = everything(&[]);
+    let h = host(json!([connection("everything", server.port)]), &[]);
+    // Arguments the server's schema refuses, and a tool it does not have.
+    for (tool, input) in [
+        ("everything__get-sum", json!({ "a": "two", "b": 3 })),
+        ("everything__no-such-tool", json!({})),
+    ] {
+        let (_, events) = call(&h, tool, input);
+        let r = result_of(&events);
+        assert_eq!(r["status"], "failed", "{tool}: {r}");
+        assert_eq!(r["result"]["isError"], true);
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(!message.is_empty(), "{r}");
+        assert_eq!(events.last().unwrap()["type"], "session.waiting");
+    }
+}
+
+#[test]
+fn an_output_over_the_cap_is_stored_aside_and_the_stream_gets_a_preview() {
+    // get-env answers with the server's environment: make it 300 KB (one variable may hold
+    // at most 128 KB).
+    let big = "x".repeat(100 * 1024);
+    let server = everything(&[
+        ("EVE_BIG_1", big.as_str()),
+        ("EVE_BIG_2", big.as_str()),
+        ("EVE_BIG_3", big.as_str()),
+    ]);
+    let h = host(json!([connection("everything", server.port)]), &[]);
+    let (_, events) = call(&h, "everything__get-env", json!({}));
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    let shown = r["result"]["output"].to_string();
+    assert!(
+        shown.len() < 20 * 1024,
+        "the event carries a preview, not {} bytes",
+        shown.len()
+    );
+    assert_eq!(r["result"]["output"]["truncated"], true, "{shown}");
+    assert!(r["result"]["output"]["totalBytes"].as_u64().unwrap() > 300 * 1024);
+}
+
+/// A loopback server that answers every request with `answer(body)` (raw HTTP), or never
+/// answers when it gives `None`.
+fn raw_server(answer: fn(&str) -> Option<String>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            std::thread::spawn(move || serve_one(stream, answer));
+        }
+    });
+    port
+}
+
+fn serve_one(mut stream: TcpStream, answer: fn(&str) -> Option<String>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let body = loop {
+        let Ok(n) = stream.read(&mut chunk) else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if body.len() >= len {
+                break body.to_string();
+            }
+        }
+    };
+    match answer(&body) {
+        Some(response) => {
+            let _ = stream.write_all(response.as_bytes());
+        }
+        None => std::thread::sleep(Duration::from_secs(60)),
+    }
+}
+
+fn http(status: &str, content_type: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A minimal JSON-answering MCP server whose one tool has an input schema that is no schema.
+fn invalid_schema_server(body: &str) -> Option<String> {
+    let req: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let id = req["id"].clone();
+    let result = match req["method"].as_str() {
+        Some("initialize") => json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "broken", "version": "1" },
+        }),
+        Some("tools/list") => json!({ "tools": [
+            { "name": "lookup", "description": "d", "inputSchema": { "type": "string" } },
+        ]}),
+        Some("tools/call") => {
+            json!({ "content": [{ "type": "text", "text": "should not be called" }] })
+        }
+        _ => return Some(http("202 Accepted", "application/json", "")),
+    };
+    let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    Some(http("200 OK", "application/json", &reply.to_string()))
+}
+
+#[test]
+fn broken_servers_give_clear_tool_errors_and_the_turn_ends() {
+    let html = raw_server(|_| {
+        Some(http(
+            "200 OK",
+            "text/html",
+            "<html><body>Sign in</body></html>",
+        ))
+    });
+    let hangs = raw_server(|_| None);
+    let schema = raw_server(invalid_schema_server);
+    let closed = free_port();
+    let h = host(
+        json!([
+            connection("html", html),
+            connection("hangs", hangs),
+            connection("schema", schema),
+            connection("closed", closed),
+        ]),
+        &[("mcp_timeout_secs", "2")],
+    );
+    for (tool, expect) in [
+        ("html__search", "text/html"),
+        ("hangs__search", "within 2s"),
+        ("schema__lookup", "input schema"),
+        ("closed__search", "unavailable"),
+    ] {
+        let (_, events) = call(&h, tool, json!({ "q": "x" }));
+        let r = result_of(&events);
+        assert_eq!(r["status"], "failed", "{tool}: {r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.contains(expect), "{tool}: {message}");
+        let t = types(&events);
+        assert_eq!(t.last(), Some(&"session.waiting"), "{tool}: {t:?}");
+        assert!(t.contains(&"turn.completed"), "{tool}: {t:?}");
+    }
+}
