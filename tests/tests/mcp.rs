@@ -325,3 +325,136 @@ fn broken_servers_give_clear_tool_errors_and_the_turn_ends() {
         assert!(t.contains(&"turn.completed"), "{tool}: {t:?}");
     }
 }
+
+// ------------------------------------------------------------------ sign-in (OAuth 2.1)
+
+fn protected(ttl_secs: u64) -> NodeServer {
+    node_server(
+        "protected.mjs",
+        &[],
+        &[("TOKEN_TTL_SECS", &ttl_secs.to_string())],
+        "protected MCP server listening",
+    )
+}
+
+fn stats(server: &NodeServer) -> Value {
+    ureq::get(&format!("http://127.0.0.1:{}/stats", server.port))
+        .call()
+        .expect("the server's stats")
+        .into_json()
+        .unwrap()
+}
+
+/// Follows the sign-in of `required` as a browser would: the agent's connect page (302 to
+/// the authorization server), the authorization endpoint (302 back to the agent's callback),
+/// the callback. Returns the authorize URL.
+fn sign_in(h: &Host, required: &Value) -> String {
+    let connect = required["data"]["authorization"]["url"].as_str().unwrap();
+    let r = h.get(connect);
+    assert_eq!(r.status, 302, "{}", r.text());
+    let authorize = r.header("location").unwrap().to_string();
+    let back = match h.client().get(&authorize).call() {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("the authorization endpoint: {e}"),
+    };
+    assert_eq!(back.status(), 302, "{:?}", back.into_string());
+    let callback = back.header("location").unwrap().to_string();
+    let path = callback
+        .strip_prefix(&h.origin())
+        .unwrap_or_else(|| panic!("the callback {callback} is on the app's origin"));
+    let done = h.get(path);
+    assert_eq!(done.status, 200, "{}", done.text());
+    authorize
+}
+
+#[test]
+fn a_401_asks_for_sign_in_and_the_call_is_made_again_with_the_token() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "roadmap" }));
+    // tools/list answered anonymously (the tool was offered); the call was refused with a
+    // challenge that names the protected-resource metadata.
+    let t = types(&events);
+    assert_eq!(
+        t[t.len() - 2..],
+        ["authorization.required", "turn.waiting"],
+        "{t:?}"
+    );
+    let required = first(&events, "authorization.required").clone();
+    assert_eq!(required["data"]["name"], "notes");
+    let instructions = required["data"]["authorization"]["instructions"]
+        .as_str()
+        .unwrap();
+    assert!(
+        instructions.contains("resource_metadata="),
+        "{instructions}"
+    );
+
+    let authorize = sign_in(&h, &required);
+    let query = authorize.split_once('?').unwrap().1;
+    let param = |k: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+            .map(|v| v.replace("%3A", ":").replace("%2F", "/"))
+    };
+    assert_eq!(param("code_challenge_method").as_deref(), Some("S256"));
+    assert!(param("code_challenge").is_some_and(|c| c.len() == 43));
+    assert_eq!(
+        param("resource"),
+        Some(format!("http://127.0.0.1:{}/mcp", server.port))
+    );
+    assert!(
+        param("client_id").is_some(),
+        "dynamically registered: {authorize}"
+    );
+
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(after[0]["data"]["outcome"], "authorized");
+    let r = result_of(&after);
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(
+        r["result"]["output"]["structuredContent"]["topic"],
+        "roadmap"
+    );
+    assert!(r["result"]["output"]["structuredContent"]["client"].is_string());
+    assert_eq!(after.last().unwrap()["type"], "session.waiting");
+    assert_eq!(stats(&server)["tokenCalls"], 1);
+
+    // The token is kept for this principal: the next chat's call needs no sign-in.
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "budget" }));
+    assert!(!types(&events).contains(&"authorization.required"));
+    assert_eq!(result_of(&events)["status"], "completed");
+}
+
+#[test]
+fn a_token_about_to_expire_is_refreshed_before_the_call() {
+    // 61 s tokens are inside the refresh margin (60 s) a second after they are issued.
+    let server = protected(61);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "a" }));
+    let required = first(&events, "authorization.required").clone();
+    sign_in(&h, &required);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(result_of(&after)["status"], "completed");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "b" }));
+    assert!(!types(&events).contains(&"authorization.required"));
+    assert_eq!(result_of(&events)["status"], "completed");
+    assert!(stats(&server)["refreshes"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn a_declined_sign_in_answers_the_call_as_failed() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "a" }));
+    let n = events.len() as u64;
+    eve::send_message(&h, &sid, "never mind");
+    let rest = read_until_settled(&h, &sid, n);
+    let r = &first(&rest, "action.result")["data"];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["error"]["code"], "authorization_declined");
+    assert_eq!(stats(&server)["tokenCalls"], 0);
+}

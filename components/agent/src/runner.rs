@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::transport::{mcp_post, WasiTransport};
 use eve_agent::mcp::{self, HttpAnswer, McpConnection, McpHttp};
+use eve_agent::mcp_oauth;
 
 /// How often the cancel request is read while a turn runs.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -211,12 +212,50 @@ impl TurnHost for Runner<'_, '_, '_> {
     }
 
     fn connection_token(&mut self, connection: &str) -> Option<String> {
-        self.store
+        let sealed = self
+            .store
             .token(self.principal, connection)
             .unwrap_or_else(|e| {
                 eprintln!("agent: reading the {connection} token: {e}");
                 None
-            })
+            })?;
+        let (key, binding) = crate::handlers::token_seal(self.principal, connection)?;
+        let token = mcp_oauth::open(&key, &binding, &sealed)?;
+        if !token.needs_refresh(now_ms()) {
+            return Some(token.access_token);
+        }
+        // Refreshed before it expires; a refused refresh leaves the old token, and the
+        // server's 401 then asks for a new sign-in.
+        let flow = token.flow.clone()?;
+        let refresh = token.refresh_token.clone()?;
+        let fresh =
+            crate::handlers::token_request(&flow.token_endpoint, &flow.refresh_body(&refresh))
+                .and_then(|(status, body)| {
+                    mcp_oauth::parse_token_answer(
+                        status,
+                        &body,
+                        now_ms(),
+                        Some(flow),
+                        Some(refresh),
+                    )
+                });
+        match fresh {
+            Ok(fresh) => {
+                if let Err(e) =
+                    crate::handlers::save_sealed(&self.store, self.principal, connection, &fresh)
+                {
+                    eprintln!(
+                        "agent: keeping the refreshed {connection} token: {}",
+                        e.message
+                    );
+                }
+                Some(fresh.access_token)
+            }
+            Err(e) => {
+                eprintln!("agent: refreshing the {connection} token: {e}");
+                Some(token.access_token)
+            }
+        }
     }
 
     fn connect_url(&self, attempt_id: &str) -> String {

@@ -114,3 +114,32 @@ pub fn mcp_post(
         body: answer,
     })
 }
+
+/// A small request (OAuth metadata, registration, tokens): status and body, read within 20 s
+/// and 64 KB.
+pub fn fetch(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<(u16, Vec<u8>), String> {
+    let wait = Duration::from_secs(20);
+    let headers: Vec<(String, Vec<u8>)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .collect();
+    let mut incoming = streaming::send(method, url, &headers, body, wait)?;
+    let mut answer = Vec::new();
+    let deadline = std::time::Instant::now() + wait;
+    while answer.len() < 64 * 1024 {
+        if std::time::Instant::now() >= deadline {
+            return Err(format!("{url} did not finish its answer in time"));
+        }
+        match incoming.read(POLL)? {
+            streaming::Read::Data(b) => answer.extend(b),
+            streaming::Read::Idle => {}
+            streaming::Read::End => break,
+        }
+    }
+    Ok((incoming.status, answer))
+}

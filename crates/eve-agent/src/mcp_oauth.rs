@@ -59,8 +59,14 @@ pub fn resource_metadata_url(server_url: &str, challenge: Option<&str>) -> Optio
         }
     }
     let (origin, path) = split_origin(server_url)?;
-    let path = path.split('?').next().unwrap_or_default().trim_end_matches('/');
-    Some(format!("{origin}/.well-known/oauth-protected-resource{path}"))
+    let path = path
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches('/');
+    Some(format!(
+        "{origin}/.well-known/oauth-protected-resource{path}"
+    ))
 }
 
 /// The protected resource's `(resource, first authorization server)`.
@@ -105,9 +111,8 @@ pub struct ServerMetadata {
 }
 
 pub fn parse_server_metadata(body: &[u8]) -> Result<ServerMetadata, String> {
-    let m: ServerMetadata = serde_json::from_slice(body).map_err(|e| {
-        format!("the authorization server's metadata is not usable: {e}")
-    })?;
+    let m: ServerMetadata = serde_json::from_slice(body)
+        .map_err(|e| format!("the authorization server's metadata is not usable: {e}"))?;
     // OAuth 2.1 requires PKCE; a server that says it lacks S256 cannot be used safely.
     if let Some(methods) = &m.code_challenge_methods_supported {
         if !methods.iter().any(|x| x == "S256") {
@@ -373,7 +378,10 @@ mod tests {
         assert!(parse_server_metadata(m).is_err());
         let m = br#"{"authorization_endpoint":"https://a/authorize","token_endpoint":"https://a/token","registration_endpoint":"https://a/register","code_challenge_methods_supported":["S256"]}"#;
         assert_eq!(
-            parse_server_metadata(m).unwrap().registration_endpoint.as_deref(),
+            parse_server_metadata(m)
+                .unwrap()
+                .registration_endpoint
+                .as_deref(),
             Some("https://a/register")
         );
     }
@@ -398,7 +406,10 @@ mod tests {
         .unwrap();
         let url = flow.authorize_url(&meta, "http://app/cb", "st", "verifier");
         let q = url.split_once('?').unwrap().1;
-        assert_eq!(query_value(q, "code_challenge_method").as_deref(), Some("S256"));
+        assert_eq!(
+            query_value(q, "code_challenge_method").as_deref(),
+            Some("S256")
+        );
         assert_eq!(
             query_value(q, "code_challenge"),
             Some(pkce_challenge("verifier"))
@@ -409,7 +420,10 @@ mod tests {
         );
         assert_eq!(query_value(q, "scope").as_deref(), Some("mcp:tools"));
         let body = flow.code_body("c", "http://app/cb", "verifier");
-        assert_eq!(query_value(&body, "code_verifier").as_deref(), Some("verifier"));
+        assert_eq!(
+            query_value(&body, "code_verifier").as_deref(),
+            Some("verifier")
+        );
         assert_eq!(query_value(&body, "client_secret"), None);
         let body = flow.refresh_body("r1");
         assert_eq!(
@@ -439,8 +453,7 @@ mod tests {
         assert!(!t.needs_refresh(1_000));
         assert!(t.needs_refresh(61_000));
         let again =
-            parse_token_answer(200, br#"{"access_token":"b"}"#, 0, flow, Some("r".into()))
-                .unwrap();
+            parse_token_answer(200, br#"{"access_token":"b"}"#, 0, flow, Some("r".into())).unwrap();
         assert_eq!(again.refresh_token.as_deref(), Some("r"));
         assert!(!again.needs_refresh(i64::MAX));
     }

@@ -488,6 +488,22 @@ enum McpStep {
     SignIn(Option<String>),
 }
 
+/// Where a sign-in's instructions quote the server's challenge ([`pending_challenge`]).
+const CHALLENGE_PREFIX: &str = " The server asked: WWW-Authenticate: ";
+
+/// The `WWW-Authenticate` challenge of the pending sign-in `attempt_id`, if its server sent one.
+pub fn pending_challenge(log: &[Event], attempt_id: &str) -> Option<String> {
+    log.iter().rev().find_map(|e| match e {
+        Event::AuthorizationRequired(a) if a.attempt_id == attempt_id => a
+            .authorization
+            .instructions
+            .as_deref()
+            .and_then(|i| i.split_once(CHALLENGE_PREFIX))
+            .map(|(_, c)| c.to_string()),
+        _ => None,
+    })
+}
+
 /// The tool offered for a server that lists nothing before a sign-in.
 const SIGN_IN_TOOL: &str = "sign_in";
 
@@ -629,7 +645,8 @@ impl Turn<'_> {
         let url = self.host.connect_url(&attempt_id);
         let mut instructions = format!("Connect {} to continue.", conn.display_name);
         if let Some(c) = challenge {
-            instructions.push_str(&format!(" The server asked: WWW-Authenticate: {c}"));
+            instructions.push_str(CHALLENGE_PREFIX);
+            instructions.push_str(&c);
         }
         self.emit(Event::AuthorizationRequired(AuthorizationRequired {
             attempt_id,
