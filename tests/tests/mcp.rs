@@ -428,6 +428,52 @@ fn a_401_asks_for_sign_in_and_the_call_is_made_again_with_the_token() {
     assert_eq!(result_of(&events)["status"], "completed");
 }
 
+fn listed(h: &Host, name: &str) -> Value {
+    let r = h.get("/eve/v1/connections");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} in /eve/v1/connections"))
+}
+
+#[test]
+fn revoking_a_connection_revokes_its_tokens_and_the_next_call_asks_again() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    assert_eq!(listed(&h, "notes")["connected"], false);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "a" }));
+    sign_in(&h, &first(&events, "authorization.required").clone());
+    read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(listed(&h, "notes")["connected"], true);
+
+    let cross = h.send(
+        "POST",
+        "/eve/v1/connections/notes/revoke",
+        &[
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ],
+        Some(b"{}"),
+    );
+    assert_eq!(cross.status, 403, "a cross-site revoke is refused");
+    assert_eq!(listed(&h, "notes")["connected"], true);
+    let r = h.json("POST", "/eve/v1/connections/notes/revoke", &json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["revoked"], true);
+    // Access and refresh token, at the server's revocation endpoint.
+    assert_eq!(stats(&server)["revoked"], 2);
+    assert_eq!(listed(&h, "notes")["connected"], false);
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "b" }));
+    assert!(types(&events).contains(&"authorization.required"));
+
+    let unknown = h.json("POST", "/eve/v1/connections/nope/revoke", &json!({}));
+    assert_eq!(unknown.status, 404);
+}
+
 #[test]
 fn a_token_about_to_expire_is_refreshed_before_the_call() {
     // 61 s tokens are inside the refresh margin (60 s) a second after they are issued.

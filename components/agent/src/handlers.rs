@@ -695,3 +695,77 @@ fn exchange_code(client: &OAuthClient, code: &str, redirect_uri: &str) -> Result
     let (status, response) = token_request(&client.token_url, &body)?;
     oauth::parse_token_response(status, &response)
 }
+
+/// `GET /eve/v1/connections`: the configured MCP connections, each with whether the caller
+/// holds a token for it (the connection menu's list and its Disconnect buttons).
+pub fn connections(call: Call, out: ResponseOutparam) {
+    let db = match open_db() {
+        Ok(db) => db,
+        Err(e) => return send_refusal(out, &e),
+    };
+    let store = AgentStore::new(&db);
+    let list: Vec<serde_json::Value> = runner::mcp_connections()
+        .iter()
+        .map(|c| {
+            let connected = store
+                .token(&call.principal.id, &c.name)
+                .ok()
+                .flatten()
+                .is_some();
+            serde_json::json!({
+                "name": c.name,
+                "displayName": c.display_name,
+                "description": c.description,
+                "url": c.url,
+                "connected": connected || c.token.is_some(),
+                "revocable": connected,
+            })
+        })
+        .collect();
+    send_json(out, 200, &[], &serde_json::json!({ "connections": list }));
+}
+
+/// `POST /eve/v1/connections/:name/revoke`: revokes the caller's token at the server's
+/// revocation endpoint when it has one (best effort: the token is forgotten either way) and
+/// deletes it and the grant; the next call that needs it asks for a sign-in again.
+pub fn revoke_connection(call: Call, name: &str, out: ResponseOutparam) {
+    let Some(conn) = mcp_connection(name) else {
+        return send_refusal(
+            out,
+            &Refusal::new(404, Some("not_found"), format!("no connection {name:?}")),
+        );
+    };
+    let db = match open_db() {
+        Ok(db) => db,
+        Err(e) => return send_refusal(out, &e),
+    };
+    let store = AgentStore::new(&db);
+    let principal = call.principal.id.as_str();
+    let sealed = store.token(principal, name).ok().flatten();
+    let token = sealed
+        .zip(token_seal(principal, name))
+        .and_then(|(s, (key, binding))| mcp_oauth::open(&key, &binding, &s));
+    if let Some(t) = &token {
+        if let Some(flow) = &t.flow {
+            if let Some(url) = &flow.revocation_endpoint {
+                for secret in [Some(&t.access_token), t.refresh_token.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Err(e) = token_request(url, &flow.revoke_body(secret)) {
+                        eprintln!("agent: revoking the {name} token: {e}");
+                    }
+                }
+            }
+        }
+    }
+    match store.forget_connection(principal, name) {
+        Ok(()) => send_json(
+            out,
+            200,
+            &[],
+            &serde_json::json!({ "name": conn.name, "connected": false, "revoked": token.is_some() }),
+        ),
+        Err(e) => send_refusal(out, &db_refusal(e)),
+    }
+}
