@@ -400,6 +400,13 @@ fn summarize(m: &ModelMessage) -> String {
             "Done — the task finished after {} seconds.",
             v["waitedSeconds"]
         ),
+        // An MCP server's result (`mcp::call_result`): its text.
+        _ if v["text"].is_string() => {
+            format!(
+                "`{tool_name}` answered:\n\n{}",
+                v["text"].as_str().unwrap_or("")
+            )
+        }
         _ => {
             let titles: Vec<String> = v["results"]
                 .as_array()
