@@ -4,7 +4,7 @@
 // with PKCE S256, /token with refresh, /revoke) and its bearer middleware. `tools/list`
 // answers anonymously; `tools/call` needs a token. The authorization endpoint approves at
 // once (it stands for the user's consent page). Access tokens live TOKEN_TTL_SECS (default
-// 3600). Listens on 127.0.0.1:$PORT; says "protected MCP server listening" on stderr.
+// 3600). With PROTECT_ALL=1 every request needs the token (tools/list too). Listens on 127.0.0.1:$PORT; says "protected MCP server listening" on stderr.
 import { randomUUID } from "node:crypto";
 import express from "express";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -16,6 +16,7 @@ import { z } from "zod";
 
 const port = Number(process.env.PORT || 3002);
 const ttl = Number(process.env.TOKEN_TTL_SECS || 3600);
+const protectAll = process.env.PROTECT_ALL === "1";
 const base = new URL(`http://127.0.0.1:${port}`);
 const mcpUrl = new URL("/mcp", base);
 
@@ -86,7 +87,7 @@ const bearer = requireBearerAuth({ verifier: provider, resourceMetadataUrl: getO
 
 app.post("/mcp", express.json(), (req, res, next) => {
   const calls = [req.body].flat().some((m) => m && m.method === "tools/call");
-  if (calls) return bearer(req, res, next);
+  if (calls || protectAll) return bearer(req, res, next);
   next();
 }, async (req, res) => {
   const server = new McpServer({ name: "eve-chat-protected", version: "1.0.0" });

@@ -337,6 +337,31 @@ fn protected(ttl_secs: u64) -> NodeServer {
     )
 }
 
+#[test]
+fn a_server_that_lists_nothing_anonymously_offers_sign_in_then_its_tools() {
+    let server = node_server(
+        "protected.mjs",
+        &[],
+        &[("PROTECT_ALL", "1")],
+        "protected MCP server listening",
+    );
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    // Its tools are unknown before the sign-in; the one offered is notes__sign_in.
+    let (sid, events) = call(&h, "notes__sign_in", json!({}));
+    let required = first(&events, "authorization.required").clone();
+    assert!(required["data"]["authorization"]["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("resource_metadata="));
+    sign_in(&h, &required);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(result_of(&after)["status"], "completed");
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "b" }));
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["result"]["output"]["structuredContent"]["topic"], "b");
+}
+
 fn stats(server: &NodeServer) -> Value {
     ureq::get(&format!("http://127.0.0.1:{}/stats", server.port))
         .call()

@@ -571,7 +571,6 @@ impl Turn<'_> {
         conn: &McpConnection,
         tool: &str,
         call: &ToolCall,
-        _at: &StepRef,
     ) -> McpStep {
         let Some(server) = servers.get_mut(&conn.name) else {
             return McpStep::Failed(
@@ -833,9 +832,13 @@ impl Turn<'_> {
                 if let Some((name, tool)) = mcp::split_tool_name(&call.name) {
                     let (name, tool) = (name.to_string(), tool.to_string());
                     if let Some(conn) = self.ctx.mcp.iter().find(|c| c.name == name).cloned() {
-                        match self.mcp_call(&mut servers, &conn, &tool, &call, &at) {
+                        match self.mcp_call(&mut servers, &conn, &tool, &call) {
                             McpStep::Result(output, is_error) => {
                                 self.tool_done(&at, &call, output, is_error)?
+                            }
+                            // A request the user's stop abandoned is a stop (checkpoint 5).
+                            McpStep::Failed(..) if self.host.stop_requested() => {
+                                return self.cancelled();
                             }
                             McpStep::Failed(code, message) => {
                                 self.emit(failed_result(&at, &call, code, message))?
