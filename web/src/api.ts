@@ -9,6 +9,7 @@ import type {
   ClientSessionState,
   EveEvent,
   IndexedEvent,
+  McpConnectionInfo,
   SessionResponse,
   SetupStatus,
 } from "./types";
@@ -75,6 +76,8 @@ export async function request<T>(method: string, path: string, body?: unknown, i
 const chatPath = (id: string) => `/api/chats/${encodeURIComponent(id)}`;
 
 export const api = {
+  connections: () => request<{ connections: McpConnectionInfo[] }>("GET", "/eve/v1/connections"),
+  revokeConnection: (name: string) => request<{ connected: boolean }>("POST", `/eve/v1/connections/${encodeURIComponent(name)}/revoke`, {}),
   setup: () => request<SetupStatus>("GET", "/api/setup"),
   session: () => request<SessionResponse>("GET", "/api/auth/session"),
   login: (password: string) => request<SessionResponse>("POST", "/api/auth/login", { password }),

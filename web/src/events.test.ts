@@ -336,6 +336,12 @@ test("the client context names enabled and disabled connections", () => {
   assert.match(createConnectionClientContext({}), /no connections/);
 });
 
+test("a configured MCP connection switched off is named as disabled", () => {
+  const ctx = createConnectionClientContext({ notion: true, linear: false, sentry: false, notes: false, everything: true });
+  assert.match(ctx, /enabled for this turn: Notion, everything\./);
+  assert.match(ctx, /disabled \(do not use them\): Linear, Sentry, notes\./);
+});
+
 test("fallback titles come from the first message and are bounded", () => {
   assert.equal(createFallbackTitle("  hello\n world "), "hello world");
   assert.ok(createFallbackTitle("x".repeat(200)).length <= 58);

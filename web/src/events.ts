@@ -675,8 +675,11 @@ export const CONNECTIONS = [
 
 /** Seed createConnectionClientContext: tells the agent which connections this turn may use. */
 export function createConnectionClientContext(enabled: Record<string, boolean>): string {
-  const on = CONNECTIONS.filter((c) => enabled[c.id]).map((c) => c.name);
-  const off = CONNECTIONS.filter((c) => !enabled[c.id]).map((c) => c.name);
+  const builtIn: readonly string[] = CONNECTIONS.map((c) => c.id);
+  // Configured MCP connections are on unless switched off; they are named by their name.
+  const others = Object.keys(enabled).filter((id) => !builtIn.includes(id));
+  const on = [...CONNECTIONS.filter((c) => enabled[c.id]).map((c) => c.name), ...others.filter((id) => enabled[id])];
+  const off = [...CONNECTIONS.filter((c) => !enabled[c.id]).map((c) => c.name), ...others.filter((id) => !enabled[id])];
   const parts: string[] = [];
   parts.push(on.length ? `Connections the user enabled for this turn: ${on.join(", ")}.` : "The user enabled no connections for this turn.");
   if (off.length) parts.push(`Connections the user disabled (do not use them): ${off.join(", ")}.`);

@@ -62,5 +62,16 @@ export interface IndexedEvent {
   event: EveEvent;
 }
 
-export type ConnectionId = "notion" | "linear" | "sentry";
+/** A built-in connection's id, or a configured MCP connection's name (`mcp_connections`). */
+export type ConnectionId = string;
 export type EnabledConnections = Record<ConnectionId, boolean>;
+
+/** One configured MCP connection as `GET /eve/v1/connections` reports it for the caller. */
+export interface McpConnectionInfo {
+  name: string;
+  displayName: string;
+  description: string;
+  url: string;
+  connected: boolean;
+  revocable: boolean;
+}

@@ -82,5 +82,7 @@ pub async fn serve(req: IncomingRequest, out: ResponseOutparam) {
         Route::Stream(id) => crate::reader::stream(call, &id, out),
         Route::Authorization(id, aid) => h::authorization(call, &id, &aid, out),
         Route::ConnectionCallback => h::connection_callback(call, out),
+        Route::Connections => h::connections(call, out),
+        Route::RevokeConnection(name) => h::revoke_connection(call, &name, out),
     }
 }

@@ -3,8 +3,7 @@
 //! invocation ([`runner::drain`]): a reader that goes away never stops it, and a message sent
 //! while a turn runs waits in the inbox for the next turn instead of being refused.
 
-use std::time::Duration;
-
+use eve_agent::mcp_oauth::{self, McpFlow, StoredToken};
 use eve_agent::oauth::{self, FlowState, OAuthClient};
 use eve_agent::protocol::{self, Refusal, SessionRequest};
 use eve_agent::store::{AgentStore, SessionState};
@@ -17,6 +16,8 @@ use spin_sdk::http::ResponseOutparam;
 
 use crate::reply::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, Call};
 use crate::runner::{self, First, Queued};
+use crate::transport::fetch;
+use spin_sdk::http::Method;
 
 /// Sends an answer; `with_header`: create and send name the session in `x-eve-session-id` too
 /// (the controls do not, as the reference).
@@ -38,7 +39,7 @@ pub fn info(_call: Call, out: ResponseOutparam) {
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let all: Vec<&eve_agent::connections::Connection> =
         eve_agent::connections::CONNECTIONS.iter().collect();
-    let mut doc = info::agent_info(&model_id, &tools::specs(&all));
+    let mut doc = info::agent_info(&model_id, &tools::specs(&all), &runner::mcp_connections());
     info::list_models(&mut doc, &choices);
     send_json(out, 200, &[], &doc);
 }
@@ -345,8 +346,140 @@ fn no_longer_pending(out: ResponseOutparam) {
     );
 }
 
-fn display_name(connection: &str) -> &str {
-    eve_agent::connections::by_id(connection).map_or(connection, |c| c.display_name)
+fn display_name(connection: &str) -> String {
+    if let Some(c) = mcp_connection(connection) {
+        return c.display_name;
+    }
+    eve_agent::connections::by_id(connection)
+        .map_or(connection, |c| c.display_name)
+        .to_string()
+}
+
+fn mcp_connection(name: &str) -> Option<eve_agent::mcp::McpConnection> {
+    runner::mcp_connections()
+        .into_iter()
+        .find(|c| c.name == name)
+}
+
+/// The key tokens are sealed with, and the binding of `principal`'s `connection` row.
+pub fn token_seal(principal: &str, connection: &str) -> Option<([u8; 32], String)> {
+    upstream_jwt().map(|j| (j.token_key(), format!("{principal}\0{connection}")))
+}
+
+/// Seals `token` and keeps it for `principal`.
+pub fn save_sealed(
+    store: &AgentStore<'_, Db>,
+    principal: &str,
+    connection: &str,
+    token: &StoredToken,
+) -> Result<(), Refusal> {
+    let (key, binding) = token_seal(principal, connection).ok_or_else(Refusal::unauthorized)?;
+    let sealed = mcp_oauth::seal(&key, random_bytes::<12>(), &binding, token);
+    store
+        .save_token(principal, connection, &sealed, now_ms())
+        .map_err(db_refusal)
+}
+
+/// The sign-in of an MCP server, discovered from its challenge: protected-resource metadata →
+/// authorization-server metadata → dynamic client registration. The client and its token
+/// endpoint travel in the signed state; the browser goes to the authorization endpoint.
+fn redirect_to_mcp_server(
+    call: &Call,
+    conn: &eve_agent::mcp::McpConnection,
+    challenge: Option<String>,
+    id: &str,
+    authorization_id: &str,
+    out: ResponseOutparam,
+) {
+    let result = (|| -> Result<String, Refusal> {
+        let jwt = upstream_jwt().ok_or_else(Refusal::unauthorized)?;
+        let redirect_uri = callback_uri(call)?;
+        let upstream = |what: &str, e: String| {
+            eprintln!("agent: {} sign-in: {what}: {e}", conn.name);
+            Refusal::new(
+                502,
+                Some("upstream"),
+                format!("{} sign-in could not start: {what}: {e}", conn.display_name),
+            )
+        };
+        let get = |url: &str| {
+            fetch(Method::Get, url, &[("accept", "application/json")], b"").and_then(
+                |(status, body)| {
+                    if (200..300).contains(&status) {
+                        Ok(body)
+                    } else {
+                        Err(format!("{url} answered {status}"))
+                    }
+                },
+            )
+        };
+        let prm_url = mcp_oauth::resource_metadata_url(&conn.url, challenge.as_deref())
+            .ok_or_else(|| upstream("discovery", "bad server URL".into()))?;
+        let (resource, issuer) = get(&prm_url)
+            .and_then(|b| mcp_oauth::parse_resource_metadata(&b))
+            .map_err(|e| upstream("protected-resource metadata", e))?;
+        let as_url = mcp_oauth::authorization_server_metadata_url(&issuer)
+            .ok_or_else(|| upstream("discovery", format!("bad issuer {issuer:?}")))?;
+        let meta = get(&as_url)
+            .and_then(|b| mcp_oauth::parse_server_metadata(&b))
+            .map_err(|e| upstream("authorization-server metadata", e))?;
+        let registration = meta.registration_endpoint.clone().ok_or_else(|| {
+            upstream(
+                "registration",
+                format!(
+                    "the server offers no dynamic client registration; set {n}_oauth_authorize_url,                      {n}_oauth_token_url, {n}_oauth_client_id and {n}_oauth_client_secret",
+                    n = conn.name
+                ),
+            )
+        })?;
+        let body = mcp_oauth::registration_body(&redirect_uri).to_string();
+        let (client_id, client_secret) = fetch(
+            Method::Post,
+            &registration,
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json"),
+            ],
+            body.as_bytes(),
+        )
+        .and_then(|(status, b)| mcp_oauth::parse_registration(status, &b))
+        .map_err(|e| upstream("registration", e))?;
+        let flow = McpFlow {
+            client_id,
+            client_secret,
+            token_endpoint: meta.token_endpoint.clone(),
+            revocation_endpoint: meta.revocation_endpoint.clone(),
+            resource: if resource.is_empty() {
+                conn.url.clone()
+            } else {
+                resource
+            },
+        };
+        let state = jwt.state_codec().seal(&FlowState {
+            session_id: id.to_string(),
+            authorization_id: authorization_id.to_string(),
+            principal: call.principal.id.clone(),
+            exp: eve_spin::auth::now_secs() + oauth::STATE_TTL_SECS,
+            mcp: Some(flow.clone()),
+        });
+        let verifier = jwt.pkce_verifier(&state);
+        Ok(flow.authorize_url(&meta, &redirect_uri, &state, &verifier))
+    })();
+    match result {
+        Ok(location) => {
+            let headers = vec![
+                ("location".to_string(), location.into_bytes()),
+                ("cache-control".to_string(), b"no-store".to_vec()),
+            ];
+            streaming::respond(out, 302, &headers, b"");
+        }
+        Err(e) => send_html(
+            out,
+            e.status,
+            "Sign-in could not start",
+            &format!("<p>{}</p>", html_escape(&e.message)),
+        ),
+    }
 }
 
 /// Grants `connection`, answers with a page, and continues the turn (`authorization.completed`
@@ -391,12 +524,23 @@ pub fn authorization(call: Call, id: &str, authorization_id: &str, out: Response
         Ok(None) => return no_longer_pending(out),
         Err(e) => return send_refusal(out, &e),
     };
-    let name = display_name(&connection).to_string();
-    let description = eve_agent::connections::by_id(&connection).map_or("", |c| c.description);
+    let name = display_name(&connection);
+    let mcp = mcp_connection(&connection);
+    let description = match &mcp {
+        Some(c) => c.description.clone(),
+        None => eve_agent::connections::by_id(&connection)
+            .map_or("", |c| c.description)
+            .to_string(),
+    };
     let client = oauth_client(&connection);
     if call.body.is_empty() {
         if let Some(client) = client {
             return redirect_to_provider(&call, &client, id, authorization_id, out);
+        }
+        if let Some(conn) = &mcp {
+            let log = store.all_events(id).unwrap_or_default();
+            let challenge = turn::pending_challenge(&log, authorization_id);
+            return redirect_to_mcp_server(&call, conn, challenge, id, authorization_id, out);
         }
         return send_html(
             out,
@@ -408,7 +552,7 @@ pub fn authorization(call: Call, id: &str, authorization_id: &str, out: Response
                  <form method=\"post\"><button class=\"primary\" name=\"decision\" value=\"allow\">Allow</button>\
                  <button name=\"decision\" value=\"deny\">Deny</button></form>",
                 n = html_escape(&name),
-                d = html_escape(description)
+                d = html_escape(&description)
             ),
         );
     }
@@ -455,6 +599,7 @@ fn redirect_to_provider(
             authorization_id: authorization_id.to_string(),
             principal: call.principal.id.clone(),
             exp: eve_spin::auth::now_secs() + oauth::STATE_TTL_SECS,
+            mcp: None,
         });
         Ok(client.authorize_redirect(&callback_uri(call)?, &state))
     })();
@@ -496,21 +641,37 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
         Ok(None) => return no_longer_pending(out),
         Err(e) => return send_refusal(out, &e),
     };
-    let name = display_name(&connection).to_string();
+    let name = display_name(&connection);
     if oauth::query_value(&call.query, "error").is_some() {
         return decline_and_continue(&db, principal, id, &name, out);
     }
-    let (Some(client), Some(code)) = (
-        oauth_client(&connection),
-        oauth::query_value(&call.query, "code"),
-    ) else {
-        return send_refusal(
-            out,
-            &Refusal::bad_request("missing code, or the connection has no OAuth client"),
-        );
+    let Some(code) = oauth::query_value(&call.query, "code") else {
+        return send_refusal(out, &Refusal::bad_request("missing code"));
     };
     let token = callback_uri(&call).and_then(|redirect_uri| {
-        exchange_code(&client, &code, &redirect_uri).map_err(|e| {
+        let exchanged = match (&flow.mcp, oauth_client(&connection)) {
+            (Some(mcp), _) => {
+                let verifier = upstream_jwt()
+                    .map(|j| j.pkce_verifier(&state))
+                    .unwrap_or_default();
+                let body = mcp.code_body(&code, &redirect_uri, &verifier);
+                token_request(&mcp.token_endpoint, &body).and_then(|(status, b)| {
+                    mcp_oauth::parse_token_answer(status, &b, now_ms(), Some(mcp.clone()), None)
+                })
+            }
+            (None, Some(client)) => {
+                exchange_code(&client, &code, &redirect_uri).map(|t| StoredToken {
+                    access_token: t,
+                    refresh_token: None,
+                    expires_at_ms: None,
+                    flow: None,
+                })
+            }
+            (None, None) => {
+                return Err(Refusal::bad_request("the connection has no OAuth client"));
+            }
+        };
+        exchanged.map_err(|e| {
             eprintln!("agent: {name} token exchange failed: {e}");
             Refusal::new(
                 502,
@@ -519,11 +680,7 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
             )
         })
     });
-    match token.and_then(|t| {
-        store
-            .save_token(principal, &connection, &t, now_ms())
-            .map_err(db_refusal)
-    }) {
+    match token.and_then(|t| save_sealed(&store, principal, &connection, &t)) {
         Ok(()) => grant_and_continue(&db, principal, id, &connection, out),
         Err(e) => send_html(
             out,
@@ -537,31 +694,96 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
     }
 }
 
+/// POSTs a form to a token endpoint: its status and body.
+pub fn token_request(url: &str, body: &str) -> Result<(u16, Vec<u8>), String> {
+    fetch(
+        Method::Post,
+        url,
+        &[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("accept", "application/json"),
+        ],
+        body.as_bytes(),
+    )
+}
+
 /// POSTs the authorization-code grant to the token URL; the access token.
 fn exchange_code(client: &OAuthClient, code: &str, redirect_uri: &str) -> Result<String, String> {
-    let headers = vec![
-        (
-            "content-type".to_string(),
-            b"application/x-www-form-urlencoded".to_vec(),
-        ),
-        ("accept".to_string(), b"application/json".to_vec()),
-    ];
     let body = client.token_request_body(code, redirect_uri);
-    let mut incoming = streaming::send(
-        spin_sdk::http::Method::Post,
-        &client.token_url,
-        &headers,
-        body.as_bytes(),
-        Duration::from_secs(20),
-    )?;
-    let mut response = Vec::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while response.len() < 64 * 1024 && std::time::Instant::now() < deadline {
-        match incoming.read(Duration::from_millis(500))? {
-            streaming::Read::Data(b) => response.extend(b),
-            streaming::Read::Idle => {}
-            streaming::Read::End => break,
+    let (status, response) = token_request(&client.token_url, &body)?;
+    oauth::parse_token_response(status, &response)
+}
+
+/// `GET /eve/v1/connections`: the configured MCP connections, each with whether the caller
+/// holds a token for it (the connection menu's list and its Disconnect buttons).
+pub fn connections(call: Call, out: ResponseOutparam) {
+    let db = match open_db() {
+        Ok(db) => db,
+        Err(e) => return send_refusal(out, &e),
+    };
+    let store = AgentStore::new(&db);
+    let list: Vec<serde_json::Value> = runner::mcp_connections()
+        .iter()
+        .map(|c| {
+            let connected = store
+                .token(&call.principal.id, &c.name)
+                .ok()
+                .flatten()
+                .is_some();
+            serde_json::json!({
+                "name": c.name,
+                "displayName": c.display_name,
+                "description": c.description,
+                "url": c.url,
+                "connected": connected || c.token.is_some(),
+                "revocable": connected,
+            })
+        })
+        .collect();
+    send_json(out, 200, &[], &serde_json::json!({ "connections": list }));
+}
+
+/// `POST /eve/v1/connections/:name/revoke`: revokes the caller's token at the server's
+/// revocation endpoint when it has one (best effort: the token is forgotten either way) and
+/// deletes it and the grant; the next call that needs it asks for a sign-in again.
+pub fn revoke_connection(call: Call, name: &str, out: ResponseOutparam) {
+    let Some(conn) = mcp_connection(name) else {
+        return send_refusal(
+            out,
+            &Refusal::new(404, Some("not_found"), format!("no connection {name:?}")),
+        );
+    };
+    let db = match open_db() {
+        Ok(db) => db,
+        Err(e) => return send_refusal(out, &e),
+    };
+    let store = AgentStore::new(&db);
+    let principal = call.principal.id.as_str();
+    let sealed = store.token(principal, name).ok().flatten();
+    let token = sealed
+        .zip(token_seal(principal, name))
+        .and_then(|(s, (key, binding))| mcp_oauth::open(&key, &binding, &s));
+    if let Some(t) = &token {
+        if let Some(flow) = &t.flow {
+            if let Some(url) = &flow.revocation_endpoint {
+                for secret in [Some(&t.access_token), t.refresh_token.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Err(e) = token_request(url, &flow.revoke_body(secret)) {
+                        eprintln!("agent: revoking the {name} token: {e}");
+                    }
+                }
+            }
         }
     }
-    oauth::parse_token_response(incoming.status, &response)
+    match store.forget_connection(principal, name) {
+        Ok(()) => send_json(
+            out,
+            200,
+            &[],
+            &serde_json::json!({ "name": conn.name, "connected": false, "revoked": token.is_some() }),
+        ),
+        Err(e) => send_refusal(out, &db_refusal(e)),
+    }
 }

@@ -27,7 +27,9 @@ use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming::sleep_ms;
 use serde::{Deserialize, Serialize};
 
-use crate::transport::WasiTransport;
+use crate::transport::{mcp_post, WasiTransport};
+use eve_agent::mcp::{self, HttpAnswer, McpConnection, McpHttp};
+use eve_agent::mcp_oauth;
 
 /// How often the cancel request is read while a turn runs.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -207,12 +209,92 @@ impl TurnHost for Runner<'_, '_, '_> {
         }
     }
 
+    fn mcp_http(&mut self) -> &mut dyn McpHttp {
+        self
+    }
+
+    fn connection_token(&mut self, connection: &str) -> Option<String> {
+        let sealed = self
+            .store
+            .token(self.principal, connection)
+            .unwrap_or_else(|e| {
+                eprintln!("agent: reading the {connection} token: {e}");
+                None
+            })?;
+        let (key, binding) = crate::handlers::token_seal(self.principal, connection)?;
+        let token = mcp_oauth::open(&key, &binding, &sealed)?;
+        if !token.needs_refresh(now_ms()) {
+            return Some(token.access_token);
+        }
+        // Refreshed before it expires; a refused refresh leaves the old token, and the
+        // server's 401 then asks for a new sign-in.
+        let flow = token.flow.clone()?;
+        let refresh = token.refresh_token.clone()?;
+        let fresh =
+            crate::handlers::token_request(&flow.token_endpoint, &flow.refresh_body(&refresh))
+                .and_then(|(status, body)| {
+                    mcp_oauth::parse_token_answer(
+                        status,
+                        &body,
+                        now_ms(),
+                        Some(flow),
+                        Some(refresh),
+                    )
+                });
+        match fresh {
+            Ok(fresh) => {
+                if let Err(e) =
+                    crate::handlers::save_sealed(&self.store, self.principal, connection, &fresh)
+                {
+                    eprintln!(
+                        "agent: keeping the refreshed {connection} token: {}",
+                        e.message
+                    );
+                }
+                Some(fresh.access_token)
+            }
+            Err(e) => {
+                eprintln!("agent: refreshing the {connection} token: {e}");
+                Some(token.access_token)
+            }
+        }
+    }
+
     fn connect_url(&self, attempt_id: &str) -> String {
         format!(
             "/eve/v1/session/{}/authorizations/{attempt_id}",
             self.session_id
         )
     }
+}
+
+impl McpHttp for Runner<'_, '_, '_> {
+    fn post(
+        &mut self,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<HttpAnswer, String> {
+        let timeout = variable("mcp_timeout_secs")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|s| *s > 0)
+            .unwrap_or(30);
+        mcp_post(
+            url,
+            headers,
+            body,
+            Duration::from_secs(timeout),
+            &mut || !self.stop_requested(),
+        )
+    }
+}
+
+/// The configured MCP servers; a broken `mcp_connections` is logged and gives none.
+pub fn mcp_connections() -> Vec<McpConnection> {
+    mcp::parse_connections(variable("mcp_connections").as_deref()).unwrap_or_else(|e| {
+        eprintln!("agent: {e}");
+        Vec::new()
+    })
 }
 
 fn variable(name: &str) -> Option<String> {
@@ -297,6 +379,7 @@ fn run_turn(
         model_id,
         client_context,
         context_chars,
+        mcp: mcp_connections(),
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }

@@ -41,6 +41,19 @@ pub fn for_tool(tool: &str) -> Option<&'static Connection> {
     CONNECTIONS.iter().find(|c| c.tool == tool)
 }
 
+/// Whether the client context leaves connection `id` on (the rule of [`enabled`]).
+pub fn is_enabled(client_context: Option<&str>, id: &str) -> bool {
+    let Some(ctx) = client_context else {
+        return true;
+    };
+    let lower = ctx.to_ascii_lowercase();
+    !lower.split(['.', '\n', ';']).any(|sentence| {
+        sentence.contains("enabled no connections")
+            || ((sentence.contains("disabled") || sentence.contains("do not use"))
+                && sentence.contains(&id.to_ascii_lowercase()))
+    })
+}
+
 /// Which connections this turn may use, from the client context. The web app sends
 /// "Connections the user enabled for this turn: Notion, Linear. Connections the user disabled
 /// (do not use them): Sentry." A connection named in a sentence that says "disabled" or

@@ -6,6 +6,7 @@
 //! | prompt contains | the demo model |
 //! |---|---|
 //! | `weather` (`… in Paris and Tokyo`) | reasons, calls `get_weather` once per city, then summarises |
+//! | starts with `call tool NAME {json}` | calls tool NAME (e.g. an MCP server's `everything__echo`) with that input, offered or not, then summarises the result |
 //! | `notion` / `linear` / `sentry` | calls that connection's search tool (→ `authorization.required` until connected); says so if the connection is disabled |
 //! | `remember …` / `what do you remember` / `forget …` | calls `remember` / `recall` / `forget` |
 //! | `ask me` / `choose` / `quiz` | asks a question with options (`input.requested`); the answer continues the turn |
@@ -208,6 +209,15 @@ pub fn plan(request: &ModelRequest) -> Vec<Step> {
     let original = request.last_user_text().unwrap_or("").trim().to_string();
     let text = original.to_lowercase();
 
+    if let Some(rest) = original.strip_prefix("call tool ") {
+        let (name, args) = rest.trim().split_once(' ').unwrap_or((rest.trim(), "{}"));
+        let input = serde_json::from_str::<Value>(args.trim())
+            .unwrap_or_else(|_| json!({ "_invalidInput": args.trim() }));
+        return vec![Step::Tool {
+            name: name.to_string(),
+            input,
+        }];
+    }
     if contains_word(&text, "fail") {
         return vec![
             Step::Text("Let me try that… ".into()),
@@ -390,6 +400,13 @@ fn summarize(m: &ModelMessage) -> String {
             "Done — the task finished after {} seconds.",
             v["waitedSeconds"]
         ),
+        // An MCP server's result (`mcp::call_result`): its text.
+        _ if v["text"].is_string() => {
+            format!(
+                "`{tool_name}` answered:\n\n{}",
+                v["text"].as_str().unwrap_or("")
+            )
+        }
         _ => {
             let titles: Vec<String> = v["results"]
                 .as_array()
@@ -592,6 +609,23 @@ mod tests {
             })
             .collect();
         assert_eq!(text, vec!["1 ", "2 ", "3 ", "4 ", "5."]);
+    }
+
+    #[test]
+    fn call_tool_calls_the_named_tool_with_its_json_input() {
+        let r = req(
+            vec![ModelMessage::User(
+                "call tool everything__echo {\"message\":\"hi\"}".into(),
+            )],
+            &[],
+        );
+        match plan(&r).as_slice() {
+            [Step::Tool { name, input }] => {
+                assert_eq!(name, "everything__echo");
+                assert_eq!(input, &json!({"message": "hi"}));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

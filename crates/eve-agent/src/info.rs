@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::connections::CONNECTIONS;
+use crate::mcp::McpConnection;
 use crate::model::ToolSpec;
 
 /// The agent-info version the reference eve 0.80.1 serves (its client accepts only this one).
@@ -40,7 +41,7 @@ fn with(mut base: Value, extra: Value) -> Value {
 
 /// The info document for `tools` (every tool the agent may offer) and `model_id`
 /// (`provider/model`). It passes eve's client validation (`AgentInfoResultSchema`).
-pub fn agent_info(model_id: &str, tools: &[ToolSpec]) -> Value {
+pub fn agent_info(model_id: &str, tools: &[ToolSpec], mcp: &[McpConnection]) -> Value {
     let provider = model_id.split('/').next().unwrap_or("demo");
     let tools: Vec<Value> = tools
         .iter()
@@ -76,6 +77,21 @@ pub fn agent_info(model_id: &str, tools: &[ToolSpec]) -> Value {
                 }),
             )
         })
+        .chain(mcp.iter().map(|c| {
+            with(
+                source(&format!("connections/{}", c.name)),
+                json!({
+                    "connectionName": c.name,
+                    "description": c.description,
+                    "hasApproval": false,
+                    // A static token needs no sign-in; otherwise the server may ask for one.
+                    "hasAuthorization": c.token.is_none(),
+                    "hasHeaders": c.token.is_some(),
+                    "protocol": "mcp",
+                    "url": c.url,
+                }),
+            )
+        }))
         .collect();
     let routes: Vec<Value> = [
         ("GET", "/eve/v1/health"),
@@ -156,7 +172,8 @@ mod tests {
     fn info_lists_every_tool_and_connection_with_the_model() {
         let all: Vec<&crate::connections::Connection> = CONNECTIONS.iter().collect();
         let specs = crate::tools::specs(&all);
-        let v = agent_info("demo/eve-demo", &specs);
+        let mcp = crate::mcp::parse_connections(Some(r#"[{"name":"linear"}]"#)).unwrap();
+        let v = agent_info("demo/eve-demo", &specs, &mcp);
         assert_eq!(v["kind"], "eve-agent-info");
         assert_eq!(v["agent"]["model"]["id"], "demo/eve-demo");
         let names: Vec<&str> = v["tools"]["static"]
@@ -168,8 +185,11 @@ mod tests {
         assert!(names.contains(&"get_weather") && names.contains(&"ask_user"));
         assert_eq!(
             v["connections"].as_array().unwrap().len(),
-            CONNECTIONS.len()
+            CONNECTIONS.len() + 1
         );
+        let linear = &v["connections"][CONNECTIONS.len()];
+        assert_eq!(linear["protocol"], "mcp");
+        assert_eq!(linear["url"], "https://mcp.linear.app/mcp");
         assert_eq!(v["version"], 5);
     }
 }

@@ -162,6 +162,21 @@ impl UpstreamJwt {
             .then_some(token.trim())
     }
 
+    /// The key that seals connection tokens at rest ([`crate::mcp_oauth::seal`]), derived
+    /// from the same secret: rotating it signs everyone out of their connections.
+    pub fn token_key(&self) -> [u8; 32] {
+        hmac_sha256(&self.secret, b"connection tokens")
+    }
+
+    /// The PKCE verifier of a sign-in, derived from its sealed `state`: the callback gets the
+    /// state back and recomputes it, so the verifier itself never leaves the agent.
+    pub fn pkce_verifier(&self, state: &str) -> String {
+        b64url(&hmac_sha256(
+            &self.secret,
+            format!("pkce {state}").as_bytes(),
+        ))
+    }
+
     /// The key of connection OAuth `state` values, derived from the same secret.
     pub fn state_codec(&self) -> crate::oauth::StateCodec {
         crate::oauth::StateCodec::new(&hex(&hmac_sha256(&self.secret, b"oauth state")), None, "v1")

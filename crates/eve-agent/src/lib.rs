@@ -12,7 +12,7 @@
 //!   model's history, the open turn), [`resume`] (what a turn whose runner died becomes).
 //! - Turn: [`turn`] (one turn as eve's event sequence, with the five cancel checkpoints).
 //! - Providers: [`model`], [`provider`], [`demo`], [`openai`], [`anthropic`], [`config`].
-//! - Tools: [`tools`], [`memory`], [`connections`], [`oauth`].
+//! - Tools: [`tools`], [`memory`], [`connections`], [`oauth`], [`mcp`] (MCP servers: config and client), [`mcp_oauth`] (their sign-in).
 
 pub mod anthropic;
 pub mod config;
@@ -22,6 +22,8 @@ pub mod framing;
 pub mod ids;
 pub mod info;
 pub mod jwt;
+pub mod mcp;
+pub mod mcp_oauth;
 pub mod memory;
 pub mod model;
 pub mod oauth;

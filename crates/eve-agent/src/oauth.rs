@@ -134,6 +134,9 @@ pub struct FlowState {
     pub authorization_id: String,
     pub principal: String,
     pub exp: u64,
+    /// The client registered with an MCP server's authorization server (PKCE sign-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<crate::mcp_oauth::McpFlow>,
 }
 
 /// Seals and opens flow states (HMAC-SHA256, purpose `connection-oauth`).
@@ -254,6 +257,7 @@ mod tests {
             authorization_id: "auth_b".into(),
             principal: "p".into(),
             exp: 1000,
+            mcp: None,
         };
         let sealed = codec.seal(&s);
         assert_eq!(codec.open(&sealed, 900), Some(s.clone()));

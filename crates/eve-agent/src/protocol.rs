@@ -45,6 +45,11 @@ pub enum Route {
     Authorization(String, String),
     /// `GET /connections/callback` — where an OAuth provider sends the browser back (ours).
     ConnectionCallback,
+    /// `GET /connections` — the configured MCP connections and whether the caller is signed
+    /// in to each (ours, for the connection menu).
+    Connections,
+    /// `POST /connections/:name/revoke` — signs the caller out of a connection (ours).
+    RevokeConnection(String),
 }
 
 impl Route {
@@ -170,6 +175,10 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
         ["info"] => (Route::Info, &["GET"]),
         ["session"] => (Route::Create, &["POST"]),
         ["connections", "callback"] => (Route::ConnectionCallback, &["GET"]),
+        ["connections"] => (Route::Connections, &["GET"]),
+        ["connections", name, "revoke"] if is_token(name, 32) => {
+            (Route::RevokeConnection(name.to_string()), &["POST"])
+        }
         ["session", id] => (Route::Send(sid(id)), &["POST"]),
         ["session", id, "stream"] => (Route::Stream(sid(id)), &["GET"]),
         ["session", id, "cancel"] => (Route::Cancel(sid(id)), &["POST"]),
@@ -500,6 +509,17 @@ mod tests {
             "Cannot find any route matching [GET] /eve/v1/session"
         );
         assert_eq!(route("POST", "/eve/v1/nope").unwrap_err().status, 404);
+        assert_eq!(route("GET", "/eve/v1/connections"), Ok(Route::Connections));
+        assert_eq!(
+            route("POST", "/eve/v1/connections/notes/revoke"),
+            Ok(Route::RevokeConnection("notes".into()))
+        );
+        assert_eq!(
+            route("GET", "/eve/v1/connections/notes/revoke")
+                .unwrap_err()
+                .status,
+            404
+        );
         assert_eq!(route("post", "/eve/v1/session").unwrap_err().status, 404);
         assert_eq!(route("POST", "/eve/v1//session").unwrap_err().status, 404);
     }

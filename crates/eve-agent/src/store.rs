@@ -78,6 +78,10 @@ pub const INSERT_INBOX: &str = "INSERT INTO eve_inbox (session_id, seq, kind, de
 pub const SELECT_INBOX_HEAD: &str = "SELECT seq, kind, delivery_id, body FROM eve_inbox \
     WHERE session_id = ?1 ORDER BY seq LIMIT 1";
 
+pub const DELETE_TOKEN: &str =
+    "DELETE FROM agent_connection_token WHERE principal = ?1 AND connection = ?2";
+pub const DELETE_GRANT: &str =
+    "DELETE FROM agent_connection_grant WHERE principal = ?1 AND connection = ?2";
 pub const DELETE_INBOX: &str = "DELETE FROM eve_inbox WHERE session_id = ?1 AND seq = ?2";
 
 /// Whether the stream already holds the event of a delivery (an inbox row whose runner died
@@ -506,6 +510,15 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         Ok(rows.first().and_then(|r| text(r.first())))
     }
 
+    /// Signs `principal` out of `connection`: its token and its grant go.
+    pub fn forget_connection(&self, principal: &str, connection: &str) -> Result<(), String> {
+        for sql in [DELETE_TOKEN, DELETE_GRANT] {
+            self.db
+                .execute(sql, vec![principal.into(), connection.into()])?;
+        }
+        Ok(())
+    }
+
     pub fn store_tool_output(
         &self,
         id: &str,
@@ -549,6 +562,21 @@ mod tests {
                 delivery_ids: vec!["d1".into()],
             },
         }
+    }
+
+    #[test]
+    fn forgetting_a_connection_drops_only_that_principals_token_and_grant() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        for p in ["alice", "bob"] {
+            s.save_token(p, "notes", "sealed", 1).unwrap();
+            s.grant(p, "notes", 1).unwrap();
+        }
+        s.forget_connection("alice", "notes").unwrap();
+        assert_eq!(s.token("alice", "notes").unwrap(), None);
+        assert!(!s.granted("alice", "notes").unwrap());
+        assert_eq!(s.token("bob", "notes").unwrap().as_deref(), Some("sealed"));
+        assert!(s.granted("bob", "notes").unwrap());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use eve_api::eve::*;
 use serde_json::{json, Value};
 
 use crate::connections;
+use crate::mcp::{self, McpClient, McpConnection, McpError, McpHttp};
 use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest, ToolCall};
 use crate::tools::{self, ToolHost, ToolOutcome};
 use crate::transcript::{self, OpenTurn, StepState, Waiting};
@@ -49,6 +50,10 @@ pub trait TurnHost: ToolHost {
     fn store_output_aside(&mut self, call_id: &str, output: &str);
     /// Where the user authorizes a connection for this session.
     fn connect_url(&self, attempt_id: &str) -> String;
+    /// The network to MCP servers.
+    fn mcp_http(&mut self) -> &mut dyn McpHttp;
+    /// The caller's token for `connection`, from its sign-in.
+    fn connection_token(&mut self, connection: &str) -> Option<String>;
 }
 
 /// What a turn runs with.
@@ -60,6 +65,8 @@ pub struct TurnContext {
     /// How many characters of history fit the model's context window
     /// ([`crate::config::ModelChoice::context_chars`]); older exchanges are trimmed.
     pub context_chars: usize,
+    /// The configured MCP servers (`mcp_connections`).
+    pub mcp: Vec<McpConnection>,
 }
 
 /// How a turn ended (or stopped for now).
@@ -196,6 +203,14 @@ fn action_result(
         },
         status: status.into(),
         at: at.clone(),
+    })
+}
+
+/// Whether sign-in `attempt_id` was completed authorized.
+fn authorized_in_log(log: &[Event], attempt_id: &str) -> bool {
+    log.iter().any(|e| {
+        matches!(e, Event::AuthorizationCompleted(c)
+            if c.attempt_id == attempt_id && c.outcome == AuthorizationOutcome::Authorized)
     })
 }
 
@@ -458,7 +473,232 @@ fn finish_reason(has_calls: bool, provider: Option<&str>) -> String {
     }
 }
 
+/// One MCP server as this turn sees it: its client (session kept for the turn), the tools it
+/// offers, the ones it listed that cannot be offered and why, or why it has none.
+struct McpServer {
+    client: McpClient,
+    specs: Vec<crate::model::ToolSpec>,
+    unusable: Vec<(String, String)>,
+    /// `Some(challenge)` when listing asked for a sign-in; the `sign_in` tool is offered.
+    sign_in: Option<Option<String>>,
+    unavailable: Option<String>,
+}
+
+/// What an MCP tool call came to.
+enum McpStep {
+    Result(Value, bool),
+    Failed(&'static str, String),
+    SignIn(Option<String>),
+}
+
+/// Where a sign-in's instructions quote the server's challenge ([`pending_challenge`]).
+const CHALLENGE_PREFIX: &str = " The server asked: WWW-Authenticate: ";
+
+/// The `WWW-Authenticate` challenge of the pending sign-in `attempt_id`, if its server sent one.
+pub fn pending_challenge(log: &[Event], attempt_id: &str) -> Option<String> {
+    log.iter().rev().find_map(|e| match e {
+        Event::AuthorizationRequired(a) if a.attempt_id == attempt_id => a
+            .authorization
+            .instructions
+            .as_deref()
+            .and_then(|i| i.split_once(CHALLENGE_PREFIX))
+            .map(|(_, c)| c.to_string()),
+        _ => None,
+    })
+}
+
+/// The tool offered for a server that lists nothing before a sign-in.
+const SIGN_IN_TOOL: &str = "sign_in";
+
 impl Turn<'_> {
+    /// The enabled MCP servers with their tools, listed once per run: a run after a sign-in
+    /// lists again with the new token.
+    fn mcp_servers(&mut self) -> std::collections::BTreeMap<String, McpServer> {
+        let mut out = std::collections::BTreeMap::new();
+        let ctx = self.ctx.client_context.as_deref();
+        for c in self
+            .ctx
+            .mcp
+            .iter()
+            .filter(|c| connections::is_enabled(ctx, &c.name))
+        {
+            let bearer = c
+                .token
+                .clone()
+                .or_else(|| self.host.connection_token(&c.name));
+            let mut server = McpServer {
+                client: McpClient::new(&c.url, bearer),
+                specs: Vec::new(),
+                unusable: Vec::new(),
+                sign_in: None,
+                unavailable: None,
+            };
+            match server.client.list_tools(self.host.mcp_http()) {
+                Ok(tools) => {
+                    for t in &tools {
+                        match (mcp::tool_spec(c, t), &t.input_schema) {
+                            (Some(spec), _) => server.specs.push(spec),
+                            (None, Err(why)) => {
+                                eprintln!("agent: {} tool {} left out: {why}", c.name, t.name);
+                                server.unusable.push((t.name.clone(), why.clone()));
+                            }
+                            (None, Ok(_)) => {}
+                        }
+                    }
+                }
+                Err(McpError::Unauthorized(challenge)) => {
+                    server.specs.push(crate::model::ToolSpec {
+                        name: format!("{}{}{SIGN_IN_TOOL}", c.name, mcp::SEPARATOR),
+                        description: format!(
+                            "Signs in to {} ({}); its tools are offered after the user connects it.",
+                            c.display_name, c.description
+                        ),
+                        input_schema: json!({ "type": "object", "properties": {} }),
+                    });
+                    server.sign_in = Some(challenge);
+                }
+                Err(McpError::Failed(why)) => {
+                    eprintln!("agent: {} is unavailable: {why}", c.name);
+                    server.unavailable = Some(why);
+                }
+            }
+            out.insert(c.name.clone(), server);
+        }
+        out
+    }
+
+    /// Runs `tool` of `conn`'s server for `call`.
+    fn mcp_call(
+        &mut self,
+        servers: &mut std::collections::BTreeMap<String, McpServer>,
+        conn: &McpConnection,
+        tool: &str,
+        call: &ToolCall,
+    ) -> McpStep {
+        let Some(server) = servers.get_mut(&conn.name) else {
+            return McpStep::Failed(
+                "connection_disabled",
+                format!("{} is disabled for this turn", conn.display_name),
+            );
+        };
+        if let Some(why) = &server.unavailable {
+            return McpStep::Failed(
+                "tool_error",
+                format!("{} is unavailable: {why}", conn.display_name),
+            );
+        }
+        if let Some((_, why)) = server.unusable.iter().find(|(n, _)| n == tool) {
+            return McpStep::Failed(
+                "invalid_tool",
+                format!("{}'s tool {tool} cannot be used: {why}", conn.display_name),
+            );
+        }
+        let signed_in = authorized_in_log(&self.log, &format!("auth_{}", call.id));
+        if tool == SIGN_IN_TOOL {
+            if let Some(challenge) = server.sign_in.clone() {
+                if !signed_in {
+                    return McpStep::SignIn(challenge);
+                }
+                return McpStep::Failed(
+                    "unauthorized",
+                    format!(
+                        "{} still refuses access after the sign-in",
+                        conn.display_name
+                    ),
+                );
+            }
+            if signed_in {
+                return McpStep::Result(
+                    json!({ "text": format!("{} is connected; its tools are offered from the next step on.", conn.display_name) }),
+                    false,
+                );
+            }
+        }
+        if let Some(raw) = call.input.get("_invalidInput") {
+            return McpStep::Failed(
+                "invalid_input",
+                format!("the tool input is not a JSON object: {raw}"),
+            );
+        }
+        match server
+            .client
+            .call_tool(self.host.mcp_http(), tool, &call.input)
+        {
+            Ok(r) => McpStep::Result(r.output, r.is_error),
+            Err(McpError::Unauthorized(challenge)) if !signed_in => McpStep::SignIn(challenge),
+            Err(McpError::Unauthorized(_)) => McpStep::Failed(
+                "unauthorized",
+                format!("{} refused the call after the sign-in", conn.display_name),
+            ),
+            Err(McpError::Failed(why)) => McpStep::Failed("tool_error", why),
+        }
+    }
+
+    /// Parks the turn on the sign-in `conn`'s server asked for.
+    fn sign_in(
+        &mut self,
+        at: &StepRef,
+        turn: &TurnRef,
+        call: &ToolCall,
+        conn: &McpConnection,
+        challenge: Option<String>,
+    ) -> Result<(), Fenced> {
+        let attempt_id = format!("auth_{}", call.id);
+        let url = self.host.connect_url(&attempt_id);
+        let mut instructions = format!("Connect {} to continue.", conn.display_name);
+        if let Some(c) = challenge {
+            instructions.push_str(CHALLENGE_PREFIX);
+            instructions.push_str(&c);
+        }
+        self.emit(Event::AuthorizationRequired(AuthorizationRequired {
+            attempt_id,
+            authorization: AuthorizationChallenge {
+                url: Some(url),
+                display_name: Some(conn.display_name.clone()),
+                instructions: Some(instructions),
+            },
+            call_id: Some(call.id.clone()),
+            description: conn.description.clone(),
+            name: conn.name.clone(),
+            at: at.clone(),
+        }))?;
+        self.emit(Event::TurnWaiting(TurnWaiting {
+            on: "input".into(),
+            at: turn.clone(),
+        }))
+    }
+
+    /// Writes a finished tool's `action.result` (an oversized output is stored aside).
+    fn tool_done(
+        &mut self,
+        at: &StepRef,
+        call: &ToolCall,
+        output: Value,
+        is_error: bool,
+    ) -> Result<(), Fenced> {
+        let (shown, aside) = tools::bound_output(output);
+        if let Some(full) = &aside {
+            self.host.store_output_aside(&call.id, full);
+        }
+        let (status, error) = if is_error {
+            let message = shown
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("the tool failed")
+                .to_string();
+            (
+                "failed",
+                Some(ActionError {
+                    code: "tool_error".into(),
+                    message,
+                }),
+            )
+        } else {
+            ("completed", None)
+        };
+        self.emit(action_result(at, call, shown, is_error, status, error))
+    }
+
     fn emit(&mut self, event: Event) -> Result<(), Fenced> {
         self.host.emit(&event)?;
         self.log.push(event);
@@ -500,7 +740,11 @@ impl Turn<'_> {
             return Ok(TurnOutcome::Waiting);
         }
         let enabled = connections::enabled(self.ctx.client_context.as_deref());
-        let specs = tools::specs(&enabled);
+        let mut specs = tools::specs(&enabled);
+        let mut servers = self.mcp_servers();
+        for s in servers.values() {
+            specs.extend(s.specs.iter().cloned());
+        }
         let mut step = open.step;
         let mut state = open.step_state;
         let mut usage: Option<StepUsage> = None;
@@ -588,6 +832,28 @@ impl Turn<'_> {
                         }
                     }
                 }
+                if let Some((name, tool)) = mcp::split_tool_name(&call.name) {
+                    let (name, tool) = (name.to_string(), tool.to_string());
+                    if let Some(conn) = self.ctx.mcp.iter().find(|c| c.name == name).cloned() {
+                        match self.mcp_call(&mut servers, &conn, &tool, &call) {
+                            McpStep::Result(output, is_error) => {
+                                self.tool_done(&at, &call, output, is_error)?
+                            }
+                            // A request the user's stop abandoned is a stop (checkpoint 5).
+                            McpStep::Failed(..) if self.host.stop_requested() => {
+                                return self.cancelled();
+                            }
+                            McpStep::Failed(code, message) => {
+                                self.emit(failed_result(&at, &call, code, message))?
+                            }
+                            McpStep::SignIn(challenge) => {
+                                self.sign_in(&at, &open.turn, &call, &conn, challenge)?;
+                                return Ok(TurnOutcome::Waiting);
+                            }
+                        }
+                        continue;
+                    }
+                }
                 if let Some(c) = connections::for_tool(&call.name) {
                     if !enabled.iter().any(|e| e.id == c.id) {
                         let message = format!("{} is disabled for this turn", c.display_name);
@@ -622,27 +888,7 @@ impl Turn<'_> {
                 // Checkpoint 5: tools pause in slices and check for a stop.
                 match tools::run(&call, &mut *self.host) {
                     ToolOutcome::Done { output, is_error } => {
-                        let (shown, aside) = tools::bound_output(output);
-                        if let Some(full) = &aside {
-                            self.host.store_output_aside(&call.id, full);
-                        }
-                        let (status, error) = if is_error {
-                            let message = shown
-                                .get("error")
-                                .and_then(Value::as_str)
-                                .unwrap_or("the tool failed")
-                                .to_string();
-                            (
-                                "failed",
-                                Some(ActionError {
-                                    code: "tool_error".into(),
-                                    message,
-                                }),
-                            )
-                        } else {
-                            ("completed", None)
-                        };
-                        self.emit(action_result(&at, &call, shown, is_error, status, error))?;
+                        self.tool_done(&at, &call, output, is_error)?
                     }
                     ToolOutcome::Interrupted => return self.cancelled(),
                 }
@@ -896,6 +1142,24 @@ pub mod testing {
         fn connect_url(&self, id: &str) -> String {
             format!("/eve/v1/session/s/authorizations/{id}")
         }
+        fn mcp_http(&mut self) -> &mut dyn crate::mcp::McpHttp {
+            self
+        }
+        fn connection_token(&mut self, _: &str) -> Option<String> {
+            None
+        }
+    }
+
+    /// No MCP server is configured in these tests; the real servers are in tests/tests/mcp.rs.
+    impl crate::mcp::McpHttp for Host {
+        fn post(
+            &mut self,
+            url: &str,
+            _: &[(String, String)],
+            _: &[u8],
+        ) -> Result<crate::mcp::HttpAnswer, String> {
+            Err(format!("{url} is not reachable in unit tests"))
+        }
     }
 }
 
@@ -918,6 +1182,7 @@ mod tests {
             model_id: "demo/eve-demo".into(),
             client_context: None,
             context_chars: usize::MAX,
+            mcp: Vec::new(),
         }
     }
 

@@ -4,7 +4,7 @@ import { api } from "../api";
 import { useShell } from "../context";
 import { SHORTCUTS } from "../actions";
 import { CONNECTIONS } from "../events";
-import type { Viewer } from "../types";
+import type { McpConnectionInfo, Viewer } from "../types";
 
 export interface ToastAction {
   label: string;
@@ -164,12 +164,35 @@ export function ShortcutSheet({ onClose }: { onClose(): void }) {
 // UI strings of the sheet, kept together for the message catalogue.
 const SHEET_TEXT = { title: "Keyboard shortcuts", close: "Close" };
 
-/** Seed IntegrationsMenu: per-turn toggles for Notion, Linear and Sentry. */
+/** Seed IntegrationsMenu: per-turn toggles for the built-in connections and the configured MCP
+ * servers (`GET /eve/v1/connections`, read when the menu opens), with Disconnect for a server
+ * the user is signed in to. */
 export function ConnectionsMenu() {
   const shell = useShell();
   const [open, setOpen] = useState(false);
+  const [mcp, setMcp] = useState<McpConnectionInfo[]>([]);
   const root = useRef<HTMLDivElement>(null);
-  const count = CONNECTIONS.filter((c) => shell.connections[c.id]).length;
+  const builtIn: readonly string[] = CONNECTIONS.map((c) => c.id);
+  const extra = mcp.filter((c) => !builtIn.includes(c.name));
+  const isOn = (id: string) => shell.connections[id] ?? !builtIn.includes(id);
+  const count = CONNECTIONS.filter((c) => isOn(c.id)).length + extra.filter((c) => isOn(c.name)).length;
+  const reload = () =>
+    api
+      .connections()
+      .then((r) => setMcp(r.connections))
+      .catch(() => setMcp([]));
+  const disconnect = (c: McpConnectionInfo) =>
+    api
+      .revokeConnection(c.name)
+      .then(() => {
+        shell.toast(`${c.displayName} disconnected`);
+        return reload();
+      })
+      .catch((err: Error) => shell.toast(`${c.displayName} could not be disconnected: ${err.message}`, "error"));
+
+  useEffect(() => {
+    if (open) void reload();
+  }, [open]);
 
   useEffect(() => {
     if (!open) return;
@@ -193,11 +216,24 @@ export function ConnectionsMenu() {
       {open && (
         <div class="menu" role="menu" aria-label="Connections">
           {CONNECTIONS.map((c) => (
-            <label key={c.id} class="menu-item" role="menuitemcheckbox" aria-checked={shell.connections[c.id]}>
-              <input type="checkbox" checked={shell.connections[c.id]} onChange={(e) => shell.setConnection(c.id, (e.currentTarget as HTMLInputElement).checked)} />
+            <label key={c.id} class="menu-item" role="menuitemcheckbox" aria-checked={isOn(c.id)}>
+              <input type="checkbox" checked={isOn(c.id)} onChange={(e) => shell.setConnection(c.id, (e.currentTarget as HTMLInputElement).checked)} />
               <span>{c.name}</span>
             </label>
           ))}
+          {extra.map((c) => (
+            <label key={c.name} class="menu-item" role="menuitemcheckbox" aria-checked={isOn(c.name)} title={c.description}>
+              <input type="checkbox" checked={isOn(c.name)} onChange={(e) => shell.setConnection(c.name, (e.currentTarget as HTMLInputElement).checked)} />
+              <span>{c.displayName}</span>
+            </label>
+          ))}
+          {mcp
+            .filter((c) => c.revocable)
+            .map((c) => (
+              <button key={`revoke-${c.name}`} type="button" class="menu-item button small ghost" data-revoke={c.name} onClick={() => void disconnect(c)}>
+                Disconnect {c.displayName}
+              </button>
+            ))}
         </div>
       )}
     </div>

@@ -1,0 +1,531 @@
+//! MCP connections end to end: the agent in the local host, configured by `mcp_connections`,
+//! against the official MCP reference server (`@modelcontextprotocol/server-everything` in
+//! Streamable HTTP mode, from tests/mcp-servers; `scripts/prepare` installs it), a server
+//! built with the official SDK that wants a bearer token (tests/mcp-servers/protected.mjs),
+//! and small loopback servers that misbehave (HTML, silence, an invalid schema, nothing
+//! listening). The demo model's `call tool NAME {json}` issues the calls.
+//!
+//! A server that does not start fails the test: nothing here skips itself.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eve_chat_tests::eve::{self, first, read_until_settled, types};
+use eve_chat_tests::{repo_root, Host, HostOptions};
+use serde_json::{json, Value};
+
+/// A node MCP server on a loopback port, stopped when dropped.
+struct NodeServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for NodeServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `script args` under node in tests/mcp-servers with `PORT` set and waits until it
+/// says `ready` on stderr; panics (with what it printed) if it does not.
+fn node_server(script: &str, args: &[&str], env: &[(&str, &str)], ready: &str) -> NodeServer {
+    let dir = repo_root().join("tests/mcp-servers");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").exists(),
+        "tests/mcp-servers has no node_modules: run scripts/prepare (npm ci there)"
+    );
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&dir)
+        .arg(script)
+        .args(args)
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("node starts");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = String::new();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) => {
+                seen.push_str(&line);
+                seen.push('\n');
+                if line.contains(ready) {
+                    return NodeServer { child, port };
+                }
+            }
+            Err(_) if Instant::now() > deadline => {
+                let _ = child.kill();
+                panic!("{script} did not start within 60 s; it printed:\n{seen}");
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                let status = child.wait();
+                panic!("{script} exited ({status:?}) before it was ready:\n{seen}");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn everything(env: &[(&str, &str)]) -> NodeServer {
+    node_server(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        &["streamableHttp"],
+        env,
+        "listening on port",
+    )
+}
+
+/// A local host with `connections` as `mcp_connections`.
+fn host(connections: Value, extra: &[(&str, &str)]) -> Host {
+    let mut o = HostOptions::default()
+        .var("demo_pacing_ms", "1")
+        .var("chat_send_per_hour", "1000")
+        .var("mcp_connections", &connections.to_string());
+    for (k, v) in extra {
+        o = o.var(k, v);
+    }
+    Host::start(o).expect("a local host")
+}
+
+/// Runs `call tool NAME {input}` in a new session; its events up to the settling one.
+fn call(h: &Host, tool: &str, input: Value) -> (String, Vec<Value>) {
+    let sid = eve::start(h, &format!("call tool {tool} {input}"));
+    let events = read_until_settled(h, &sid, 0);
+    (sid, events)
+}
+
+fn result_of(events: &[Value]) -> &Value {
+    &first(events, "action.result")["data"]
+}
+
+fn connection(name: &str, port: u16) -> Value {
+    json!({ "name": name, "url": format!("http://127.0.0.1:{port}/mcp") })
+}
+
+#[test]
+fn the_reference_servers_tools_answer_with_text_and_structured_content() {
+    let server = everything(&[]);
+    let h = host(json!([connection("everything", server.port)]), &[]);
+
+    let (_, events) = call(&h, "everything__echo", json!({ "message": "hello mcp" }));
+    let action = &first(&events, "actions.requested")["data"]["actions"][0];
+    assert_eq!(action["toolName"], "everything__echo");
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["result"]["toolName"], "everything__echo");
+    assert_eq!(r["result"]["output"]["text"], "Echo: hello mcp");
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
+
+    let (_, events) = call(
+        &h,
+        "everything__get-structured-content",
+        json!({ "location": "Chicago" }),
+    );
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    let s = &r["result"]["output"]["structuredContent"];
+    assert!(
+        s["temperature"].is_number() && s["conditions"].is_string(),
+        "{r}"
+    );
+
+    // /eve/v1/info reports the connection as eve does (protocol mcp, its URL).
+    let info = h.get("/eve/v1/info").json();
+    let c = info["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["connectionName"] == "everything")
+        .expect("the MCP connection in /eve/v1/info")
+        .clone();
+    assert_eq!(c["protocol"], "mcp");
+    assert_eq!(
+        c["url"],
+        format!("http://127.0.0.1:{}/mcp", server.port).as_str()
+    );
+}
+
+#[test]
+fn a_servers_errors_reach_the_model_as_tool_errors() {
+    let server = everything(&[]);
+    let h = host(json!([connection("everything", server.port)]), &[]);
+    // Arguments the server's schema refuses, and a tool it does not have.
+    for (tool, input) in [
+        ("everything__get-sum", json!({ "a": "two", "b": 3 })),
+        ("everything__no-such-tool", json!({})),
+    ] {
+        let (_, events) = call(&h, tool, input);
+        let r = result_of(&events);
+        assert_eq!(r["status"], "failed", "{tool}: {r}");
+        assert_eq!(r["result"]["isError"], true);
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(!message.is_empty(), "{r}");
+        assert_eq!(events.last().unwrap()["type"], "session.waiting");
+    }
+}
+
+#[test]
+fn an_output_over_the_cap_is_stored_aside_and_the_stream_gets_a_preview() {
+    // get-env answers with the server's environment: make it 300 KB (one variable may hold
+    // at most 128 KB).
+    let big = "x".repeat(100 * 1024);
+    let server = everything(&[
+        ("EVE_BIG_1", big.as_str()),
+        ("EVE_BIG_2", big.as_str()),
+        ("EVE_BIG_3", big.as_str()),
+    ]);
+    let h = host(json!([connection("everything", server.port)]), &[]);
+    let (_, events) = call(&h, "everything__get-env", json!({}));
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    let shown = r["result"]["output"].to_string();
+    assert!(
+        shown.len() < 20 * 1024,
+        "the event carries a preview, not {} bytes",
+        shown.len()
+    );
+    assert_eq!(r["result"]["output"]["truncated"], true, "{shown}");
+    assert!(r["result"]["output"]["totalBytes"].as_u64().unwrap() > 300 * 1024);
+}
+
+/// A loopback server that answers every request with `answer(body)` (raw HTTP), or never
+/// answers when it gives `None`.
+fn raw_server(answer: fn(&str) -> Option<String>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            std::thread::spawn(move || serve_one(stream, answer));
+        }
+    });
+    port
+}
+
+fn serve_one(mut stream: TcpStream, answer: fn(&str) -> Option<String>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let body = loop {
+        let Ok(n) = stream.read(&mut chunk) else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if body.len() >= len {
+                break body.to_string();
+            }
+        }
+    };
+    match answer(&body) {
+        Some(response) => {
+            let _ = stream.write_all(response.as_bytes());
+        }
+        None => std::thread::sleep(Duration::from_secs(60)),
+    }
+}
+
+fn http(status: &str, content_type: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A minimal JSON-answering MCP server whose one tool has an input schema that is no schema.
+fn invalid_schema_server(body: &str) -> Option<String> {
+    let req: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let id = req["id"].clone();
+    let result = match req["method"].as_str() {
+        Some("initialize") => json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "broken", "version": "1" },
+        }),
+        Some("tools/list") => json!({ "tools": [
+            { "name": "lookup", "description": "d", "inputSchema": { "type": "string" } },
+        ]}),
+        Some("tools/call") => {
+            json!({ "content": [{ "type": "text", "text": "should not be called" }] })
+        }
+        _ => return Some(http("202 Accepted", "application/json", "")),
+    };
+    let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    Some(http("200 OK", "application/json", &reply.to_string()))
+}
+
+#[test]
+fn broken_servers_give_clear_tool_errors_and_the_turn_ends() {
+    let html = raw_server(|_| {
+        Some(http(
+            "200 OK",
+            "text/html",
+            "<html><body>Sign in</body></html>",
+        ))
+    });
+    let hangs = raw_server(|_| None);
+    let schema = raw_server(invalid_schema_server);
+    let closed = free_port();
+    let h = host(
+        json!([
+            connection("html", html),
+            connection("hangs", hangs),
+            connection("schema", schema),
+            connection("closed", closed),
+        ]),
+        &[("mcp_timeout_secs", "2")],
+    );
+    for (tool, expect) in [
+        ("html__search", "text/html"),
+        ("hangs__search", "within 2s"),
+        ("schema__lookup", "input schema"),
+        ("closed__search", "unavailable"),
+    ] {
+        let (_, events) = call(&h, tool, json!({ "q": "x" }));
+        let r = result_of(&events);
+        assert_eq!(r["status"], "failed", "{tool}: {r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.contains(expect), "{tool}: {message}");
+        let t = types(&events);
+        assert_eq!(t.last(), Some(&"session.waiting"), "{tool}: {t:?}");
+        assert!(t.contains(&"turn.completed"), "{tool}: {t:?}");
+    }
+}
+
+// ------------------------------------------------------------------ sign-in (OAuth 2.1)
+
+fn protected(ttl_secs: u64) -> NodeServer {
+    node_server(
+        "protected.mjs",
+        &[],
+        &[("TOKEN_TTL_SECS", &ttl_secs.to_string())],
+        "protected MCP server listening",
+    )
+}
+
+#[test]
+fn a_server_that_lists_nothing_anonymously_offers_sign_in_then_its_tools() {
+    let server = node_server(
+        "protected.mjs",
+        &[],
+        &[("PROTECT_ALL", "1")],
+        "protected MCP server listening",
+    );
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    // Its tools are unknown before the sign-in; the one offered is notes__sign_in.
+    let (sid, events) = call(&h, "notes__sign_in", json!({}));
+    let required = first(&events, "authorization.required").clone();
+    assert!(required["data"]["authorization"]["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("resource_metadata="));
+    sign_in(&h, &required);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(result_of(&after)["status"], "completed");
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "b" }));
+    let r = result_of(&events);
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["result"]["output"]["structuredContent"]["topic"], "b");
+}
+
+fn stats(server: &NodeServer) -> Value {
+    ureq::get(&format!("http://127.0.0.1:{}/stats", server.port))
+        .call()
+        .expect("the server's stats")
+        .into_json()
+        .unwrap()
+}
+
+/// Follows the sign-in of `required` as a browser would: the agent's connect page (302 to
+/// the authorization server), the authorization endpoint (302 back to the agent's callback),
+/// the callback. Returns the authorize URL.
+fn sign_in(h: &Host, required: &Value) -> String {
+    let connect = required["data"]["authorization"]["url"].as_str().unwrap();
+    let r = h.get(connect);
+    assert_eq!(r.status, 302, "{}", r.text());
+    let authorize = r.header("location").unwrap().to_string();
+    let back = match h.client().get(&authorize).call() {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("the authorization endpoint: {e}"),
+    };
+    assert_eq!(back.status(), 302, "{:?}", back.into_string());
+    let callback = back.header("location").unwrap().to_string();
+    let path = callback
+        .strip_prefix(&h.origin())
+        .unwrap_or_else(|| panic!("the callback {callback} is on the app's origin"));
+    let done = h.get(path);
+    assert_eq!(done.status, 200, "{}", done.text());
+    authorize
+}
+
+#[test]
+fn a_401_asks_for_sign_in_and_the_call_is_made_again_with_the_token() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "roadmap" }));
+    // tools/list answered anonymously (the tool was offered); the call was refused with a
+    // challenge that names the protected-resource metadata.
+    let t = types(&events);
+    assert_eq!(
+        t[t.len() - 2..],
+        ["authorization.required", "turn.waiting"],
+        "{t:?}"
+    );
+    let required = first(&events, "authorization.required").clone();
+    assert_eq!(required["data"]["name"], "notes");
+    let instructions = required["data"]["authorization"]["instructions"]
+        .as_str()
+        .unwrap();
+    assert!(
+        instructions.contains("resource_metadata="),
+        "{instructions}"
+    );
+
+    let authorize = sign_in(&h, &required);
+    let query = authorize.split_once('?').unwrap().1;
+    let param = |k: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+            .map(|v| v.replace("%3A", ":").replace("%2F", "/"))
+    };
+    assert_eq!(param("code_challenge_method").as_deref(), Some("S256"));
+    assert!(param("code_challenge").is_some_and(|c| c.len() == 43));
+    assert_eq!(
+        param("resource"),
+        Some(format!("http://127.0.0.1:{}/mcp", server.port))
+    );
+    assert!(
+        param("client_id").is_some(),
+        "dynamically registered: {authorize}"
+    );
+
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(after[0]["data"]["outcome"], "authorized");
+    let r = result_of(&after);
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(
+        r["result"]["output"]["structuredContent"]["topic"],
+        "roadmap"
+    );
+    assert!(r["result"]["output"]["structuredContent"]["client"].is_string());
+    assert_eq!(after.last().unwrap()["type"], "session.waiting");
+    assert_eq!(stats(&server)["tokenCalls"], 1);
+
+    // The token is kept for this principal: the next chat's call needs no sign-in.
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "budget" }));
+    assert!(!types(&events).contains(&"authorization.required"));
+    assert_eq!(result_of(&events)["status"], "completed");
+}
+
+fn listed(h: &Host, name: &str) -> Value {
+    let r = h.get("/eve/v1/connections");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} in /eve/v1/connections"))
+}
+
+#[test]
+fn revoking_a_connection_revokes_its_tokens_and_the_next_call_asks_again() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    assert_eq!(listed(&h, "notes")["connected"], false);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "a" }));
+    sign_in(&h, &first(&events, "authorization.required").clone());
+    read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(listed(&h, "notes")["connected"], true);
+
+    let cross = h.send(
+        "POST",
+        "/eve/v1/connections/notes/revoke",
+        &[
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ],
+        Some(b"{}"),
+    );
+    assert_eq!(cross.status, 403, "a cross-site revoke is refused");
+    assert_eq!(listed(&h, "notes")["connected"], true);
+    let r = h.json("POST", "/eve/v1/connections/notes/revoke", &json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["revoked"], true);
+    // Access and refresh token, at the server's revocation endpoint.
+    assert_eq!(stats(&server)["revoked"], 2);
+    assert_eq!(listed(&h, "notes")["connected"], false);
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "b" }));
+    assert!(types(&events).contains(&"authorization.required"));
+
+    let unknown = h.json("POST", "/eve/v1/connections/nope/revoke", &json!({}));
+    assert_eq!(unknown.status, 404);
+}
+
+#[test]
+fn a_token_about_to_expire_is_refreshed_before_the_call() {
+    // 61 s tokens are inside the refresh margin (60 s) a second after they are issued.
+    let server = protected(61);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "a" }));
+    let required = first(&events, "authorization.required").clone();
+    sign_in(&h, &required);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(result_of(&after)["status"], "completed");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (_, events) = call(&h, "notes__read_notes", json!({ "topic": "b" }));
+    assert!(!types(&events).contains(&"authorization.required"));
+    assert_eq!(result_of(&events)["status"], "completed");
+    assert!(stats(&server)["refreshes"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn a_declined_sign_in_answers_the_call_as_failed() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events) = call(&h, "notes__read_notes", json!({ "topic": "a" }));
+    let n = events.len() as u64;
+    eve::send_message(&h, &sid, "never mind");
+    let rest = read_until_settled(&h, &sid, n);
+    let r = &first(&rest, "action.result")["data"];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["error"]["code"], "authorization_declined");
+    assert_eq!(stats(&server)["tokenCalls"], 0);
+}
