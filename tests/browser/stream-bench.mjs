@@ -46,6 +46,7 @@ try {
   for (let run = 0; run < runs; run++) {
     const context = await browser.newContext({ baseURL: app.baseUrl, viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
+    page.on("crash", () => console.log("the page crashed (out of memory?)"));
     const cdp = await context.newCDPSession(page);
     await cdp.send("Performance.enable");
     await page.goto("/");
