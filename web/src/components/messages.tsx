@@ -2,9 +2,9 @@
 // reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
 // presence row that fades out. Everything comes from eve events through events.renderItems.
 import { Fragment } from "preact";
-import { useMemo, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
-import { renderMarkdown } from "../markdown";
+import { MarkdownView } from "../markdown";
 import type { Switcher } from "../branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
 import { formatTokens, USAGE_STRINGS, type TurnUsage } from "../usage";
@@ -154,9 +154,16 @@ function AssistantMessage({ parts }: { parts: AssistantPart[] }) {
   );
 }
 
+// Preact owns the container; MarkdownView owns its children (rendered block by block).
 function MarkdownBlock({ text }: { text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
-  return <div class="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+  const ref = useRef<HTMLDivElement>(null);
+  const view = useRef<MarkdownView | null>(null);
+  useLayoutEffect(() => {
+    view.current ??= new MarkdownView(ref.current!);
+    view.current.update(text);
+  }, [text]);
+  useLayoutEffect(() => () => view.current?.dispose(), []);
+  return <div class="markdown" ref={ref} />;
 }
 
 function Reasoning({ text, done }: { text: string; done: boolean }) {
