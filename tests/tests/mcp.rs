@@ -7,10 +7,9 @@
 //!
 //! A server that does not start fails the test: nothing here skips itself.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eve_chat_tests::eve::{self, first, read_until_settled, types};
 use eve_chat_tests::mcp_servers::{
