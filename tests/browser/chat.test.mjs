@@ -5,7 +5,7 @@
 // streaming at once.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { apiCall, launchBrowser, newPage, screenshot, squash, startApp, startChat } from "./harness.mjs";
+import { apiCall, launchBrowser, newPage, screenshot, squash, startApp, startChat, waitSettledOnServer as settledOnServer } from "./harness.mjs";
 
 let app;
 let browser;
@@ -40,17 +40,7 @@ async function savedChat(id) {
   return (await apiCall(app.baseUrl, "GET", `/api/chats/${id}`)).json;
 }
 
-async function waitSettledOnServer(id, timeout = 30000, also = () => true) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    const chat = await savedChat(id);
-    const last = chat.events.at(-1);
-    // Settled for the browser (docs/web.md): the session parked or ended, or the turn parked on a person.
-    if (last && (["session.completed", "session.failed", "session.waiting"].includes(last.type) || (last.type === "turn.waiting" && last.data?.on === "input")) && also(chat)) return chat;
-    if (Date.now() > end) throw new Error(`chat ${id} not settled on the server: ${JSON.stringify(chat.events.slice(-3))}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const waitSettledOnServer = (id, timeout, also) => settledOnServer(app.baseUrl, id, timeout, also);
 
 agentTest("checklist 3 and 4: the first message creates the chat, navigates and shows at once; later ones are optimistic", async () => {
   const page = await newPage(browser, app.baseUrl);
