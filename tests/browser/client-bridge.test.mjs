@@ -117,7 +117,7 @@ test("checklist 3-5: first message creates the chat, navigates, streams, and eve
   assert.equal(await page.locator(".reasoning summary").textContent(), "Thought process");
   assert.equal(calls.sends.length, 1, "the pending message was sent exactly once");
   assert.equal(calls.sends[0].message, "Hello there");
-  assert.match(calls.sends[0].clientContext, /Notion/);
+  assert.match(calls.sends[0].clientContext, /every configured connection on/);
 
   await page.fill("#composer-input", "Second");
   await page.keyboard.press("Enter");

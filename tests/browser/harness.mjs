@@ -141,3 +141,16 @@ export async function startChat(page, message, { inApp = false } = {}) {
   await page.waitForURL(/\/chat\/[A-Za-z0-9_-]+$/);
   return page.url().split("/chat/")[1];
 }
+
+/** The chat `id` as the server keeps it, once settled for the browser (docs/web.md: the session
+ * parked or ended, or the turn parked on a person) and `also(chat)` holds; throws after `timeout`. */
+export async function waitSettledOnServer(baseUrl, id, timeout = 30000, also = () => true) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const chat = (await apiCall(baseUrl, "GET", `/api/chats/${id}`)).json;
+    const last = chat.events.at(-1);
+    if (last && (["session.completed", "session.failed", "session.waiting"].includes(last.type) || (last.type === "turn.waiting" && last.data?.on === "input")) && also(chat)) return chat;
+    if (Date.now() > end) throw new Error(`chat ${id} not settled on the server: ${JSON.stringify(chat.events.slice(-3))}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

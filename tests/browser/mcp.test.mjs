@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
-import { launchBrowser, newPage, screenshot, startApp, startChat } from "./harness.mjs";
+import { launchBrowser, newPage, screenshot, startApp, startChat, waitSettledOnServer } from "./harness.mjs";
 
 const serversDir = join(dirname(fileURLToPath(import.meta.url)), "..", "mcp-servers");
 
@@ -88,5 +88,37 @@ test("an MCP tool that needs sign-in: Connect signs in against the server and th
   await page.waitForSelector("[role=menu] button[data-revoke='notes']", { state: "detached", timeout: 10000 });
   const stats = await (await fetch(`http://127.0.0.1:${server.port}/stats`)).json();
   assert.equal(stats.revoked, 2, "access and refresh token revoked at the server");
+  await page.context().close();
+});
+
+test("a pending sign-in disables only its chat; Skip declines it and the chat is usable again", async () => {
+  const statsUrl = `http://127.0.0.1:${server.port}/stats`;
+  const before = await (await fetch(statsUrl)).json();
+  const page = await newPage(browser, app.baseUrl);
+  const chatId = await startChat(page, 'call tool notes__read_notes {"topic":"skipped"}');
+  await page.waitForSelector(".auth-card.pending", { timeout: 30000 });
+  assert.match(await page.textContent(".auth-card-title"), /Notes/);
+  assert.match(await page.textContent(".tool-group"), /Waiting for authorization/);
+  assert.equal(await page.isDisabled("#composer-input"), true);
+
+  await page.click("a.new-chat");
+  await page.waitForURL(`${app.baseUrl}/`);
+  assert.equal(await page.isDisabled("#composer-input"), false, "other chats are not blocked");
+  await page.click(`.chat-row[data-chat-id="${chatId}"] a`);
+  await page.waitForSelector(".auth-card.pending");
+
+  await page.click(".auth-card button:has-text('Skip')");
+  await page.waitForSelector(".auth-card.declined");
+  assert.equal(await page.isDisabled("#composer-input"), false);
+  await page.fill("#composer-input", "Hello instead");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll(".message.assistant").length >= 1, null, { timeout: 30000 });
+  await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 30000 });
+  const chat = await waitSettledOnServer(app.baseUrl, chatId);
+  assert.ok(chat.events.some((e) => e.type === "authorization.completed" && e.data.outcome === "declined" && e.meta.local === true), "the local decline");
+  assert.ok(chat.events.some((e) => e.type === "authorization.completed" && e.data.outcome === "declined" && !e.meta.local), "eve's decline after the cancel");
+  assert.equal(chat.events.filter((e) => e.type === "message.received").length, 2);
+  const stats = await (await fetch(statsUrl)).json();
+  assert.equal(stats.tokenCalls, before.tokenCalls, "Skip signed nothing in");
   await page.context().close();
 });

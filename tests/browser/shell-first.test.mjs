@@ -9,7 +9,8 @@ import { launchBrowser, newPage, screenshot, startApp } from "./harness.mjs";
 let app;
 let browser;
 before(async () => {
-  app = await startApp();
+  // One configured connection for the menu (nothing here calls its tools).
+  app = await startApp({ mcp_connections: JSON.stringify([{ name: "notes", displayName: "Notes", url: "http://127.0.0.1:9/mcp" }]) });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -150,11 +151,11 @@ test("keyboard: every control is labelled, the composer is focused, and the conn
   await page.keyboard.press("Tab");
   assert.match(await page.evaluate(() => document.activeElement?.textContent), /Connections/);
   await page.keyboard.press("Enter");
-  await page.waitForSelector("[role=menu]");
+  await page.waitForSelector("[role=menu] input[type=checkbox]");
   await page.keyboard.press("Tab");
   await page.keyboard.press("Space");
   const saved = await page.evaluate(() => JSON.parse(localStorage.getItem("eve-chat-connections")));
-  assert.equal(saved.notion, false, "the first toggle (Notion) was switched off by keyboard");
+  assert.equal(saved.notes, false, "the first toggle (Notes) was switched off by keyboard");
   await page.keyboard.press("Escape");
   await page.waitForSelector("[role=menu]", { state: "detached" });
   await page.context().close();

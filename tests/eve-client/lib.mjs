@@ -27,8 +27,9 @@ export const PROMPTS = {
   fail: process.env.EVE_PROMPT_FAIL || "please fail",
   // our demo model: ask_user -> input.requested
   question: process.env.EVE_PROMPT_QUESTION || "ask me to choose a city",
-  // our demo model: notion search -> authorization.required
-  authorization: process.env.EVE_PROMPT_AUTHORIZATION || "search notion for the roadmap",
+  // our demo model calling a tool of the MCP server "notes" that wants a sign-in (run-all
+  // starts tests/mcp-servers/protected.mjs for client/demo) -> authorization.required
+  authorization: process.env.EVE_PROMPT_AUTHORIZATION || 'call tool notes__read_notes {"topic":"the roadmap"}',
 };
 
 /** Tool names that raise an `input.requested` question (eve's built-in, ours). */

@@ -31,6 +31,7 @@ pub use ureq;
 /// Talking to eve v1 sessions and reading their streams (bounded snapshots, following
 /// streams read until the event a test needs, views of the events).
 pub mod eve;
+pub mod mcp_servers;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {

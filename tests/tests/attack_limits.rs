@@ -8,9 +8,10 @@
 //! - **Streams** (item 7): one principal holds at most 8 open stream reads; the ninth is 429
 //!   with `Retry-After` while another principal streams as usual, and closing one frees its
 //!   slot.
-//! - **Turns** (item 8): a decision on the connect page and a connection's OAuth callback
-//!   resume a turn, so they count toward `chat_send_per_hour` like messages and answers.
-//! - The connect page cannot be framed (`frame-ancestors 'none'`).
+//! - **Turns** (item 8): a connection's OAuth callback resumes a turn, so it counts toward
+//!   `chat_send_per_hour` like messages and answers; opening the connect page (a redirect to
+//!   the connection's server) does not.
+//! - The sign-in's pages cannot be framed (`frame-ancestors 'none'`).
 //!
 //! Requests whose bytes matter (a length that is never sent, an endless chunked body, a stream
 //! held open) go through a tiny HTTP/1.1 client on a plain socket.
@@ -19,7 +20,7 @@ use eve_agent::jwt::UpstreamJwt;
 use eve_api::auth::{AuthMode, Principal};
 use eve_auth::cookie::{SessionClaims, SESSION_COOKIE_NAME};
 use eve_auth::AuthConfig;
-use eve_chat_tests::eve;
+use eve_chat_tests::{eve, mcp_servers};
 use eve_chat_tests::{repo_root, Host, HostOptions};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -563,38 +564,53 @@ fn one_user_holds_at_most_eight_open_streams_and_cannot_starve_another() {
 // ------------------------------------------------------------------------ item 8: turns
 
 #[test]
-fn connect_page_decisions_and_oauth_callbacks_count_toward_chat_send_per_hour() {
+fn oauth_callbacks_count_toward_chat_send_per_hour_and_the_connect_page_does_not() {
+    // The sign-in of a real MCP server that wants OAuth (tests/mcp-servers/protected.mjs).
+    let notes = mcp_servers::protected(3600);
+    let connections = json!([mcp_servers::connection("notes", notes.port)]).to_string();
     let Some(h) = Host::start(
         HostOptions::default()
             .var("chat_send_per_hour", "3")
-            .var("demo_pacing_ms", "1"),
+            .var("demo_pacing_ms", "1")
+            .var("mcp_connections", &connections),
     ) else {
         return;
     };
     // 1: a message that parks its turn on a connection sign-in.
-    let sid = eve::start(&h, "search Notion for the roadmap");
+    let sid = eve::start(&h, r#"call tool notes__read_notes {"topic":"roadmap"}"#);
     let events = eve::read_until_settled(&h, &sid, 0);
     let required = eve::first(&events, "authorization.required").clone();
     let url = required["data"]["authorization"]["url"]
         .as_str()
         .expect("a connect URL")
         .to_string();
-    // Looking at the connect page starts nothing: not counted, however often.
-    for _ in 0..4 {
+    // Opening the connect page only redirects to the server: not counted, however often.
+    for _ in 0..3 {
         let page = h.get(&url);
-        assert_eq!(page.status, 200, "{}", page.text());
-        let csp = page.header("content-security-policy").unwrap_or("");
-        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert_eq!(page.status, 302, "{}", page.text());
     }
-    // 2: allowing it resumes the turn.
+    // Sign-ins are answered at the server: the connect page takes no POST (a 404, as eve's
+    // router answers a method it does not route).
     let origin = h.origin();
     let form = [
         ("content-type", "application/x-www-form-urlencoded"),
         ("origin", origin.as_str()),
         ("sec-fetch-site", "same-origin"),
     ];
-    let allowed = h.send("POST", &url, &form, Some(b"decision=allow"));
-    assert_eq!(allowed.status, 200, "{}", allowed.text());
+    let posted = h.send("POST", &url, &form, Some(b"decision=allow"));
+    assert_eq!(posted.status, 404, "{}", posted.text());
+    // 2: the server's callback resumes the turn; its page cannot be framed.
+    let authorize = h.get(&url).header("location").unwrap().to_string();
+    let back = match h.client().get(&authorize).call() {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("the authorization endpoint: {e}"),
+    };
+    let callback = back.header("location").unwrap().to_string();
+    let done = h.get(callback.strip_prefix(&h.origin()).unwrap());
+    assert_eq!(done.status, 200, "{}", done.text());
+    let csp = done.header("content-security-policy").unwrap_or("");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
     let n = events.len() as u64;
     let rest = eve::read_until_settled(&h, &sid, n);
     assert!(
@@ -602,20 +618,18 @@ fn connect_page_decisions_and_oauth_callbacks_count_toward_chat_send_per_hour() 
         "{:?}",
         eve::types(&rest)
     );
-    // 3: a provider's callback (this one's state is not valid, but it is counted before the
-    // agent could tell).
-    let callback = h.get("/eve/v1/connections/callback?state=forged&code=c");
-    assert_eq!(callback.status, 400, "{}", callback.text());
-    // The budget of 3 is spent: messages, decisions and callbacks are all refused now.
+    // 3: a callback whose state is not valid is counted too, before the agent could tell.
+    let forged = h.get("/eve/v1/connections/callback?state=forged&code=c");
+    assert_eq!(forged.status, 400, "{}", forged.text());
+    // The budget of 3 is spent: messages and callbacks are refused now.
     for r in [
         eve::send(&h, &sid, &json!({ "message": "and now?" })),
-        h.send("POST", &url, &form, Some(b"decision=deny")),
         h.get("/eve/v1/connections/callback?state=forged&code=c"),
     ] {
         assert_eq!(r.status, 429, "{}", r.text());
         assert_eq!(eve::error_of(&r).0.as_deref(), Some("rate_limited"));
         assert!(r.header("retry-after").is_some());
     }
-    // A refused decision ran nothing: the turn's log is as it settled.
+    // A refused callback ran nothing: the turn's log is as it settled.
     assert_eq!(eve::len(&h, &sid), n + rest.len() as u64);
 }

@@ -2,9 +2,9 @@
 //! host: full turns in eve's events, reads from every cursor (`startIndex`, negative, past the
 //! tail, `follow=false`), disconnect and reconnect, two readers, SSE with `Last-Event-ID`, a
 //! following stream that stays open while the session waits, cancel (during a tool call,
-//! while text streams, of a parked sign-in), messages sent during a turn (queued for the next
-//! one), questions answered with `inputResponses`, authorization (connect, deny, cancel,
-//! OAuth), principal isolation, the `chat:send` limit, hosts killed mid-turn (resumed, for the
+//! while text streams), messages sent during a turn (queued for the next
+//! one), questions answered with `inputResponses`, principal isolation (connection sign-ins:
+//! tests/tests/mcp.rs), the `chat:send` limit, hosts killed mid-turn (resumed, for the
 //! demo and a hosted provider), keep-alives, model failures, and the OpenAI-compatible and
 //! Anthropic providers against local servers that speak their streaming wire formats.
 //!
@@ -20,7 +20,7 @@ use eve_chat_tests::eve::{
     error_of, first, of_type, position, read_until, read_until_settled, send, send_message,
     snapshot, start, streamed_text, types, Stream,
 };
-use eve_chat_tests::{Host, HostOptions};
+use eve_chat_tests::{mcp_servers, Host, HostOptions};
 use llm_server::{pieces, LlmServer, Script};
 use serde_json::{json, Value};
 
@@ -475,233 +475,6 @@ fn a_message_sent_while_a_turn_runs_waits_and_starts_the_next_turn() {
     assert_unique_ids(&seen);
 }
 
-// --------------------------------------------------------------------------- authorization
-
-/// What the web app sends with a message when the user enabled only Notion.
-const NOTION_ENABLED: &str = "Connections the user enabled for this turn: Notion. Connections the user disabled (do not use them): Linear, Sentry.";
-
-/// Starts a session with `prompt` and reads its turn up to the parked sign-in; returns the
-/// session, the events and the `authorization.required` event.
-fn authorization_turn(h: &Host, prompt: &str) -> (String, Vec<Value>, Value) {
-    authorization_turn_with(h, &json!({ "message": prompt }))
-}
-
-/// [`authorization_turn`] for a create body (with a `clientContext`, say).
-fn authorization_turn_with(h: &Host, body: &Value) -> (String, Vec<Value>, Value) {
-    let sid = eve::create(h, body);
-    let events = read_until_settled(h, &sid, 0);
-    let t = types(&events);
-    assert_eq!(
-        t[t.len() - 2..],
-        ["authorization.required", "turn.waiting"],
-        "{t:?}"
-    );
-    assert_eq!(events.last().unwrap()["data"]["on"], "input");
-    let required = events[events.len() - 2].clone();
-    (sid, events, required)
-}
-
-fn connect_url(required: &Value) -> String {
-    required["data"]["authorization"]["url"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-fn form_post(h: &Host, url: &str, body: &[u8]) -> eve_chat_tests::Response {
-    let origin = h.origin();
-    h.send(
-        "POST",
-        url,
-        &[
-            ("content-type", "application/x-www-form-urlencoded"),
-            ("origin", origin.as_str()),
-            ("sec-fetch-site", "same-origin"),
-        ],
-        Some(body),
-    )
-}
-
-#[test]
-fn authorization_required_parks_the_turn_and_a_message_declines_it() {
-    let Some(h) = host_with(&[]) else { return };
-    let (sid, events, required) = authorization_turn(&h, "search Notion for the roadmap");
-    let data = &required["data"];
-    assert_eq!(data["name"], "notion");
-    assert_eq!(data["authorization"]["displayName"], "Notion");
-    assert!(data["description"].as_str().unwrap().contains("Notion"));
-    let attempt = data["attemptId"].as_str().unwrap();
-    assert_eq!(
-        connect_url(&required),
-        format!("/eve/v1/session/{sid}/authorizations/{attempt}")
-    );
-    let action = &first(&events, "actions.requested")["data"]["actions"][0];
-    assert_eq!(action["toolName"], "notion_search");
-    assert_eq!(data["callId"], action["callId"]);
-    // Parked: a bounded read ends at turn.waiting; nothing more is written.
-    assert_eq!(snapshot(&h, &sid, 0), events);
-
-    // A plain message while the sign-in is pending declines it; the turn goes on without it.
-    let n = events.len() as u64;
-    let delivery = send_message(&h, &sid, "never mind, hello");
-    let rest = read_until_settled(&h, &sid, n);
-    let t = types(&rest);
-    assert_eq!(
-        t[..4],
-        [
-            "message.received",
-            "authorization.completed",
-            "action.result",
-            "step.completed"
-        ],
-        "{t:?}"
-    );
-    assert_eq!(rest[0]["data"]["message"], "never mind, hello");
-    assert_eq!(rest[0]["data"]["turnId"], "turn_0");
-    assert_eq!(rest[1]["data"]["outcome"], "declined");
-    assert_eq!(rest[1]["data"]["attemptId"], attempt);
-    assert_eq!(rest[2]["data"]["status"], "failed");
-    assert_eq!(rest[2]["data"]["error"]["code"], "authorization_declined");
-    assert!(completed_text(&rest).contains("declined to connect Notion"));
-    assert_eq!(t[t.len() - 2..], ["turn.completed", "session.waiting"]);
-    assert!(!delivered(&rest, &delivery).is_empty());
-    // The connect page has nothing to authorize any more.
-    assert_eq!(h.get(&connect_url(&required)).status, 409);
-}
-
-#[test]
-fn denying_on_the_connect_page_declines_the_authorization_and_the_turn_goes_on() {
-    let Some(h) = host_with(&[]) else { return };
-    let (sid, events, required) = authorization_turn(&h, "find my Linear issues");
-    let attempt = required["data"]["attemptId"].as_str().unwrap();
-    // Sign-ins are answered on the connect page, not with inputResponses.
-    let r = send(
-        &h,
-        &sid,
-        &json!({ "inputResponses": [{ "requestId": attempt, "optionId": "allow" }] }),
-    );
-    assert_eq!(r.status, 409, "{}", r.text());
-    assert_eq!(error_of(&r).0.as_deref(), Some("input_not_pending"));
-    let done = form_post(&h, &connect_url(&required), b"decision=deny");
-    assert_eq!(done.status, 200, "{}", done.text());
-    assert!(done.text().contains("Linear not connected"));
-    let rest = read_until_settled(&h, &sid, events.len() as u64);
-    assert_eq!(
-        types(&rest)[..2],
-        ["authorization.completed", "action.result"]
-    );
-    assert_eq!(rest[0]["data"]["outcome"], "declined");
-    let result = &rest[1]["data"];
-    assert_eq!(
-        (result["status"].clone(), result["error"]["code"].clone()),
-        (json!("failed"), json!("authorization_declined"))
-    );
-    assert_eq!(result["result"]["isError"], true);
-    assert!(completed_text(&rest).contains("declined to connect Linear"));
-    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
-    // Nothing is pending any more.
-    assert_eq!(
-        form_post(&h, &connect_url(&required), b"decision=deny").status,
-        409
-    );
-    // The next message works.
-    let n = eve::len(&h, &sid);
-    send_message(&h, &sid, "hello again");
-    let turn = read_until_settled(&h, &sid, n);
-    assert_eq!(of_type(&turn, "turn.completed").len(), 1);
-}
-
-#[test]
-fn cancelling_a_pending_authorization_declines_it_and_ends_the_turn() {
-    let Some(h) = host_with(&[]) else { return };
-    let (sid, events, required) = authorization_turn(&h, "look up errors in Sentry");
-    assert_control_accepted(&control(&h, &sid, "cancel"), &sid);
-    let rest = read_until_settled(&h, &sid, events.len() as u64);
-    assert_eq!(
-        types(&rest),
-        [
-            "authorization.completed",
-            "turn.cancelled",
-            "session.waiting"
-        ]
-    );
-    assert_eq!(rest[0]["data"]["outcome"], "declined");
-    assert_eq!(rest[0]["data"]["attemptId"], required["data"]["attemptId"]);
-    assert_eq!(rest[1]["data"]["turnId"], required["data"]["turnId"]);
-    assert_eq!(h.get(&connect_url(&required)).status, 409);
-}
-
-#[test]
-fn connecting_grants_the_connection_and_the_turn_continues() {
-    let Some(h) = host_with(&[]) else { return };
-    let (sid, events, required) = authorization_turn_with(
-        &h,
-        &json!({ "message": "search Notion for the roadmap", "clientContext": NOTION_ENABLED }),
-    );
-    let url = connect_url(&required);
-    let page = h.get(&url);
-    assert_eq!(page.status, 200);
-    assert!(page
-        .header("content-type")
-        .unwrap()
-        .starts_with("text/html"));
-    assert!(page.text().contains("Allow") && page.text().contains("Notion"));
-    let cross = h.send(
-        "POST",
-        &url,
-        &[
-            ("content-type", "application/x-www-form-urlencoded"),
-            ("origin", "https://evil.example"),
-            ("sec-fetch-site", "cross-site"),
-        ],
-        Some(b"decision=allow"),
-    );
-    assert_eq!(cross.status, 403, "a cross-site grant is refused");
-    let done = form_post(&h, &url, b"decision=allow");
-    assert_eq!(done.status, 200, "{}", done.text());
-    let after = read_until_settled(&h, &sid, events.len() as u64);
-    assert_eq!(
-        types(&after)[..2],
-        ["authorization.completed", "action.result"]
-    );
-    assert_eq!(after[0]["data"]["outcome"], "authorized");
-    let result = &after[1]["data"];
-    assert_eq!(result["status"], "completed");
-    assert_eq!(result["result"]["toolName"], "notion_search");
-    assert_eq!(result["result"]["callId"], required["data"]["callId"]);
-    assert_eq!(after.last().unwrap()["type"], "session.waiting");
-    assert!(completed_text(&after).contains("Notion result 1"));
-    // The grant is remembered for this principal.
-    let sid2 = eve::create(
-        &h,
-        &json!({ "message": "search Notion for the budget", "clientContext": NOTION_ENABLED }),
-    );
-    let events = read_until_settled(&h, &sid2, 0);
-    assert!(!types(&events).contains(&"authorization.required"));
-    assert_eq!(
-        first(&events, "action.result")["data"]["status"],
-        "completed"
-    );
-    assert_eq!(events.last().unwrap()["type"], "session.waiting");
-}
-
-#[test]
-fn a_disabled_connection_is_not_used() {
-    let Some(h) = host_with(&[]) else { return };
-    let sid = eve::create(
-        &h,
-        &json!({
-            "message": "search Notion for the roadmap",
-            "clientContext": "Connections the user enabled for this turn: Linear. Connections the user disabled (do not use them): Notion, Sentry."
-        }),
-    );
-    let events = read_until_settled(&h, &sid, 0);
-    let t = types(&events);
-    assert!(!t.contains(&"authorization.required") && !t.contains(&"actions.requested"));
-    assert!(completed_text(&events).contains("turned off"));
-    assert_eq!(events.last().unwrap()["type"], "session.waiting");
-}
-
 // --------------------------------------------------------------------------------- memory
 
 #[test]
@@ -973,7 +746,12 @@ fn as_user(
 
 #[test]
 fn another_principals_session_is_unknown_on_every_route() {
-    let Some(h) = oidc_host(&[]) else { return };
+    // Alice's turn parks on the sign-in of a real MCP server that wants OAuth.
+    let notes = mcp_servers::protected(3600);
+    let connections = json!([mcp_servers::connection("notes", notes.port)]).to_string();
+    let Some(h) = oidc_host(&[("mcp_connections", &connections)]) else {
+        return;
+    };
     let (alice, bob) = (cookie_for("alice"), cookie_for("bob"));
     let r = as_user(
         &h,
@@ -988,7 +766,7 @@ fn another_principals_session_is_unknown_on_every_route() {
         &alice,
         "POST",
         "/eve/v1/session",
-        Some(json!({"message":"search Notion for plans"})),
+        Some(json!({"message": "call tool notes__read_notes {\"topic\":\"plans\"}"})),
     );
     let sid = assert_accepted(&r, None)["sessionId"]
         .as_str()
@@ -1040,7 +818,16 @@ fn another_principals_session_is_unknown_on_every_route() {
             200,
             Some(no_session),
         ),
-        ("GET", connect_url(&required), None, 404, None),
+        (
+            "GET",
+            required["data"]["authorization"]["url"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            None,
+            404,
+            None,
+        ),
     ] {
         let r = as_user(&h, &bob, method, &path, body);
         assert_eq!(r.status, status, "{method} {path}: {}", r.text());
@@ -1819,111 +1606,6 @@ fn a_model_slow_to_answer_keeps_its_turn_alive_and_can_still_be_cancelled() {
     assert!(stopped.elapsed() < Duration::from_secs(3));
     let t = types(&rest);
     assert_eq!(t[t.len() - 2..], ["turn.cancelled", "session.waiting"]);
-}
-
-// ------------------------------------------------------------------ OAuth for connections
-
-fn oauth_host(token_server: &LlmServer) -> Option<Host> {
-    host_with(&[
-        (
-            "notion_oauth_authorize_url",
-            "https://provider.example/oauth/authorize",
-        ),
-        (
-            "notion_oauth_token_url",
-            &format!("{}/oauth/token", token_server.base),
-        ),
-        ("notion_oauth_client_id", "notion-client"),
-        ("notion_oauth_client_secret", "notion-client-secret"),
-    ])
-}
-
-/// Follows the connect URL to the provider's authorize URL; returns (location, state).
-fn authorize(h: &Host, required: &Value) -> (String, String) {
-    let r = h.get(&connect_url(required));
-    assert_eq!(r.status, 302, "{}", r.text());
-    let location = r.header("location").unwrap().to_string();
-    let state = location
-        .split(['?', '&'])
-        .find_map(|kv| kv.strip_prefix("state="))
-        .unwrap()
-        .to_string();
-    (location, state)
-}
-
-#[test]
-fn with_oauth_variables_connect_goes_through_the_providers_code_flow() {
-    let token = LlmServer::start(vec![Script::new(vec![
-        r#"{"access_token":"notion-token-123","token_type":"bearer"}"#.into(),
-    ])]);
-    let Some(h) = oauth_host(&token) else { return };
-    let (sid, events, required) = authorization_turn(&h, "search Notion for plans");
-    let (location, state) = authorize(&h, &required);
-    assert!(location.starts_with(
-        "https://provider.example/oauth/authorize?response_type=code&client_id=notion-client&"
-    ));
-    let callback = format!("{}/eve/v1/connections/callback", h.origin())
-        .replace(':', "%3A")
-        .replace('/', "%2F");
-    assert!(
-        location.contains(&format!("redirect_uri={callback}")),
-        "{location}"
-    );
-
-    // The local Allow button cannot stand in for the provider.
-    let local = form_post(&h, &connect_url(&required), b"decision=allow");
-    assert_eq!(local.status, 403);
-    // A forged state is refused.
-    let forged = h.get("/eve/v1/connections/callback?code=abc&state=v1.eyJ4IjoxfQ.AAAA");
-    assert_eq!(forged.status, 400);
-
-    let done = h.get(&format!(
-        "/eve/v1/connections/callback?code=the-code&state={state}"
-    ));
-    assert_eq!(done.status, 200, "{}", done.text());
-    let sent = token.raw.lock().unwrap().clone();
-    assert_eq!(sent.len(), 1);
-    for part in [
-        "grant_type=authorization_code",
-        "code=the-code",
-        "client_id=notion-client",
-        "client_secret=notion-client-secret",
-    ] {
-        assert!(sent[0].contains(part), "{}", sent[0]);
-    }
-    let after = read_until_settled(&h, &sid, events.len() as u64);
-    assert_eq!(after[0]["data"]["outcome"], "authorized");
-    assert_eq!(after[1]["type"], "action.result");
-    assert_eq!(after[1]["data"]["status"], "completed");
-    assert_eq!(after.last().unwrap()["type"], "session.waiting");
-    let again = h.get(&format!(
-        "/eve/v1/connections/callback?code=the-code&state={state}"
-    ));
-    assert_eq!(
-        again.status, 409,
-        "a state is good for one pending authorization only"
-    );
-}
-
-#[test]
-fn a_provider_refusal_declines_the_authorization_cleanly() {
-    let token = LlmServer::start(vec![]);
-    let Some(h) = oauth_host(&token) else { return };
-    let (sid, events, required) = authorization_turn(&h, "search Notion for plans");
-    let (_, state) = authorize(&h, &required);
-    let r = h.get(&format!(
-        "/eve/v1/connections/callback?error=access_denied&state={state}"
-    ));
-    assert_eq!(r.status, 200);
-    let after = read_until_settled(&h, &sid, events.len() as u64);
-    assert_eq!(
-        types(&after)[..2],
-        ["authorization.completed", "action.result"]
-    );
-    assert_eq!(after[0]["data"]["outcome"], "declined");
-    assert_eq!(after[1]["data"]["error"]["code"], "authorization_declined");
-    assert_eq!(after.last().unwrap()["type"], "session.waiting");
-    assert!(token.raw.lock().unwrap().is_empty(), "no token request");
 }
 
 #[test]

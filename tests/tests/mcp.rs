@@ -7,87 +7,16 @@
 //!
 //! A server that does not start fails the test: nothing here skips itself.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eve_chat_tests::eve::{self, first, read_until_settled, types};
-use eve_chat_tests::{repo_root, Host, HostOptions};
+use eve_chat_tests::mcp_servers::{
+    connection, free_port, node_server, protected, sign_in, NodeServer,
+};
+use eve_chat_tests::{Host, HostOptions};
 use serde_json::{json, Value};
-
-/// A node MCP server on a loopback port, stopped when dropped.
-struct NodeServer {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for NodeServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("a free port")
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `script args` under node in tests/mcp-servers with `PORT` set and waits until it
-/// says `ready` on stderr; panics (with what it printed) if it does not.
-fn node_server(script: &str, args: &[&str], env: &[(&str, &str)], ready: &str) -> NodeServer {
-    let dir = repo_root().join("tests/mcp-servers");
-    assert!(
-        dir.join("node_modules/@modelcontextprotocol/sdk").exists(),
-        "tests/mcp-servers has no node_modules: run scripts/prepare (npm ci there)"
-    );
-    let port = free_port();
-    let mut cmd = Command::new("node");
-    cmd.current_dir(&dir)
-        .arg(script)
-        .args(args)
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("node starts");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = String::new();
-    loop {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(line) => {
-                seen.push_str(&line);
-                seen.push('\n');
-                if line.contains(ready) {
-                    return NodeServer { child, port };
-                }
-            }
-            Err(_) if Instant::now() > deadline => {
-                let _ = child.kill();
-                panic!("{script} did not start within 60 s; it printed:\n{seen}");
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                let status = child.wait();
-                panic!("{script} exited ({status:?}) before it was ready:\n{seen}");
-            }
-            Err(_) => {}
-        }
-    }
-}
 
 fn everything(env: &[(&str, &str)]) -> NodeServer {
     node_server(
@@ -119,10 +48,6 @@ fn call(h: &Host, tool: &str, input: Value) -> (String, Vec<Value>) {
 
 fn result_of(events: &[Value]) -> &Value {
     &first(events, "action.result")["data"]
-}
-
-fn connection(name: &str, port: u16) -> Value {
-    json!({ "name": name, "url": format!("http://127.0.0.1:{port}/mcp") })
 }
 
 #[test]
@@ -328,15 +253,6 @@ fn broken_servers_give_clear_tool_errors_and_the_turn_ends() {
 
 // ------------------------------------------------------------------ sign-in (OAuth 2.1)
 
-fn protected(ttl_secs: u64) -> NodeServer {
-    node_server(
-        "protected.mjs",
-        &[],
-        &[("TOKEN_TTL_SECS", &ttl_secs.to_string())],
-        "protected MCP server listening",
-    )
-}
-
 #[test]
 fn a_server_that_lists_nothing_anonymously_offers_sign_in_then_its_tools() {
     let server = node_server(
@@ -368,29 +284,6 @@ fn stats(server: &NodeServer) -> Value {
         .expect("the server's stats")
         .into_json()
         .unwrap()
-}
-
-/// Follows the sign-in of `required` as a browser would: the agent's connect page (302 to
-/// the authorization server), the authorization endpoint (302 back to the agent's callback),
-/// the callback. Returns the authorize URL.
-fn sign_in(h: &Host, required: &Value) -> String {
-    let connect = required["data"]["authorization"]["url"].as_str().unwrap();
-    let r = h.get(connect);
-    assert_eq!(r.status, 302, "{}", r.text());
-    let authorize = r.header("location").unwrap().to_string();
-    let back = match h.client().get(&authorize).call() {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("the authorization endpoint: {e}"),
-    };
-    assert_eq!(back.status(), 302, "{:?}", back.into_string());
-    let callback = back.header("location").unwrap().to_string();
-    let path = callback
-        .strip_prefix(&h.origin())
-        .unwrap_or_else(|| panic!("the callback {callback} is on the app's origin"));
-    let done = h.get(path);
-    assert_eq!(done.status, 200, "{}", done.text());
-    authorize
 }
 
 #[test]
@@ -514,6 +407,162 @@ fn a_token_about_to_expire_is_refreshed_before_the_call() {
     assert!(!types(&events).contains(&"authorization.required"));
     assert_eq!(result_of(&events)["status"], "completed");
     assert!(stats(&server)["refreshes"].as_u64().unwrap() >= 1);
+}
+
+/// Runs `call tool notes__read_notes` against the protected server up to the parked sign-in;
+/// returns the session, the events and the `authorization.required` event.
+fn parked_sign_in(h: &Host, body: Value) -> (String, Vec<Value>, Value) {
+    let sid = eve::create(h, &body);
+    let events = read_until_settled(h, &sid, 0);
+    let t = types(&events);
+    assert_eq!(
+        t[t.len() - 2..],
+        ["authorization.required", "turn.waiting"],
+        "{t:?}"
+    );
+    assert_eq!(events.last().unwrap()["data"]["on"], "input");
+    let required = events[events.len() - 2].clone();
+    (sid, events, required)
+}
+
+fn read_notes(topic: &str) -> Value {
+    json!({ "message": format!("call tool notes__read_notes {}", json!({ "topic": topic })) })
+}
+
+fn connect_url(required: &Value) -> String {
+    required["data"]["authorization"]["url"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_message_while_the_sign_in_is_pending_declines_it_and_the_turn_goes_on() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events, required) = parked_sign_in(&h, read_notes("a"));
+    let data = &required["data"];
+    let attempt = data["attemptId"].as_str().unwrap();
+    assert_eq!(
+        connect_url(&required),
+        format!("/eve/v1/session/{sid}/authorizations/{attempt}")
+    );
+    let action = &first(&events, "actions.requested")["data"]["actions"][0];
+    assert_eq!(action["toolName"], "notes__read_notes");
+    assert_eq!(data["callId"], action["callId"]);
+    // Parked: a bounded read ends at turn.waiting; nothing more is written.
+    assert_eq!(eve::snapshot(&h, &sid, 0), events);
+    // Sign-ins are answered through the connect page, not with inputResponses.
+    let r = eve::send(
+        &h,
+        &sid,
+        &json!({ "inputResponses": [{ "requestId": attempt, "optionId": "allow" }] }),
+    );
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_eq!(eve::error_of(&r).0.as_deref(), Some("input_not_pending"));
+
+    let n = events.len() as u64;
+    eve::send_message(&h, &sid, "never mind");
+    let rest = read_until_settled(&h, &sid, n);
+    let t = types(&rest);
+    assert_eq!(
+        t[..4],
+        [
+            "message.received",
+            "authorization.completed",
+            "action.result",
+            "step.completed"
+        ],
+        "{t:?}"
+    );
+    assert_eq!(rest[1]["data"]["outcome"], "declined");
+    assert_eq!(rest[1]["data"]["attemptId"], attempt);
+    let r = &first(&rest, "action.result")["data"];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["error"]["code"], "authorization_declined");
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(t[t.len() - 2..], ["turn.completed", "session.waiting"]);
+    assert_eq!(stats(&server)["tokenCalls"], 0);
+    // The connect page has nothing to authorize any more.
+    assert_eq!(h.get(&connect_url(&required)).status, 409);
+}
+
+#[test]
+fn a_refusal_at_the_authorization_server_declines_the_sign_in_and_the_turn_goes_on() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events, required) = parked_sign_in(&h, read_notes("a"));
+    let r = h.get(&connect_url(&required));
+    assert_eq!(r.status, 302, "{}", r.text());
+    let authorize = r.header("location").unwrap().to_string();
+    let query = authorize.split_once('?').unwrap().1;
+    let state = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("state="))
+        .expect("the authorize URL carries a state");
+    // What an authorization server sends back when the user clicks Deny (RFC 6749 §4.1.2.1).
+    let done = h.get(&format!(
+        "/eve/v1/connections/callback?error=access_denied&state={state}"
+    ));
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert!(done.text().contains("not connected"), "{}", done.text());
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(
+        types(&rest)[..2],
+        ["authorization.completed", "action.result"]
+    );
+    assert_eq!(rest[0]["data"]["outcome"], "declined");
+    assert_eq!(rest[1]["data"]["error"]["code"], "authorization_declined");
+    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
+    assert_eq!(stats(&server)["tokenCalls"], 0);
+    // The state was for that one pending sign-in.
+    let again = h.get(&format!(
+        "/eve/v1/connections/callback?error=access_denied&state={state}"
+    ));
+    assert_eq!(again.status, 409, "{}", again.text());
+    // The next message works.
+    let n = eve::len(&h, &sid);
+    eve::send_message(&h, &sid, "hello again");
+    let turn = read_until_settled(&h, &sid, n);
+    assert_eq!(eve::of_type(&turn, "turn.completed").len(), 1);
+}
+
+#[test]
+fn cancelling_a_pending_sign_in_declines_it_and_ends_the_turn() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events, required) = parked_sign_in(&h, read_notes("a"));
+    eve::assert_control_accepted(&eve::control(&h, &sid, "cancel"), &sid);
+    let rest = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(
+        types(&rest),
+        [
+            "authorization.completed",
+            "turn.cancelled",
+            "session.waiting"
+        ]
+    );
+    assert_eq!(rest[0]["data"]["outcome"], "declined");
+    assert_eq!(rest[0]["data"]["attemptId"], required["data"]["attemptId"]);
+    assert_eq!(rest[1]["data"]["turnId"], required["data"]["turnId"]);
+    assert_eq!(h.get(&connect_url(&required)).status, 409);
+}
+
+#[test]
+fn a_connection_the_client_context_turns_off_is_not_used() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let mut body = read_notes("a");
+    body["clientContext"] = json!(
+        "Connections the user enabled for this turn: everything. Connections the user disabled (do not use them): notes."
+    );
+    let sid = eve::create(&h, &body);
+    let events = read_until_settled(&h, &sid, 0);
+    assert!(!types(&events).contains(&"authorization.required"));
+    let r = result_of(&events);
+    assert_eq!(r["status"], "failed", "{r}");
+    assert_eq!(r["error"]["code"], "connection_disabled");
+    assert_eq!(events.last().unwrap()["type"], "session.waiting");
 }
 
 #[test]

@@ -16,7 +16,8 @@ import { AuthControl, LoginModal, ShortcutSheet, Toasts, type Toast, type ToastA
 import { Sidebar } from "./components/sidebar";
 
 const CONNECTIONS_KEY = "eve-chat-connections";
-const DEFAULT_CONNECTIONS: EnabledConnections = { notion: true, linear: false, sentry: false };
+// Every configured connection is on until the user switches it off.
+const DEFAULT_CONNECTIONS: EnabledConnections = {};
 
 // UI strings of the shell, kept together for the message catalogue.
 const TEXT = {

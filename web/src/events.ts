@@ -667,23 +667,19 @@ export function localWaiting(sessionId: string, now = new Date()): EveEvent {
 // ---------------------------------------------------------------------------------------------
 // Client context and titles
 
-export const CONNECTIONS = [
-  { id: "notion", name: "Notion" },
-  { id: "linear", name: "Linear" },
-  { id: "sentry", name: "Sentry" },
-] as const;
-
-/** Seed createConnectionClientContext: tells the agent which connections this turn may use. */
+/** Seed createConnectionClientContext: tells the agent which connections this turn may use.
+ * `enabled` holds the toggles the user switched, by connection name (`mcp_connections`); a
+ * configured connection not in it is on. */
 export function createConnectionClientContext(enabled: Record<string, boolean>): string {
-  const builtIn: readonly string[] = CONNECTIONS.map((c) => c.id);
-  // Configured MCP connections are on unless switched off; they are named by their name.
-  const others = Object.keys(enabled).filter((id) => !builtIn.includes(id));
-  const on = [...CONNECTIONS.filter((c) => enabled[c.id]).map((c) => c.name), ...others.filter((id) => enabled[id])];
-  const off = [...CONNECTIONS.filter((c) => !enabled[c.id]).map((c) => c.name), ...others.filter((id) => !enabled[id])];
+  const names = Object.keys(enabled);
+  const on = names.filter((name) => enabled[name]);
+  const off = names.filter((name) => !enabled[name]);
   const parts: string[] = [];
-  parts.push(on.length ? `Connections the user enabled for this turn: ${on.join(", ")}.` : "The user enabled no connections for this turn.");
+  if (on.length) parts.push(`Connections the user enabled for this turn: ${on.join(", ")}.`);
   if (off.length) parts.push(`Connections the user disabled (do not use them): ${off.join(", ")}.`);
-  return parts.join(" ");
+  // Nothing switched: every configured connection stays on (never "enabled no connections",
+  // which the agent reads as all off).
+  return parts.length ? parts.join(" ") : "The user left every configured connection on for this turn.";
 }
 
 /** The most characters a message may have (checked again by the server). */

@@ -62,7 +62,7 @@ export interface IndexedEvent {
   event: EveEvent;
 }
 
-/** A built-in connection's id, or a configured MCP connection's name (`mcp_connections`). */
+/** A configured MCP connection's name (`mcp_connections`). */
 export type ConnectionId = string;
 export type EnabledConnections = Record<ConnectionId, boolean>;
 

@@ -4,7 +4,7 @@
 //! while a turn runs waits in the inbox for the next turn instead of being refused.
 
 use eve_agent::mcp_oauth::{self, McpFlow, StoredToken};
-use eve_agent::oauth::{self, FlowState, OAuthClient};
+use eve_agent::oauth::{self, FlowState};
 use eve_agent::protocol::{self, Refusal, SessionRequest};
 use eve_agent::store::{AgentStore, SessionState};
 use eve_agent::{ids, info, tools, transcript, turn};
@@ -37,9 +37,7 @@ fn delivery_id() -> String {
 pub fn info(_call: Call, out: ResponseOutparam) {
     let choices = runner::model_choices().unwrap_or_default();
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
-    let all: Vec<&eve_agent::connections::Connection> =
-        eve_agent::connections::CONNECTIONS.iter().collect();
-    let mut doc = info::agent_info(&model_id, &tools::specs(&all), &runner::mcp_connections());
+    let mut doc = info::agent_info(&model_id, &tools::specs(), &runner::mcp_connections());
     info::list_models(&mut doc, &choices);
     send_json(out, 200, &[], &doc);
 }
@@ -312,15 +310,6 @@ fn send_html(out: ResponseOutparam, status: u16, title: &str, body: &str) {
     streaming::respond(out, status, &headers, page.as_bytes());
 }
 
-fn variable(name: &str) -> Option<String> {
-    spin_sdk::variables::get(name).ok()
-}
-
-/// The OAuth client of a connection, when its variables are set.
-fn oauth_client(connection: &str) -> Option<OAuthClient> {
-    OAuthClient::from_lookup(connection, variable)
-}
-
 /// The connection of the pending sign-in `attempt_id` of the session.
 fn pending(
     store: &AgentStore<'_, Db>,
@@ -347,12 +336,7 @@ fn no_longer_pending(out: ResponseOutparam) {
 }
 
 fn display_name(connection: &str) -> String {
-    if let Some(c) = mcp_connection(connection) {
-        return c.display_name;
-    }
-    eve_agent::connections::by_id(connection)
-        .map_or(connection, |c| c.display_name)
-        .to_string()
+    mcp_connection(connection).map_or_else(|| connection.to_string(), |c| c.display_name)
 }
 
 fn mcp_connection(name: &str) -> Option<eve_agent::mcp::McpConnection> {
@@ -426,10 +410,8 @@ fn redirect_to_mcp_server(
         let registration = meta.registration_endpoint.clone().ok_or_else(|| {
             upstream(
                 "registration",
-                format!(
-                    "the server offers no dynamic client registration; set {n}_oauth_authorize_url,                      {n}_oauth_token_url, {n}_oauth_client_id and {n}_oauth_client_secret",
-                    n = conn.name
-                ),
+                "the server offers no dynamic client registration (RFC 7591), which eve-chat needs"
+                    .to_string(),
             )
         })?;
         let body = mcp_oauth::registration_body(&redirect_uri).to_string();
@@ -482,7 +464,7 @@ fn redirect_to_mcp_server(
     }
 }
 
-/// Grants `connection`, answers with a page, and continues the turn (`authorization.completed`
+/// Records the sign-in, answers with a page, and continues the turn (`authorization.completed`
 /// authorized, then the call it waited for).
 fn grant_and_continue(db: &Db, principal: &str, id: &str, connection: &str, out: ResponseOutparam) {
     if let Err(e) = AgentStore::new(db).grant(principal, connection, now_ms()) {
@@ -508,10 +490,9 @@ fn decline_and_continue(db: &Db, principal: &str, id: &str, name: &str, out: Res
     runner::drain(db, id, principal, First::Authorize(false), None);
 }
 
-/// The connect page. With OAuth variables for the connection, `GET` redirects to the
-/// provider (the callback completes it); otherwise it is the local connector flow: `GET` shows
-/// what is asked with Allow / Deny, and `POST` (a form, `decision=allow|deny`) grants the
-/// connection for this principal and continues the turn, or declines and settles it.
+/// The connect page: `GET` starts the sign-in at the connection's MCP server (discovery,
+/// registration, then a redirect to its authorization endpoint; the callback completes it).
+/// A connection that is no longer configured has nothing to sign in to.
 pub fn authorization(call: Call, id: &str, authorization_id: &str, out: ResponseOutparam) {
     let db = match open_db() {
         Ok(db) => db,
@@ -524,51 +505,21 @@ pub fn authorization(call: Call, id: &str, authorization_id: &str, out: Response
         Ok(None) => return no_longer_pending(out),
         Err(e) => return send_refusal(out, &e),
     };
-    let name = display_name(&connection);
-    let mcp = mcp_connection(&connection);
-    let description = match &mcp {
-        Some(c) => c.description.clone(),
-        None => eve_agent::connections::by_id(&connection)
-            .map_or("", |c| c.description)
-            .to_string(),
-    };
-    let client = oauth_client(&connection);
-    if call.body.is_empty() {
-        if let Some(client) = client {
-            return redirect_to_provider(&call, &client, id, authorization_id, out);
-        }
-        if let Some(conn) = &mcp {
+    match mcp_connection(&connection) {
+        Some(conn) => {
             let log = store.all_events(id).unwrap_or_default();
             let challenge = turn::pending_challenge(&log, authorization_id);
-            return redirect_to_mcp_server(&call, conn, challenge, id, authorization_id, out);
+            redirect_to_mcp_server(&call, &conn, challenge, id, authorization_id, out)
         }
-        return send_html(
+        None => send_html(
             out,
-            200,
-            &format!("Connect {name}?"),
+            409,
+            "Nothing to sign in to",
             &format!(
-                "<p>eve-chat asks to use <b>{n}</b>: {d}</p><p>This is the local connector flow: allowing grants \
-                 the connection to your account on this deployment.</p>\
-                 <form method=\"post\"><button class=\"primary\" name=\"decision\" value=\"allow\">Allow</button>\
-                 <button name=\"decision\" value=\"deny\">Deny</button></form>",
-                n = html_escape(&name),
-                d = html_escape(&description)
-            ),
-        );
-    }
-    let form = String::from_utf8_lossy(&call.body).to_string();
-    match oauth::query_value(&form, "decision").as_deref() {
-        Some("allow") if client.is_some() => send_refusal(
-            out,
-            &Refusal::new(
-                403,
-                Some("forbidden"),
-                format!("{name} is connected through its provider; open the connect link"),
+                "<p>{} is no longer configured. Skip it in the chat.</p>",
+                html_escape(&connection)
             ),
         ),
-        Some("allow") => grant_and_continue(&db, principal, id, &connection, out),
-        Some("deny") => decline_and_continue(&db, principal, id, &name, out),
-        _ => send_refusal(out, &Refusal::bad_request("decision must be allow or deny")),
     }
 }
 
@@ -581,38 +532,6 @@ fn callback_uri(call: &Call) -> Result<String, Refusal> {
         origin.trim_end_matches('/'),
         oauth::CALLBACK_PATH
     ))
-}
-
-fn redirect_to_provider(
-    call: &Call,
-    client: &OAuthClient,
-    id: &str,
-    authorization_id: &str,
-    out: ResponseOutparam,
-) {
-    let result = (|| {
-        let codec = upstream_jwt()
-            .map(|j| j.state_codec())
-            .ok_or_else(Refusal::unauthorized)?;
-        let state = codec.seal(&FlowState {
-            session_id: id.to_string(),
-            authorization_id: authorization_id.to_string(),
-            principal: call.principal.id.clone(),
-            exp: eve_spin::auth::now_secs() + oauth::STATE_TTL_SECS,
-            mcp: None,
-        });
-        Ok(client.authorize_redirect(&callback_uri(call)?, &state))
-    })();
-    match result {
-        Ok(location) => {
-            let headers = vec![
-                ("location".to_string(), location.into_bytes()),
-                ("cache-control".to_string(), b"no-store".to_vec()),
-            ];
-            streaming::respond(out, 302, &headers, b"");
-        }
-        Err(e) => send_refusal(out, &e),
-    }
 }
 
 /// `GET /eve/v1/connections/callback?code=&state=` (or `?error=&state=`): the provider sent the
@@ -649,28 +568,16 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
         return send_refusal(out, &Refusal::bad_request("missing code"));
     };
     let token = callback_uri(&call).and_then(|redirect_uri| {
-        let exchanged = match (&flow.mcp, oauth_client(&connection)) {
-            (Some(mcp), _) => {
-                let verifier = upstream_jwt()
-                    .map(|j| j.pkce_verifier(&state))
-                    .unwrap_or_default();
-                let body = mcp.code_body(&code, &redirect_uri, &verifier);
-                token_request(&mcp.token_endpoint, &body).and_then(|(status, b)| {
-                    mcp_oauth::parse_token_answer(status, &b, now_ms(), Some(mcp.clone()), None)
-                })
-            }
-            (None, Some(client)) => {
-                exchange_code(&client, &code, &redirect_uri).map(|t| StoredToken {
-                    access_token: t,
-                    refresh_token: None,
-                    expires_at_ms: None,
-                    flow: None,
-                })
-            }
-            (None, None) => {
-                return Err(Refusal::bad_request("the connection has no OAuth client"));
-            }
+        let Some(mcp) = &flow.mcp else {
+            return Err(Refusal::bad_request("the connection has no OAuth client"));
         };
+        let verifier = upstream_jwt()
+            .map(|j| j.pkce_verifier(&state))
+            .unwrap_or_default();
+        let body = mcp.code_body(&code, &redirect_uri, &verifier);
+        let exchanged = token_request(&mcp.token_endpoint, &body).and_then(|(status, b)| {
+            mcp_oauth::parse_token_answer(status, &b, now_ms(), Some(mcp.clone()), None)
+        });
         exchanged.map_err(|e| {
             eprintln!("agent: {name} token exchange failed: {e}");
             Refusal::new(
@@ -705,13 +612,6 @@ pub fn token_request(url: &str, body: &str) -> Result<(u16, Vec<u8>), String> {
         ],
         body.as_bytes(),
     )
-}
-
-/// POSTs the authorization-code grant to the token URL; the access token.
-fn exchange_code(client: &OAuthClient, code: &str, redirect_uri: &str) -> Result<String, String> {
-    let body = client.token_request_body(code, redirect_uri);
-    let (status, response) = token_request(&client.token_url, &body)?;
-    oauth::parse_token_response(status, &response)
 }
 
 /// `GET /eve/v1/connections`: the configured MCP connections, each with whether the caller

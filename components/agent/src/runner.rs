@@ -194,12 +194,6 @@ impl TurnHost for Runner<'_, '_, '_> {
         self.lost || resume::cancel_applies(self.cancel_at, self.turn_start)
     }
 
-    fn connection_granted(&mut self, connection: &str) -> bool {
-        self.store
-            .granted(self.principal, connection)
-            .unwrap_or(false)
-    }
-
     fn store_output_aside(&mut self, call_id: &str, output: &str) {
         if let Err(e) = self
             .store

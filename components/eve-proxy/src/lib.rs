@@ -139,14 +139,10 @@ fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, Refu
     };
     let route = &admitted.route;
     let fail = |e: Refusal| (e, session.refreshed_cookie.clone());
-    // A decision on the connect page and the provider's callback resume a parked turn: the
-    // model runs again, so they count as a send too (whether or not they turn out to be valid:
-    // the count is taken before the agent is asked).
-    let mut starts_turn = match route {
-        Route::Authorization(..) => *req.method() == spin_sdk::http::Method::Post,
-        Route::ConnectionCallback => true,
-        _ => false,
-    };
+    // The provider's callback resumes a parked turn: the model runs again, so it counts as a
+    // send too (whether or not it turns out to be valid: the count is taken before the agent
+    // is asked).
+    let mut starts_turn = matches!(route, Route::ConnectionCallback);
     if route.takes_session_request() {
         let media = header(req, "content-type")
             .unwrap_or("")

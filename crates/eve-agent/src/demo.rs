@@ -1,13 +1,12 @@
 //! The demo provider: offline and deterministic, so the app works with no key. It streams its
-//! replies token by token with realistic pacing, shows reasoning, calls tools and asks for
-//! authorization. What each prompt triggers (case-insensitive; documented in
+//! replies token by token with realistic pacing, shows reasoning and calls tools (an MCP
+//! server's tool through `call tool`, which asks for sign-in when the server wants it). What each prompt triggers (case-insensitive; documented in
 //! `docs/eve-protocol.md`):
 //!
 //! | prompt contains | the demo model |
 //! |---|---|
 //! | `weather` (`… in Paris and Tokyo`) | reasons, calls `get_weather` once per city, then summarises |
 //! | starts with `call tool NAME {json}` | calls tool NAME (e.g. an MCP server's `everything__echo`) with that input, offered or not, then summarises the result |
-//! | `notion` / `linear` / `sentry` | calls that connection's search tool (→ `authorization.required` until connected); says so if the connection is disabled |
 //! | `remember …` / `what do you remember` / `forget …` | calls `remember` / `recall` / `forget` |
 //! | `ask me` / `choose` / `quiz` | asks a question with options (`input.requested`); the answer continues the turn |
 //! | `wait N` / `long task` | calls `wait` for N (default 8) seconds — a tool call to interrupt |
@@ -245,26 +244,6 @@ pub fn plan(request: &ModelRequest) -> Vec<Step> {
             input: json!({ "city": city }),
         }));
         return steps;
-    }
-    for (id, name, tool) in [
-        ("notion", "Notion", "notion_search"),
-        ("linear", "Linear", "linear_search"),
-        ("sentry", "Sentry", "sentry_search"),
-    ] {
-        if contains_word(&text, id) {
-            if !request.has_tool(tool) {
-                return vec![Step::Text(format!(
-                    "{name} is turned off for this chat, so I won't use it. Turn it on in the connections menu and ask again."
-                ))];
-            }
-            return vec![
-                Step::Reasoning(format!("This needs {name}. I'll search it.")),
-                Step::Tool {
-                    name: tool.into(),
-                    input: json!({ "query": original }),
-                },
-            ];
-        }
     }
     if text.contains("ask me") || contains_word(&text, "choose") || contains_word(&text, "quiz") {
         return vec![
@@ -626,26 +605,6 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn a_connection_prompt_calls_its_tool_only_when_the_connection_is_enabled() {
-        let r = req(
-            vec![ModelMessage::User("find the roadmap in Notion".into())],
-            &["notion_search"],
-        );
-        let (events, _) = run(&r);
-        assert!(events
-            .iter()
-            .any(|e| matches!(e, ModelEvent::ToolCallReady(c) if c.name == "notion_search")));
-        let r = req(
-            vec![ModelMessage::User("find the roadmap in Notion".into())],
-            &[],
-        );
-        let (events, _) = run(&r);
-        assert!(!events
-            .iter()
-            .any(|e| matches!(e, ModelEvent::ToolCallStarted { .. })));
     }
 
     #[test]

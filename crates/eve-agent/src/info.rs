@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 
-use crate::connections::CONNECTIONS;
 use crate::mcp::McpConnection;
 use crate::model::ToolSpec;
 
@@ -51,7 +50,7 @@ pub fn agent_info(model_id: &str, tools: &[ToolSpec], mcp: &[McpConnection]) -> 
                 json!({
                     "name": t.name,
                     "description": t.description,
-                    "hasAuth": crate::connections::for_tool(&t.name).is_some(),
+                    "hasAuth": false,
                     "hasExecute": true,
                     "hasModelOutputProjection": false,
                     "hasOutputSchema": false,
@@ -61,23 +60,9 @@ pub fn agent_info(model_id: &str, tools: &[ToolSpec], mcp: &[McpConnection]) -> 
             )
         })
         .collect();
-    let connections: Vec<Value> = CONNECTIONS
+    let connections: Vec<Value> = mcp
         .iter()
         .map(|c| {
-            with(
-                source(&format!("connections/{}", c.id)),
-                json!({
-                    "connectionName": c.id,
-                    "description": c.description,
-                    "hasApproval": false,
-                    "hasAuthorization": true,
-                    "hasHeaders": false,
-                    "protocol": "builtin",
-                    "url": "",
-                }),
-            )
-        })
-        .chain(mcp.iter().map(|c| {
             with(
                 source(&format!("connections/{}", c.name)),
                 json!({
@@ -91,7 +76,7 @@ pub fn agent_info(model_id: &str, tools: &[ToolSpec], mcp: &[McpConnection]) -> 
                     "url": c.url,
                 }),
             )
-        }))
+        })
         .collect();
     let routes: Vec<Value> = [
         ("GET", "/eve/v1/health"),
@@ -170,8 +155,7 @@ mod tests {
 
     #[test]
     fn info_lists_every_tool_and_connection_with_the_model() {
-        let all: Vec<&crate::connections::Connection> = CONNECTIONS.iter().collect();
-        let specs = crate::tools::specs(&all);
+        let specs = crate::tools::specs();
         let mcp = crate::mcp::parse_connections(Some(r#"[{"name":"linear"}]"#)).unwrap();
         let v = agent_info("demo/eve-demo", &specs, &mcp);
         assert_eq!(v["kind"], "eve-agent-info");
@@ -183,11 +167,8 @@ mod tests {
             .map(|t| t["name"].as_str().unwrap())
             .collect();
         assert!(names.contains(&"get_weather") && names.contains(&"ask_user"));
-        assert_eq!(
-            v["connections"].as_array().unwrap().len(),
-            CONNECTIONS.len() + 1
-        );
-        let linear = &v["connections"][CONNECTIONS.len()];
+        assert_eq!(v["connections"].as_array().unwrap().len(), 1);
+        let linear = &v["connections"][0];
         assert_eq!(linear["protocol"], "mcp");
         assert_eq!(linear["url"], "https://mcp.linear.app/mcp");
         assert_eq!(v["version"], 5);

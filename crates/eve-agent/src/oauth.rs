@@ -1,11 +1,6 @@
-//! Connecting a connection through its provider's OAuth 2.0 authorization-code flow, when the
-//! connection's variables are set (`<id>_oauth_authorize_url`, `<id>_oauth_token_url`,
-//! `<id>_oauth_client_id`, `<id>_oauth_client_secret`, e.g. `notion_oauth_client_id`).
-//! Without them the connect page is the local connector flow (Allow / Deny).
-//!
-//! The connect URL redirects to the provider with a signed, expiring `state` naming the
-//! session, the authorization and the principal; the provider sends the browser back to
-//! `/eve/v1/connections/callback`, where the code is exchanged for a token at the token URL.
+//! The OAuth plumbing of MCP sign-ins ([`crate::mcp_oauth`]): the callback route, the signed,
+//! expiring `state` naming the session, the authorization and the principal, query encoding,
+//! and reading a token endpoint's answer.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,68 +10,6 @@ use eve_auth::cookie::SignedValueCodec;
 pub const CALLBACK_PATH: &str = "/eve/v1/connections/callback";
 /// How long a flow may take.
 pub const STATE_TTL_SECS: u64 = 600;
-
-/// A connection's OAuth client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OAuthClient {
-    pub authorize_url: String,
-    pub token_url: String,
-    pub client_id: String,
-    pub client_secret: String,
-}
-
-impl OAuthClient {
-    /// The client of `connection` from its variables; `None` unless all four are set.
-    pub fn from_lookup(connection: &str, lookup: impl Fn(&str) -> Option<String>) -> Option<Self> {
-        let get = |suffix: &str| {
-            lookup(&format!("{connection}_oauth_{suffix}"))
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
-        Some(OAuthClient {
-            authorize_url: get("authorize_url")?,
-            token_url: get("token_url")?,
-            client_id: get("client_id")?,
-            client_secret: get("client_secret")?,
-        })
-    }
-
-    /// Where the browser goes to authorize.
-    pub fn authorize_redirect(&self, redirect_uri: &str, state: &str) -> String {
-        let sep = if self.authorize_url.contains('?') {
-            '&'
-        } else {
-            '?'
-        };
-        let query: String = form_urlencoded_pairs(&[
-            ("response_type", "code"),
-            ("client_id", &self.client_id),
-            ("redirect_uri", redirect_uri),
-            ("state", state),
-            ("owner", "user"),
-        ]);
-        format!("{}{sep}{query}", self.authorize_url)
-    }
-
-    /// The token request's form body.
-    pub fn token_request_body(&self, code: &str, redirect_uri: &str) -> String {
-        form_urlencoded_pairs(&[
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", redirect_uri),
-            ("client_id", &self.client_id),
-            ("client_secret", &self.client_secret),
-        ])
-    }
-}
-
-fn form_urlencoded_pairs(pairs: &[(&str, &str)]) -> String {
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
-        .collect::<Vec<_>>()
-        .join("&")
-}
 
 /// Percent-encodes everything but unreserved characters.
 pub fn encode(s: &str) -> String {
@@ -194,60 +127,6 @@ pub fn parse_token_response(status: u16, body: &[u8]) -> Result<String, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn client() -> OAuthClient {
-        OAuthClient::from_lookup("notion", |n| match n {
-            "notion_oauth_authorize_url" => Some("https://auth.example/authorize".into()),
-            "notion_oauth_token_url" => Some("https://auth.example/token".into()),
-            "notion_oauth_client_id" => Some("cid".into()),
-            "notion_oauth_client_secret" => Some("s3cret".into()),
-            _ => None,
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn a_connection_uses_oauth_only_when_all_four_variables_are_set() {
-        assert!(OAuthClient::from_lookup("linear", |_| None).is_none());
-        assert!(
-            OAuthClient::from_lookup("notion", |n| (n == "notion_oauth_client_id")
-                .then(|| "x".into()))
-            .is_none()
-        );
-        assert_eq!(client().client_id, "cid");
-    }
-
-    #[test]
-    fn the_authorize_redirect_carries_client_redirect_uri_and_state_encoded() {
-        let url = client().authorize_redirect(
-            "http://127.0.0.1:3000/eve/v1/connections/callback",
-            "v1.a.b",
-        );
-        assert!(url.starts_with("https://auth.example/authorize?response_type=code&client_id=cid&"));
-        assert!(url.contains(
-            "redirect_uri=http%3A%2F%2F127.0.0.1%3A3000%2Feve%2Fv1%2Fconnections%2Fcallback"
-        ));
-        let query = url.split_once('?').unwrap().1;
-        assert_eq!(query_value(query, "state").as_deref(), Some("v1.a.b"));
-        assert_eq!(
-            query_value(query, "redirect_uri").as_deref(),
-            Some("http://127.0.0.1:3000/eve/v1/connections/callback")
-        );
-    }
-
-    #[test]
-    fn the_token_request_is_an_authorization_code_grant() {
-        let body = client().token_request_body("c o/de", "http://x/cb");
-        assert_eq!(
-            query_value(&body, "grant_type").as_deref(),
-            Some("authorization_code")
-        );
-        assert_eq!(query_value(&body, "code").as_deref(), Some("c o/de"));
-        assert_eq!(
-            query_value(&body, "client_secret").as_deref(),
-            Some("s3cret")
-        );
-    }
 
     #[test]
     fn states_are_signed_bound_and_expire() {

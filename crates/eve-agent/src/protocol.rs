@@ -41,7 +41,8 @@ pub enum Route {
     Compact(String),
     /// `POST /session/:id/reset`
     Reset(String),
-    /// `GET|POST /session/:id/authorizations/:attemptId` — our connect page (not eve's).
+    /// `GET /session/:id/authorizations/:attemptId` — our connect page (not eve's): it starts
+    /// the sign-in at the connection's MCP server.
     Authorization(String, String),
     /// `GET /connections/callback` — where an OAuth provider sends the browser back (ours).
     ConnectionCallback,
@@ -185,10 +186,9 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
         ["session", id, "clear"] => (Route::Clear(sid(id)), &["POST"]),
         ["session", id, "compact"] => (Route::Compact(sid(id)), &["POST"]),
         ["session", id, "reset"] => (Route::Reset(sid(id)), &["POST"]),
-        ["session", id, "authorizations", aid] if is_token(aid, 128) => (
-            Route::Authorization(sid(id), aid.to_string()),
-            &["GET", "POST"],
-        ),
+        ["session", id, "authorizations", aid] if is_token(aid, 128) => {
+            (Route::Authorization(sid(id), aid.to_string()), &["GET"])
+        }
         _ => return Err(no_route()),
     };
     if allowed.contains(&method) {

@@ -1,11 +1,10 @@
 //! The agent's tools: `get_weather` (deterministic offline data), `wait` (a long-running task
-//! that honours interrupts), memory (`remember`, `recall`, `forget`), and one search tool per
-//! connection. Outputs are structured JSON; an output over [`MAX_OUTPUT_BYTES`] is stored aside
+//! that honours interrupts), `get_time`, `ask_user`, and memory (`remember`, `recall`,
+//! `forget`); connections' tools come from their MCP servers ([`crate::mcp`]). Outputs are structured JSON; an output over [`MAX_OUTPUT_BYTES`] is stored aside
 //! and the model gets a preview (seed 003).
 
 use serde_json::{json, Value};
 
-use crate::connections::{self, Connection};
 use crate::memory;
 use crate::model::{ToolCall, ToolSpec};
 
@@ -54,9 +53,9 @@ fn error(message: impl Into<String>) -> ToolOutcome {
     }
 }
 
-/// The tools offered this turn: the built-ins, plus the search tool of each enabled connection.
-pub fn specs(enabled: &[&Connection]) -> Vec<ToolSpec> {
-    let mut v = vec![
+/// The built-in tools, offered every turn.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
         ToolSpec {
             name: "get_weather".into(),
             description: "Current weather for a city: temperature (°C), conditions, humidity, wind.".into(),
@@ -118,19 +117,7 @@ pub fn specs(enabled: &[&Connection]) -> Vec<ToolSpec> {
                 "required": ["text"],
             }),
         },
-    ];
-    for c in enabled {
-        v.push(ToolSpec {
-            name: c.tool.into(),
-            description: format!("Searches {} ({})", c.display_name, c.description),
-            input_schema: json!({
-                "type": "object",
-                "properties": { "query": { "type": "string" } },
-                "required": ["query"],
-            }),
-        });
-    }
-    v
+    ]
 }
 
 /// Minutes east of UTC of `UTC`, `Z`, `GMT`, or `[UTC]±HH:MM`.
@@ -231,15 +218,7 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
                 Err(e) => error(format!("memory is unavailable: {e}")),
             }
         }
-        name => match connections::for_tool(name) {
-            Some(c) => {
-                if !host.pause(200) {
-                    return ToolOutcome::Interrupted;
-                }
-                done(connection_search(c, str_arg("query").unwrap_or("")))
-            }
-            None => error(format!("unknown tool {name:?}")),
-        },
+        name => error(format!("unknown tool {name:?}")),
     }
 }
 
@@ -296,19 +275,6 @@ pub fn weather(city: &str) -> Value {
         "windKph": 2 + (h / 11 % 40),
         "source": "offline demo data",
     })
-}
-
-fn connection_search(c: &Connection, query: &str) -> Value {
-    let h = stable_hash(&format!("{}:{query}", c.id));
-    let results: Vec<Value> = (0..3)
-        .map(|i| {
-            json!({
-                "title": format!("{} result {} for “{query}”", c.display_name, i + 1),
-                "id": format!("{}-{:x}", c.id, (h >> (i * 8)) & 0xffff),
-            })
-        })
-        .collect();
-    json!({ "connection": c.id, "query": query, "results": results, "source": "offline demo data" })
 }
 
 /// An output bounded for the event log and the model: `(shown, stored_aside)`. Over
@@ -527,6 +493,12 @@ mod tests {
             run(&call("nope", json!({})), &mut host()),
             ToolOutcome::Done { is_error: true, .. }
         ));
+        // The seed's offline demo connections are gone: connections are MCP servers.
+        assert!(matches!(
+            run(&call("notion_search", json!({"query": "x"})), &mut host()),
+            ToolOutcome::Done { is_error: true, .. }
+        ));
+        assert!(!specs().iter().any(|s| s.name.ends_with("_search")));
         assert!(matches!(
             run(
                 &call("get_weather", json!({"_invalidInput": "{"})),
@@ -534,16 +506,6 @@ mod tests {
             ),
             ToolOutcome::Done { is_error: true, .. }
         ));
-    }
-
-    #[test]
-    fn connection_tools_are_offered_only_for_enabled_connections() {
-        let names: Vec<String> = specs(&[connections::by_id("linear").unwrap()])
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        assert!(names.contains(&"linear_search".to_string()));
-        assert!(!names.contains(&"notion_search".to_string()));
     }
 
     #[test]

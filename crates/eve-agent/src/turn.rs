@@ -44,8 +44,6 @@ pub trait TurnHost: ToolHost {
     fn emit(&mut self, event: &Event) -> Result<(), Fenced>;
     /// A checkpoint: whether the turn was asked to stop. Also keeps the lease alive.
     fn stop_requested(&mut self) -> bool;
-    /// Whether the caller has authorized `connection`.
-    fn connection_granted(&mut self, connection: &str) -> bool;
     /// Keeps an oversized tool output aside (the event and the model get a preview).
     fn store_output_aside(&mut self, call_id: &str, output: &str);
     /// Where the user authorizes a connection for this session.
@@ -399,12 +397,11 @@ pub fn declined_events(log: &[Event]) -> Option<Vec<Event>> {
     let mut v = withdraw(&open, "cancelled", AuthorizationOutcome::Declined);
     if let (Some(call_id), StepState::Calls(calls)) = (call_id, &open.step_state) {
         if let Some(c) = calls.iter().find(|c| &c.call_id == call_id) {
-            let display = connections::by_id(name).map_or(name.as_str(), |c| c.display_name);
             v.push(failed_result(
                 at,
                 &transcript::tool_call(c),
                 "authorization_declined",
-                format!("the user declined to connect {display}"),
+                format!("the user declined to connect {name}"),
             ));
         }
     }
@@ -739,8 +736,7 @@ impl Turn<'_> {
         if matches!(self.log.last(), Some(Event::TurnWaiting(_))) {
             return Ok(TurnOutcome::Waiting);
         }
-        let enabled = connections::enabled(self.ctx.client_context.as_deref());
-        let mut specs = tools::specs(&enabled);
+        let mut specs = tools::specs();
         let mut servers = self.mcp_servers();
         for s in servers.values() {
             specs.extend(s.specs.iter().cloned());
@@ -852,37 +848,6 @@ impl Turn<'_> {
                             }
                         }
                         continue;
-                    }
-                }
-                if let Some(c) = connections::for_tool(&call.name) {
-                    if !enabled.iter().any(|e| e.id == c.id) {
-                        let message = format!("{} is disabled for this turn", c.display_name);
-                        self.emit(failed_result(&at, &call, "connection_disabled", message))?;
-                        continue;
-                    }
-                    if !self.host.connection_granted(c.id) {
-                        let attempt_id = format!("auth_{}", call.id);
-                        let url = self.host.connect_url(&attempt_id);
-                        self.emit(Event::AuthorizationRequired(AuthorizationRequired {
-                            attempt_id,
-                            authorization: AuthorizationChallenge {
-                                url: Some(url),
-                                display_name: Some(c.display_name.into()),
-                                instructions: Some(format!(
-                                    "Connect {} to continue.",
-                                    c.display_name
-                                )),
-                            },
-                            call_id: Some(call.id.clone()),
-                            description: c.description.into(),
-                            name: c.id.into(),
-                            at: at.clone(),
-                        }))?;
-                        self.emit(Event::TurnWaiting(TurnWaiting {
-                            on: "input".into(),
-                            at: open.turn.clone(),
-                        }))?;
-                        return Ok(TurnOutcome::Waiting);
                     }
                 }
                 // Checkpoint 5: tools pause in slices and check for a stop.
@@ -1096,7 +1061,6 @@ pub mod testing {
         pub checks: usize,
         pub stop_at_check: Option<usize>,
         pub stop_when: Option<fn(&[Event]) -> bool>,
-        pub granted: Vec<String>,
         pub memory: String,
         pub fence_after: Option<usize>,
         pub pauses: usize,
@@ -1134,9 +1098,6 @@ pub mod testing {
             self.checks += 1;
             self.stop_at_check.is_some_and(|n| self.checks >= n)
                 || self.stop_when.is_some_and(|f| f(&self.events))
-        }
-        fn connection_granted(&mut self, c: &str) -> bool {
-            self.granted.iter().any(|g| g == c)
         }
         fn store_output_aside(&mut self, _: &str, _: &str) {}
         fn connect_url(&self, id: &str) -> String {
@@ -1411,43 +1372,6 @@ mod tests {
             panic!()
         };
         assert_eq!(r.resolutions[0].outcome, "cancelled");
-    }
-
-    #[test]
-    fn a_connection_not_granted_asks_for_sign_in_and_a_grant_runs_the_call() {
-        let (out, log) = drive(&mut Host::default(), opened("search notion for roadmap"));
-        assert_eq!(out, TurnOutcome::Waiting);
-        let (attempt, name) = pending_authorization(&log).expect("a pending sign-in");
-        assert_eq!(name, "notion");
-        let Some(Event::AuthorizationRequired(a)) = log
-            .iter()
-            .find(|e| matches!(e, Event::AuthorizationRequired(_)))
-        else {
-            panic!()
-        };
-        assert_eq!(
-            a.authorization.url.as_deref(),
-            Some(format!("/eve/v1/session/s/authorizations/{attempt}").as_str())
-        );
-        let mut granted = log.clone();
-        granted.extend(granted_events(&log).unwrap());
-        let mut h = Host {
-            granted: vec!["notion".into()],
-            ..Default::default()
-        };
-        let (out, all) = drive(&mut h, granted);
-        assert_eq!(out, TurnOutcome::Completed);
-        let ok = all
-            .iter()
-            .any(|e| matches!(e, Event::ActionResult(r) if r.status == "completed"));
-        assert!(ok, "the call ran after the grant");
-        // Declining instead answers the call as failed and the turn goes on without it.
-        let mut declined = log.clone();
-        let d = declined_events(&log).unwrap();
-        assert_eq!(types(&d), ["authorization.completed", "action.result"]);
-        declined.extend(d);
-        let (out, _) = drive(&mut Host::default(), declined);
-        assert_eq!(out, TurnOutcome::Completed);
     }
 
     #[test]

@@ -34,8 +34,6 @@ impl Script {
 pub struct LlmServer {
     pub base: String,
     pub requests: Arc<Mutex<Vec<(String, serde_json::Value)>>>,
-    /// The raw request bodies (for form-encoded requests).
-    pub raw: Arc<Mutex<Vec<String>>>,
 }
 
 impl LlmServer {
@@ -45,22 +43,15 @@ impl LlmServer {
         let requests: Arc<Mutex<Vec<(String, serde_json::Value)>>> = Default::default();
         let scripts = Arc::new(Mutex::new(scripts.into_iter()));
         let recorded = requests.clone();
-        let raw: Arc<Mutex<Vec<String>>> = Default::default();
-        let raw_recorded = raw.clone();
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
                 let script = scripts.lock().unwrap().next();
                 let recorded = recorded.clone();
-                let raw = raw_recorded.clone();
-                std::thread::spawn(move || serve(conn, script, recorded, raw));
+                std::thread::spawn(move || serve(conn, script, recorded));
             }
         });
-        LlmServer {
-            base,
-            requests,
-            raw,
-        }
+        LlmServer { base, requests }
     }
 
     pub fn bodies(&self) -> Vec<serde_json::Value> {
@@ -77,7 +68,6 @@ fn serve(
     mut conn: TcpStream,
     script: Option<Script>,
     recorded: Arc<Mutex<Vec<(String, serde_json::Value)>>>,
-    raw: Arc<Mutex<Vec<String>>>,
 ) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut request_line = String::new();
@@ -122,9 +112,6 @@ fn serve(
     } else {
         let _ = reader.read_exact(&mut body);
     }
-    raw.lock()
-        .unwrap()
-        .push(String::from_utf8_lossy(&body).into_owned());
     let json = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
     recorded.lock().unwrap().push((head, json));
     let Some(script) = script else {

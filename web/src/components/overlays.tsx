@@ -3,7 +3,6 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { useShell } from "../context";
 import { SHORTCUTS } from "../actions";
-import { CONNECTIONS } from "../events";
 import type { McpConnectionInfo, Viewer } from "../types";
 
 export interface ToastAction {
@@ -164,18 +163,16 @@ export function ShortcutSheet({ onClose }: { onClose(): void }) {
 // UI strings of the sheet, kept together for the message catalogue.
 const SHEET_TEXT = { title: "Keyboard shortcuts", close: "Close" };
 
-/** Seed IntegrationsMenu: per-turn toggles for the built-in connections and the configured MCP
- * servers (`GET /eve/v1/connections`, read when the menu opens), with Disconnect for a server
- * the user is signed in to. */
+/** Seed IntegrationsMenu: per-turn toggles for the configured MCP servers (`GET
+ * /eve/v1/connections`, read when the menu opens; each is on until switched off), with
+ * Disconnect for a server the user is signed in to. */
 export function ConnectionsMenu() {
   const shell = useShell();
   const [open, setOpen] = useState(false);
   const [mcp, setMcp] = useState<McpConnectionInfo[]>([]);
   const root = useRef<HTMLDivElement>(null);
-  const builtIn: readonly string[] = CONNECTIONS.map((c) => c.id);
-  const extra = mcp.filter((c) => !builtIn.includes(c.name));
-  const isOn = (id: string) => shell.connections[id] ?? !builtIn.includes(id);
-  const count = CONNECTIONS.filter((c) => isOn(c.id)).length + extra.filter((c) => isOn(c.name)).length;
+  const isOn = (name: string) => shell.connections[name] ?? true;
+  const count = mcp.filter((c) => isOn(c.name)).length;
   const reload = () =>
     api
       .connections()
@@ -215,13 +212,8 @@ export function ConnectionsMenu() {
       </button>
       {open && (
         <div class="menu" role="menu" aria-label="Connections">
-          {CONNECTIONS.map((c) => (
-            <label key={c.id} class="menu-item" role="menuitemcheckbox" aria-checked={isOn(c.id)}>
-              <input type="checkbox" checked={isOn(c.id)} onChange={(e) => shell.setConnection(c.id, (e.currentTarget as HTMLInputElement).checked)} />
-              <span>{c.name}</span>
-            </label>
-          ))}
-          {extra.map((c) => (
+          {mcp.length === 0 && <p class="menu-item muted">No connections are configured.</p>}
+          {mcp.map((c) => (
             <label key={c.name} class="menu-item" role="menuitemcheckbox" aria-checked={isOn(c.name)} title={c.description}>
               <input type="checkbox" checked={isOn(c.name)} onChange={(e) => shell.setConnection(c.name, (e.currentTarget as HTMLInputElement).checked)} />
               <span>{c.displayName}</span>
