@@ -41,6 +41,37 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The app's manifest with `/eve/v1/...` routed to the agent directly (as where it must be
+/// reachable by URL), so requests reach it without the proxy.
+pub fn public_agent_manifest() -> (tempfile::TempDir, PathBuf) {
+    let root = repo_root();
+    let text = std::fs::read_to_string(root.join("spin.toml")).unwrap();
+    let proxied = "route = \"/eve/v1/...\"\ncomponent = \"eve-proxy\"";
+    let private = "route = { private = true }\ncomponent = \"agent\"";
+    assert!(
+        text.contains(proxied) && text.contains(private),
+        "spin.toml changed shape"
+    );
+    let text = text
+        .replace(proxied, "route = \"/eve/v1/...\"\ncomponent = \"agent\"")
+        .replace(
+            private,
+            "route = { private = true }\ncomponent = \"eve-proxy\"",
+        )
+        .replace(
+            "source = \"target/",
+            &format!("source = \"{}/target/", root.display()),
+        )
+        .replace(
+            "source = \"static/",
+            &format!("source = \"{}/static/", root.display()),
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spin.toml");
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
 /// The project's local host binary.
 pub fn host_binary() -> PathBuf {
     repo_root().join("target/host/spin-local")

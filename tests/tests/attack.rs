@@ -27,7 +27,7 @@ use eve_auth::cookie::{SessionClaims, SESSION_COOKIE_NAME};
 use eve_auth::crypto::{b64url, hmac_sha256};
 use eve_auth::AuthConfig;
 use eve_chat_tests::eve::{self, parse_ndjson, types};
-use eve_chat_tests::{repo_root, Host, HostOptions, Response};
+use eve_chat_tests::{public_agent_manifest, repo_root, Host, HostOptions, Response};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -1796,37 +1796,6 @@ fn expired_tampered_and_foreign_cookies_fail_closed_on_every_route() {
 }
 
 // ------------------------------------------------------------------------ the agent itself
-
-/// The app's manifest with `/eve/v1/...` routed to the agent directly (as where it must be
-/// reachable by URL), so requests reach it without the proxy.
-fn public_agent_manifest() -> (tempfile::TempDir, std::path::PathBuf) {
-    let root = repo_root();
-    let text = std::fs::read_to_string(root.join("spin.toml")).unwrap();
-    let proxied = "route = \"/eve/v1/...\"\ncomponent = \"eve-proxy\"";
-    let private = "route = { private = true }\ncomponent = \"agent\"";
-    assert!(
-        text.contains(proxied) && text.contains(private),
-        "spin.toml changed shape"
-    );
-    let text = text
-        .replace(proxied, "route = \"/eve/v1/...\"\ncomponent = \"agent\"")
-        .replace(
-            private,
-            "route = { private = true }\ncomponent = \"eve-proxy\"",
-        )
-        .replace(
-            "source = \"target/",
-            &format!("source = \"{}/target/", root.display()),
-        )
-        .replace(
-            "source = \"static/",
-            &format!("source = \"{}/static/", root.display()),
-        );
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("spin.toml");
-    std::fs::write(&path, text).unwrap();
-    (dir, path)
-}
 
 /// A 401 in eve's error shape with the code `unauthorized`; its body, so that a caller can
 /// see every way of being wrong gets the same answer.

@@ -21,7 +21,7 @@ use eve_api::auth::{AuthMode, Principal};
 use eve_auth::cookie::{SessionClaims, SESSION_COOKIE_NAME};
 use eve_auth::AuthConfig;
 use eve_chat_tests::{eve, mcp_servers};
-use eve_chat_tests::{repo_root, Host, HostOptions};
+use eve_chat_tests::{public_agent_manifest, Host, HostOptions};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -322,37 +322,6 @@ fn anonymous(h: &Host) -> Vec<(&str, &str)> {
 fn assert_refused(ctx: &str, r: &Raw, status: u16, code: &str) {
     assert_eq!(r.status, status, "{ctx}: {:?} {}", r.headers, r.text());
     assert_eq!(r.error_code().as_deref(), Some(code), "{ctx}: {}", r.text());
-}
-
-/// The app's manifest with `/eve/v1/...` routed to the agent itself, so a request reaches it
-/// without the proxy (as where the agent must be reachable by URL).
-fn public_agent_manifest() -> (tempfile::TempDir, std::path::PathBuf) {
-    let root = repo_root();
-    let text = std::fs::read_to_string(root.join("spin.toml")).unwrap();
-    let proxied = "route = \"/eve/v1/...\"\ncomponent = \"eve-proxy\"";
-    let private = "route = { private = true }\ncomponent = \"agent\"";
-    assert!(
-        text.contains(proxied) && text.contains(private),
-        "spin.toml changed shape"
-    );
-    let text = text
-        .replace(proxied, "route = \"/eve/v1/...\"\ncomponent = \"agent\"")
-        .replace(
-            private,
-            "route = { private = true }\ncomponent = \"eve-proxy\"",
-        )
-        .replace(
-            "source = \"target/",
-            &format!("source = \"{}/target/", root.display()),
-        )
-        .replace(
-            "source = \"static/",
-            &format!("source = \"{}/static/", root.display()),
-        );
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("spin.toml");
-    std::fs::write(&path, text).unwrap();
-    (dir, path)
 }
 
 /// No trap or panic in the host's log.

@@ -237,12 +237,12 @@ impl<'a, S: Sql> ChatStore<'a, S> {
     /// `PUT /api/chats/:id/pin`: the chat goes to the pinned list (again: it keeps its place).
     /// 404 for a chat that is not the principal's; 409 past [`MAX_PINNED_CHATS`].
     pub fn pin(&self, id: &str, now: Millis) -> Result<ChatSummary, ApiError> {
-        let chat = self.owned_summary(id)?;
+        let chat = self.ensure_owned(id)?;
         let mut params = self.owned(id);
         params.extend([now.into(), (MAX_PINNED_CHATS as i64).into()]);
         if self.exec(PIN_CHAT, params)?.is_empty() {
             // Deleted in between, or the principal has as many pins as allowed.
-            self.owned_summary(id)?;
+            self.ensure_owned(id)?;
             return Err(ApiError::new(
                 ErrorCode::Conflict,
                 format!("at most {MAX_PINNED_CHATS} chats can be pinned: unpin one first"),
@@ -253,18 +253,9 @@ impl<'a, S: Sql> ChatStore<'a, S> {
 
     /// `DELETE /api/chats/:id/pin` (a chat that was not pinned is fine).
     pub fn unpin(&self, id: &str) -> Result<ChatSummary, ApiError> {
-        let chat = self.owned_summary(id)?;
+        let chat = self.ensure_owned(id)?;
         self.exec(UNPIN_CHAT, self.owned(id))?;
         Ok(chat)
-    }
-
-    fn owned_summary(&self, id: &str) -> Result<ChatSummary, ApiError> {
-        let row = self
-            .exec(SELECT_CHAT_SUMMARY, self.owned(id))?
-            .into_iter()
-            .next()
-            .ok_or_else(chat_not_found)?;
-        summary(row)
     }
 
     /// `PATCH /api/chats/:id`. `title` is normalised already.
