@@ -7,6 +7,7 @@
 //! - a deleted chat id cannot be created again to inherit anything
 //! - a client-chosen id taken by another principal reveals nothing
 //! - byte caps per chat and per principal (413, nothing written), event-write rate (429)
+//! - a principal at its byte cap starts no agent turn (413, nothing stored); streams still read
 //! - a refused message can be un-marked pending, so no page load sends it later
 
 use eve_chat_tests::{eve, Host, HostOptions, Response};
@@ -397,6 +398,87 @@ fn a_principal_over_its_byte_cap_across_chats_is_413() {
         append(&h, &two, None, &[(2, big(2)), (3, big(3))]).status,
         200
     );
+}
+
+#[test]
+fn a_principal_at_its_byte_cap_starts_no_agent_turn_until_a_chat_is_deleted() {
+    // A demo turn stores some 18 KB of events: two fit, with room for the chat to fill.
+    const CAP: i64 = 80_000;
+    let Some(h) = Host::start(
+        HostOptions::default()
+            .var("demo_pacing_ms", "0")
+            .var("chat_max_bytes", "1000000")
+            .var("principal_max_bytes", &CAP.to_string()),
+    ) else {
+        return;
+    };
+    let db = sqlite(&h);
+    let used = |db: &rusqlite::Connection| -> i64 {
+        db.query_row(
+            "SELECT coalesce(sum(bytes), 0) FROM storage_usage WHERE scope LIKE 'principal:%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let count = |db: &rusqlite::Connection, table: &str| -> i64 {
+        db.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let sid = eve::start(&h, "hello");
+    let first = eve::read_until_settled(&h, &sid, 0);
+    assert!(used(&db) > 0, "the agent's events are counted");
+    // Chat writes fill the rest: the chat store lets the total reach the cap, never pass it.
+    let big = |n: u64| json!({ "type": "message.appended", "data": { "messageDelta": "z".repeat(900) }, "meta": { "id": format!("evt_{n}") } });
+    let chat_id = create(&h, json!({}));
+    let mut n = 0;
+    while append(&h, &chat_id, Some(n), &[(n, big(n))]).status == 200 {
+        n += 1;
+        assert!(n < 200, "the principal cap never refused a chat write");
+    }
+    assert!(n > 0);
+    // One more turn, started below the cap, is not cut when it crosses it.
+    if used(&db) < CAP {
+        eve::send_message(&h, &sid, "one more");
+        let more = eve::read_until_settled(&h, &sid, first.len() as u64);
+        assert!(!more.is_empty());
+    }
+    assert!(used(&db) >= CAP, "{} < {CAP}", used(&db));
+
+    let log = h.get(&eve::stream_path(&sid, "startIndex=0&follow=false"));
+    assert_eq!(log.status, 200, "{}", log.text());
+    let before = eve::parse_ndjson(&log.text());
+    let (sessions, inbox) = (count(&db, "eve_session"), count(&db, "eve_inbox"));
+    let refused = [
+        h.json("POST", "/eve/v1/session", &json!({ "message": "new" })),
+        eve::send(&h, &sid, &json!({ "message": "next" })),
+    ];
+    for r in refused {
+        assert_eq!(r.status, 413, "{}", r.text());
+        let (code, error) = eve::error_of(&r);
+        assert_eq!(code.as_deref(), Some("storage_full"));
+        assert!(error.contains("storage is full"), "{error}");
+    }
+    assert_eq!(count(&db, "eve_session"), sessions, "no session row");
+    assert_eq!(count(&db, "eve_inbox"), inbox, "no inbox row");
+    // Reading and the controls still work.
+    let r = h.get(&eve::stream_path(&sid, "startIndex=0&follow=false"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(eve::parse_ndjson(&r.text()), before);
+    eve::assert_control_accepted(&eve::control(&h, &sid, "cancel"), &sid);
+
+    // Deleting the chat frees its bytes; the agent takes messages again.
+    let r = h.send(
+        "DELETE",
+        &format!("/api/chats/{chat_id}"),
+        &[("origin", h.origin().as_str())],
+        None,
+    );
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert!(used(&db) < CAP, "{} after the delete", used(&db));
+    eve::send_message(&h, &sid, "after the delete");
+    let after = eve::read_until_settled(&h, &sid, before.len() as u64);
+    assert!(!after.is_empty());
 }
 
 #[test]

@@ -14,7 +14,7 @@ use eve_spin::db::{now_ms, Db};
 use eve_spin::streaming;
 use spin_sdk::http::ResponseOutparam;
 
-use crate::reply::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, Call};
+use crate::reply::{db_refusal, open_db, send_json, send_refusal, upstream_jwt, variable, Call};
 use crate::runner::{self, First, Queued};
 use crate::transport::fetch;
 use spin_sdk::http::Method;
@@ -59,6 +59,18 @@ fn check_model(m: &protocol::Message) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// New work (a message, an answer) is refused while the principal's storage is full
+/// (`principal_max_bytes`), before anything is kept. A turn already running is not cut: it
+/// finishes, and may end somewhat past the cap.
+fn check_room(store: &AgentStore<'_, Db>, principal: &str) -> Result<(), Refusal> {
+    let quota = eve_store::limits::storage_quota(None, variable("principal_max_bytes").as_deref());
+    if store.has_room(principal, &quota).map_err(db_refusal)? {
+        Ok(())
+    } else {
+        Err(Refusal::storage_full())
+    }
+}
+
 fn queue_message(
     store: &AgentStore<'_, Db>,
     id: &str,
@@ -89,6 +101,9 @@ pub fn create(call: Call, out: ResponseOutparam) {
         let now = now_ms();
         let id = ids::session_id(now, random_bytes::<10>());
         let store = AgentStore::new(&db);
+        if matches!(request, SessionRequest::Message(_)) {
+            check_room(&store, &call.principal.id)?;
+        }
         store
             .create_session(&id, &call.principal.id, now)
             .map_err(db_refusal)?;
@@ -126,6 +141,9 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
         let db = open_db()?;
         let store = AgentStore::new(&db);
         let log = active(&store, id, &call.principal.id)?;
+        if !matches!(request, SessionRequest::Empty) {
+            check_room(&store, &call.principal.id)?;
+        }
         match request {
             SessionRequest::Message(m) => {
                 check_model(&m)?;

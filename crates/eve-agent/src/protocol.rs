@@ -123,6 +123,14 @@ impl Refusal {
             "The request body is too large.",
         )
     }
+    /// A principal at or past `principal_max_bytes` starts no new turn (a running one finishes).
+    pub fn storage_full() -> Self {
+        Refusal::new(
+            413,
+            Some("storage_full"),
+            "Your storage is full: delete chats to free space.",
+        )
+    }
     pub fn unavailable() -> Self {
         Refusal::new(
             503,
@@ -659,6 +667,12 @@ mod tests {
         assert_eq!(
             Refusal::session_not_found().to_json(),
             r#"{"ok":false,"error":"Session not found."}"#
+        );
+        let full = Refusal::storage_full();
+        assert_eq!(full.status, 413);
+        assert_eq!(
+            full.to_json(),
+            r#"{"ok":false,"code":"storage_full","error":"Your storage is full: delete chats to free space."}"#
         );
     }
 }

@@ -11,6 +11,8 @@
 //! - `agent_memory`, `agent_connection_grant`, `agent_connection_token`, `agent_tool_output`.
 
 use eve_api::eve::{Envelope, Event};
+use eve_store::limits::{principal_has_room, StorageQuota};
+use eve_store::persistence::SELECT_PRINCIPAL_USAGE;
 use eve_store::{Sql, SqlValue};
 
 pub const INSERT_SESSION: &str = "INSERT INTO eve_session \
@@ -211,6 +213,16 @@ impl<'a, S: Sql> AgentStore<'a, S> {
                 vec![id.into(), principal.into(), now_ms.into()],
             )
             .map(|_| ())
+    }
+
+    /// Whether `principal` may start new work: the bytes it stores (chat logs, agent events,
+    /// tool outputs; migration 0005's totals) are below `quota`'s principal cap.
+    pub fn has_room(&self, principal: &str, quota: &StorageQuota) -> Result<bool, String> {
+        let rows = self
+            .db
+            .execute(SELECT_PRINCIPAL_USAGE, vec![principal.into()])?;
+        let used = int(rows.first().and_then(|r| r.first())).max(0) as u64;
+        Ok(principal_has_room(used, quota))
     }
 
     /// The session of `principal` (another principal's is `None`, as an unknown one).
@@ -562,6 +574,25 @@ mod tests {
                 delivery_ids: vec!["d1".into()],
             },
         }
+    }
+
+    #[test]
+    fn a_principal_has_room_until_its_agent_events_reach_the_cap() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        let quota = eve_store::limits::storage_quota(None, Some("300"));
+        assert!(s.has_room("p", &quota).unwrap());
+        s.create_session("wrun_q", "p", 1).unwrap();
+        assert!(s.claim("wrun_q", "p", "r1", 2).unwrap().is_some());
+        let mut i = 0;
+        while s.has_room("p", &quota).unwrap() {
+            assert!(i < 100, "the agent's events are never counted");
+            s.append("wrun_q", Some("r1"), &env(i), 3).unwrap().unwrap();
+            i += 1;
+        }
+        assert!(i > 0);
+        // Another principal's room is its own.
+        assert!(s.has_room("q", &quota).unwrap());
     }
 
     #[test]

@@ -106,6 +106,13 @@ pub fn storage_quota(chat: Option<&str>, principal: Option<&str>) -> StorageQuot
     }
 }
 
+/// Whether a principal holding `used` bytes may start new work that stores more (the agent's
+/// turns): not once it is at or past its cap. Writes of the chat log check the bytes they add
+/// inside their statement instead (`persistence::UPSERT_EVENTS`).
+pub fn principal_has_room(used: u64, quota: &StorageQuota) -> bool {
+    used < quota.principal_bytes
+}
+
 /// Event writes (appends, batches, snapshots, skips) per principal: a fixed window of one
 /// minute, limit from `chat_event_writes_per_minute`. A streaming turn writes a batch every
 /// ~120 ms at most, so the default leaves several tabs room.
@@ -153,5 +160,14 @@ mod tests {
         assert_eq!(event_write_policy(None).limit, 1200);
         assert_eq!(event_write_policy(Some("5")).limit, 5);
         assert_eq!(event_write_policy(Some("5")).prefix, "chat:write");
+    }
+
+    #[test]
+    fn a_principal_has_room_only_below_its_cap() {
+        let q = storage_quota(None, Some("5000"));
+        assert!(principal_has_room(0, &q));
+        assert!(principal_has_room(4999, &q));
+        assert!(!principal_has_room(5000, &q));
+        assert!(!principal_has_room(u64::MAX, &q));
     }
 }

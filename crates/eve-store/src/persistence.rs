@@ -29,6 +29,10 @@ pub const SELECT_USAGE: &str = "\
 SELECT coalesce((SELECT bytes FROM storage_usage WHERE scope = 'chat:' || ?1), 0),
        coalesce((SELECT bytes FROM storage_usage WHERE scope = 'principal:' || ?2), 0)";
 
+/// The running byte total of one principal (`?1`): its chat logs, agent events and tool outputs.
+pub const SELECT_PRINCIPAL_USAGE: &str = "\
+SELECT coalesce((SELECT bytes FROM storage_usage WHERE scope = 'principal:' || ?1), 0)";
+
 /// One chat of the principal, as a sidebar entry.
 pub const SELECT_CHAT_SUMMARY: &str = "\
 SELECT id, title, created_at, updated_at FROM chat WHERE id = ?1 AND owner = ?2";
