@@ -452,6 +452,12 @@ fn a_principal_at_its_byte_cap_starts_no_agent_turn_until_a_chat_is_deleted() {
     let refused = [
         h.json("POST", "/eve/v1/session", &json!({ "message": "new" })),
         eve::send(&h, &sid, &json!({ "message": "next" })),
+        // An answer resumes a turn: refused too (before it is matched to a question).
+        eve::send(
+            &h,
+            &sid,
+            &json!({ "inputResponses": [{ "requestId": "req_1", "optionId": "yes" }] }),
+        ),
     ];
     for r in refused {
         assert_eq!(r.status, 413, "{}", r.text());
