@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { branchAt, branchEvent, conversation, currentSeed, cutBefore, runsOf, seedContext, withSeed, ROOT_RUN } from "./branches";
-import { reduceLog, renderItems, type EveEvent } from "./events";
+import { appendToLog, reduceLog, renderItems, type EveEvent } from "./events";
 import { eveStream, generatedStreams } from "../test-fixtures/generated.mjs";
 
 const ORIGIN = "https://chat.example";
@@ -126,4 +126,24 @@ test("the seed keeps the most recent turns within its budget, and fits next to t
   assert.ok(withSeed(ctx, seed).length <= 4000);
   assert.equal(withSeed("ctx", ""), "ctx");
   assert.equal(withSeed("ctx", "seed"), "ctx\n\nseed");
+});
+
+test("while a later session streams, the earlier session's render items keep their identity (and all items stay right)", () => {
+  const first = session("s1", ["one", "two"]);
+  const live = session("s2", ["three"]);
+  let log = reduceLog(first);
+  const before = conversation(log, null, false, ORIGIN).items;
+  const earlier = new Set(before);
+  assert.ok(earlier.size >= 4);
+  for (const e of live) {
+    log = appendToLog(log, e);
+    const items = conversation(log, null, false, ORIGIN).items;
+    // Only the live segment is rendered again: a streamed delta costs what changed, not the chat.
+    // (The chat's total rides on the latest usage line, a fresh copy whenever the total is shown.)
+    before.forEach((item, i) => {
+      if (!(item.kind === "usage" && item.chat)) assert.equal(items[i], item, `item ${i} after ${e.type}`);
+    });
+    assert.deepEqual(items, conversation(reduceLog([...first, ...live.slice(0, live.indexOf(e) + 1)]), null, false, ORIGIN).items);
+  }
+  assert.deepEqual(texts([...first, ...live]), ["U:one", "A:re: one", "U:two", "A:re: two", "U:three", "A:re: three"]);
 });

@@ -506,8 +506,21 @@ export function renderItems(log: ReducedLog, stopped = false, origin = defaultOr
   return withChatTotal(log.segments.flatMap((seg, si) => renderSegment(seg, si, stopped, origin)), log);
 }
 
-/** One segment's render items (renderItems is all segments' in order). */
+// Segments are immutable (appendToSegment returns a new object only for the segment an event
+// changed), so while an answer streams every other segment keeps its items, and their identity:
+// the chat page re-renders only the live message instead of the whole transcript per delta.
+const segmentItems = new WeakMap<Segment, { si: number; stopped: boolean; origin: string; items: RenderItem[] }>();
+
+/** One segment's render items (renderItems is all segments' in order); do not mutate them. */
 export function renderSegment(seg: Segment, si: number, stopped = false, origin = defaultOrigin()): RenderItem[] {
+  const hit = segmentItems.get(seg);
+  if (hit && hit.si === si && hit.stopped === stopped && hit.origin === origin) return hit.items;
+  const items = renderSegmentItems(seg, si, stopped, origin);
+  segmentItems.set(seg, { si, stopped, origin, items });
+  return items;
+}
+
+function renderSegmentItems(seg: Segment, si: number, stopped: boolean, origin: string): RenderItem[] {
   const items: RenderItem[] = [];
   {
     const byAnchor = new Map<string | null, Notice[]>();

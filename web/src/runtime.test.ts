@@ -363,3 +363,33 @@ test("opening the stream of an unknown session fails with 404 after a few retrie
   await assert.rejects(followStream("wrun_nope", { startIndex: 0, signal: new AbortController().signal, openAttempts: 2, onEvent: () => undefined }), (err: { status?: number }) => err.status === 404);
   assert.equal(backend.to("/eve/v1/session/wrun_nope/stream").length, 2);
 });
+
+test("streamed events are told to the page once per animation frame; the end of the turn at once", async () => {
+  const frames: (() => void)[] = [];
+  const g = globalThis as { requestAnimationFrame?: unknown; cancelAnimationFrame?: unknown };
+  const saved = [g.requestAnimationFrame, g.cancelAnimationFrame];
+  g.requestAnimationFrame = (cb: () => void) => frames.push(cb);
+  g.cancelAnimationFrame = (id: number) => void (frames[id - 1] = () => undefined);
+  try {
+    const { runtime } = setup();
+    const rt = runtime();
+    let told = 0;
+    let seen = 0;
+    rt.subscribe(() => {
+      told++;
+      seen = rt.getState().events.length;
+    });
+    rt.primeFromCreate("hi there");
+    await until("the turn's end", () => idle(rt) && rt.getState().optimistic === null);
+    const streamed = rt.getState().events.length;
+    assert.ok(streamed >= 5, `${streamed} events`);
+    // No frame ran: only the phase and bubble changes were told, yet the last one saw every event.
+    assert.ok(told < streamed, `told ${told} times for ${streamed} events`);
+    assert.ok(frames.length >= 1);
+    assert.equal(seen, streamed);
+    for (const f of frames) f();
+    assert.equal(seen, streamed);
+  } finally {
+    [g.requestAnimationFrame, g.cancelAnimationFrame] = saved;
+  }
+});

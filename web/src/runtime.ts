@@ -70,6 +70,7 @@ type Mode = "turn" | "drain" | "connect";
 export class ChatRuntime {
   private state: RuntimeState;
   private listeners = new Set<() => void>();
+  private frame = 0;
   /** The log as loaded from the server (seed knownInitialEvents). */
   private known: EveEvent[] = [];
   /** `meta.id`s of the log: an event read twice (reconnect, resume overlap) is applied once. */
@@ -123,12 +124,26 @@ export class ChatRuntime {
     return () => this.listeners.delete(fn);
   };
 
-  private set(patch: Partial<RuntimeState>) {
+  /** `defer`: tell the listeners on the next animation frame (see appendStreamEvent). */
+  private set(patch: Partial<RuntimeState>, defer = false) {
     this.state = { ...this.state, ...patch };
     if (patch.log) {
       this.state.pendingAuthorizations = getPendingAuthorizations(this.state.log);
       this.state.openInputs = openInputs(this.state.log);
     }
+    if (defer && typeof requestAnimationFrame === "function") {
+      this.frame ||= requestAnimationFrame(() => {
+        this.frame = 0;
+        this.notify();
+      });
+      return;
+    }
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.notify();
+  }
+
+  private notify() {
     for (const fn of this.listeners) fn();
   }
 
@@ -385,7 +400,9 @@ export class ChatRuntime {
     if (this.state.optimistic && hasLatestUserMessage(events, this.state.optimistic, this.optimisticSince)) patch.optimistic = null;
     // After Connect, the agent's continuation makes the chat busy again.
     if (this.state.phase === "connecting" && this.mode === "connect") patch.phase = "streaming";
-    this.set(patch);
+    // A fast stream brings many deltas per frame: the page renders once per frame, not per delta
+    // (getState() is always current; only what changes the phase is told at once).
+    this.set(patch, patch.phase === undefined && patch.optimistic === undefined);
     this.enqueue({ eventIndex, event });
     return true;
   }

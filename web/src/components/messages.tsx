@@ -1,7 +1,7 @@
 // The transcript: user bubbles (with attachments), streamed assistant Markdown, collapsible
 // reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
 // presence row that fades out. Everything comes from eve events through events.renderItems.
-import { Fragment } from "preact";
+import { Component, Fragment } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
 import { MarkdownView } from "../markdown";
@@ -119,7 +119,25 @@ export function Transcript(props: TranscriptProps) {
   );
 }
 
-function UserBubble({ text, files, pending }: { text: string; files?: FileView[]; pending?: boolean }) {
+interface UserBubbleProps {
+  text: string;
+  files?: FileView[];
+  pending?: boolean;
+}
+
+// Messages re-render only when their content changed: while an answer streams, every other
+// message of a long transcript is skipped (render items of unchanged segments keep identity).
+class UserBubble extends Component<UserBubbleProps> {
+  shouldComponentUpdate(next: UserBubbleProps) {
+    const p = this.props;
+    return p.text !== next.text || p.files !== next.files || p.pending !== next.pending;
+  }
+  render() {
+    return <UserBubbleView {...this.props} />;
+  }
+}
+
+function UserBubbleView({ text, files, pending }: UserBubbleProps) {
   return (
     <div class={`message user${pending ? " pending" : ""}`} data-role="user">
       {files && files.length > 0 && (
@@ -142,7 +160,32 @@ function formatSize(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-function AssistantMessage({ parts }: { parts: AssistantPart[] }) {
+/** Whether two answers show the same thing (the live answer's parts are new objects per delta). */
+export function sameParts(a: readonly AssistantPart[], b: readonly AssistantPart[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  return a.every((x, i) => {
+    const y = b[i]!;
+    if (x.kind === "text") return y.kind === "text" && x.text === y.text;
+    if (x.kind === "reasoning") return y.kind === "reasoning" && x.text === y.text && x.done === y.done;
+    if (y.kind !== "tools" || x.calls.length !== y.calls.length) return false;
+    return x.calls.every((c, j) => {
+      const d = y.calls[j]!;
+      return c.id === d.id && c.name === d.name && c.input === d.input && c.status === d.status && c.output === d.output;
+    });
+  });
+}
+
+class AssistantMessage extends Component<{ parts: AssistantPart[] }> {
+  shouldComponentUpdate(next: { parts: AssistantPart[] }) {
+    return !sameParts(this.props.parts, next.parts);
+  }
+  render() {
+    return <AssistantMessageView parts={this.props.parts} />;
+  }
+}
+
+function AssistantMessageView({ parts }: { parts: AssistantPart[] }) {
   return (
     <div class="message assistant" data-role="assistant">
       {parts.map((part, i) => {

@@ -127,10 +127,18 @@ export function SessionPage({ chatId }: { chatId: string }) {
   const blocked = setupBlockReason(shell);
   const disabledReason = blocked ?? (waiting ? "Connect or skip the pending authorization to continue this chat" : state.phase === "loading" && shell.viewer ? "Loading chat…" : null);
 
+  // Stick to the bottom at most once per frame, in the frame's own layout: reading scrollHeight
+  // right after each render forced a layout of the whole transcript per streamed delta.
+  const scrollFrame = useRef(0);
   useLayoutEffect(() => {
-    const el = scroller.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
+    if (!stick.current || scrollFrame.current) return;
+    scrollFrame.current = requestAnimationFrame(() => {
+      scrollFrame.current = 0;
+      const el = scroller.current;
+      if (el && stick.current) el.scrollTop = el.scrollHeight;
+    });
   }, [items, state.optimistic, thinking]);
+  useEffect(() => () => cancelAnimationFrame(scrollFrame.current), []);
 
   const submit = async (value: string) => {
     const message = value.trim();
