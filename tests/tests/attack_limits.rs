@@ -334,6 +334,36 @@ fn assert_clean_log(h: &Host) {
 
 // ------------------------------------------------------------------------ item 5: bodies
 
+/// A client that writes its whole body before it reads (as ureq, and many scripts, do) must
+/// still read the refusal, not "broken pipe": the host drains what it did not read before it
+/// closes, instead of resetting the connection under the answer.
+#[test]
+fn a_client_that_sends_a_refused_body_in_full_before_reading_still_gets_the_answer() {
+    let Some(h) = Host::start(password_options()) else {
+        return;
+    };
+    let alice = cookie_of("alice");
+    let user = as_user(&h, &alice);
+    let body = vec![b'x'; 4 << 20];
+    for round in 0..5 {
+        for (method, path, headers, status) in [
+            ("POST", "/api/auth/login", anonymous(&h), 413),
+            ("POST", "/api/chats", user.clone(), 413),
+            ("POST", "/eve/v1/session", user.clone(), 413),
+            ("POST", "/api/chats", anonymous(&h), 401),
+        ] {
+            let r = h.send(method, path, &headers, Some(&body));
+            assert_eq!(
+                r.status,
+                status,
+                "round {round}: {method} {path}: {}",
+                r.text()
+            );
+        }
+    }
+    assert_clean_log(&h);
+}
+
 #[test]
 fn a_declared_body_over_the_cap_is_refused_by_every_component_before_it_is_sent() {
     let Some(h) = Host::start(password_options()) else {
