@@ -147,12 +147,15 @@ RETURNING event_index"
 /// a different event into any of its slots: the log must have at least `?5` events, no more
 /// than the batch reaches, and every slot of the batch that exists must hold the same event
 /// (an identical retry of a batch that landed passes; a second tab's different turn does not).
+/// `CROSS JOIN` keeps the batch as the outer loop (SQLite never reorders it), so each slot is one
+/// index lookup: left to the planner, the chat's rows were the outer loop and every append
+/// visited the whole chat.
 pub const UPSERT_EVENTS: &str = upsert_events!(
     "?5 IS NULL OR (
        (SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1) >= ?5
        AND (SELECT coalesce(max(event_index) + 1, 0) FROM chat_event WHERE chat_id = ?1)
            <= (SELECT max(json_extract(value, '$[0]')) + 1 FROM json_each(?4))
-       AND NOT EXISTS (SELECT 1 FROM json_each(?4) AS d JOIN chat_event AS o
+       AND NOT EXISTS (SELECT 1 FROM json_each(?4) AS d CROSS JOIN chat_event AS o
                        ON o.chat_id = ?1 AND o.event_index = json_extract(d.value, '$[0]')
                        WHERE o.event <> json_extract(d.value, '$[2]')))"
 );

@@ -1314,3 +1314,50 @@ fn pinned_with_a_cursor_or_a_search_is_refused() {
         400
     );
 }
+
+/// A streamed answer appends a batch every ~120 ms to a chat that keeps growing: the work of one
+/// append must not grow with the chat. It did: the base check joined the batch to the chat's
+/// rows with the chat as the outer loop, so each append visited every event of the chat (a
+/// 5,000-token answer's writes took 1–2 s each by its end, and the host's CPU went to them).
+/// Counted in SQLite VM steps, not time, so the result does not depend on the machine.
+#[test]
+fn appending_a_batch_costs_the_same_however_long_the_chat_already_is() {
+    use eve_store::persistence::UPSERT_EVENTS;
+    use eve_store::store::events_param;
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    create(&store, "c1", 1);
+    let delta = |i: u64| {
+        stored(&json!({ "type": "message.delta", "data": { "delta": format!("word{i} ") } }))
+    };
+    let mut len = 0u64;
+    let mut steps_of_an_append_at = |target: u64| {
+        while len < target {
+            let batch: Vec<_> = (len..len + 32).map(|i| (i, delta(i))).collect();
+            store.append("c1", &batch, Some(len), 2).unwrap();
+            len += 32;
+        }
+        let batch: Vec<_> = (len..len + 32).map(|i| (i, delta(i))).collect();
+        let bytes: i64 = batch.iter().map(|(_, e)| e.json.len() as i64).sum();
+        let params = vec![
+            "c1".into(),
+            "u".into(),
+            2i64.into(),
+            events_param(&batch).into(),
+            (len as i64).into(),
+            bytes.into(),
+            i64::MAX.into(),
+            i64::MAX.into(),
+        ];
+        let (rows, steps) = db.execute_counting_steps(UPSERT_EVENTS, params).unwrap();
+        assert_eq!(rows.len(), 32, "the append at {len} was written");
+        len += 32;
+        steps
+    };
+    let short = steps_of_an_append_at(320);
+    let long = steps_of_an_append_at(6400);
+    assert!(
+        long < short * 2,
+        "an append to a chat of 6,400 events took {long} VM steps, to one of 320 {short}"
+    );
+}
