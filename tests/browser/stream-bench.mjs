@@ -6,12 +6,15 @@
 //   - long tasks (> 50 ms, PerformanceObserver);
 //   - main-thread busy time (CDP Performance.getMetrics TaskDuration) per streamed token and
 //     per render (a render = one batch of DOM mutations of the answer).
-// Usage: node tests/browser/stream-bench.mjs [tokens] [runs]   (host and components built)
+// Usage: node tests/browser/stream-bench.mjs [tokens] [runs] [delay-ms]   (host and components
+// built). delay-ms paces the model: a pause before each token (0, the default: as fast as the
+// app takes them; 5 ≈ 150 tokens/s, faster than hosted models stream).
 import { launchBrowser, startApp, startChat } from "./harness.mjs";
 import { fakeModelVariables, startFakeOpenAI } from "./fake-openai.mjs";
 
 const tokens = Number(process.argv[2] ?? 20000);
 const runs = Number(process.argv[3] ?? 3);
+const delayMs = Number(process.argv[4] ?? 0);
 
 /** A deterministic long answer, one model token per chunk (a word with its spacing). */
 function answerTokens(n) {
@@ -38,7 +41,7 @@ function answerTokens(n) {
 }
 
 const chunks = answerTokens(tokens);
-const fake = await startFakeOpenAI((text) => (text.includes("long answer") ? { chunks } : { chunks: ["ok"] }));
+const fake = await startFakeOpenAI((text) => (text.includes("long answer") ? { chunks, delayMs } : { chunks: ["ok"] }));
 const app = await startApp(fakeModelVariables(fake));
 const browser = await launchBrowser();
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : 0);
@@ -106,7 +109,7 @@ try {
     });
     const over = b.streaming.filter((d) => d > 16.7 * 1.5).length;
     console.log(
-      `run ${run + 1}: ${tokens} tokens (${b.chars} chars on screen) streamed in ${b.seconds.toFixed(1)} s; ` +
+      `run ${run + 1}: ${tokens} tokens${delayMs ? `, ${delayMs} ms apart,` : ""} (${b.chars} chars on screen) streamed in ${b.seconds.toFixed(1)} s; ` +
         `frames p50 ${pct(b.streaming, 50).toFixed(1)} / p95 ${pct(b.streaming, 95).toFixed(1)} / max ${Math.max(...b.streaming).toFixed(0)} ms, ` +
         `${((100 * over) / Math.max(1, b.streaming.length)).toFixed(1)}% of ${b.streaming.length} frames over 25 ms; ` +
         `long tasks ${b.longTasks.length} (total ${b.longTasks.reduce((a, x) => a + x, 0).toFixed(0)} ms, max ${Math.max(0, ...b.longTasks).toFixed(0)} ms); ` +

@@ -404,8 +404,11 @@ export type RenderItem =
   | { kind: "usage"; key: string; usage: TurnUsage; chat?: TurnUsage }
   | ({ kind: "input"; key: string } & InputView);
 
+let pageOrigin: string | undefined;
+/** The page's origin, read once: `location.origin` builds a new string on every read, and this
+ * runs for every streamed event. A page's origin never changes (history moves stay in it). */
 function defaultOrigin(): string {
-  return typeof location === "undefined" ? "http://localhost" : location.origin;
+  return (pageOrigin ??= typeof location === "undefined" ? "http://localhost" : location.origin);
 }
 
 function toolInputText(p: EveToolPart): string {
