@@ -228,8 +228,8 @@ export const errors = {
   not_configured: "The server is not configured for this yet.",
   upstream: "The model provider did not answer. Try again.",
   internal: "Something went wrong on the server.",
-  /** Appended to a rate limit's text when the server says when to retry. */
-  retryIn: "Try again in {wait}.",
+  /** A rate limit's text with the wait the server asked for. */
+  retryIn: "{error} Try again in {wait}.",
   seconds: { one: "{count} second", other: "{count} seconds" } as Plural,
   minutes: { one: "{count} minute", other: "{count} minutes" } as Plural,
   requestFailed: "Request failed ({status}).",

@@ -133,6 +133,6 @@ export function describeError(err: unknown): string {
   // api.ts's text for an error response without a readable body.
   const generic = !err.message || err.message === `Request failed (${err.status}).`;
   let text = typeof known === "string" ? known : generic ? fmt(t.errors.requestFailed, { status: err.status }) : err.message;
-  if (err.status === 429 && err.retryAfter) text = `${text} ${fmt(t.errors.retryIn, { wait: formatWait(err.retryAfter) })}`;
+  if (err.status === 429 && err.retryAfter) text = fmt(t.errors.retryIn, { error: text, wait: formatWait(err.retryAfter) });
   return text;
 }

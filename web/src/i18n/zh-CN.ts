@@ -222,7 +222,7 @@ export const errors: Messages["errors"] = {
   not_configured: "服务器尚未配置此功能。",
   upstream: "模型服务没有响应，请重试。",
   internal: "服务器出错了。",
-  retryIn: "请在 {wait}后重试。",
+  retryIn: "{error}请在 {wait}后重试。",
   seconds: { other: "{count} 秒" },
   minutes: { other: "{count} 分钟" },
   requestFailed: "请求失败（{status}）。",
