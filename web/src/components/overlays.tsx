@@ -117,7 +117,8 @@ export function AuthControl({ onSignOut }: { onSignOut(): void }) {
       </div>
     );
   }
-  const name = v.name || v.email || (v.mode === "local-dev" ? t.auth.localDeveloper : t.auth.signedIn);
+  // The local-dev principal's name is the server's fixed English label: shown in the UI's language.
+  const name = v.mode === "local-dev" ? t.auth.localDeveloper : v.name || v.email || t.auth.signedIn;
   return (
     <div class="auth-slot">
       <span class="viewer-name" title={v.email ?? name}>
