@@ -95,6 +95,7 @@ for (const pass of PASSES) {
       await page.fill("#login-password", "wrong password");
       await page.click("dialog button[type=submit]");
       await page.waitForSelector(".form-error:not(:empty)");
+      assert.equal(await page.textContent(".form-error"), m().auth.wrongPassword);
       await assertLanguage(page, pass);
       assert.deepEqual(page.problems, []);
       await page.context().close();

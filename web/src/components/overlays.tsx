@@ -1,6 +1,6 @@
 // Toasts, the password login modal, the auth control and the connections menu.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api } from "../api";
+import { api, ApiError } from "../api";
 import { useShell } from "../context";
 import { SHORTCUTS } from "../actions";
 import type { McpConnectionInfo, Viewer } from "../types";
@@ -67,7 +67,8 @@ export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer):
       if (res.viewer) props.onSignedIn(res.viewer);
       else setError(t.auth.incomplete);
     } catch (err) {
-      setError(describeError(err));
+      // The login's 401 means the password, not an expired session (errors.unauthorized).
+      setError(err instanceof ApiError && err.status === 401 ? t.auth.wrongPassword : describeError(err));
     } finally {
       setBusy(false);
     }

@@ -56,6 +56,7 @@ export const auth = {
   password: "Password",
   cancel: "Cancel",
   incomplete: "Sign-in did not complete.",
+  wrongPassword: "That password is not correct.",
 };
 
 export const pages = {

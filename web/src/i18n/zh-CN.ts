@@ -53,6 +53,7 @@ export const auth: Messages["auth"] = {
   password: "密码",
   cancel: "取消",
   incomplete: "登录未完成。",
+  wrongPassword: "密码不正确。",
 };
 
 export const pages: Messages["pages"] = {
