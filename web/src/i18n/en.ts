@@ -228,6 +228,7 @@ export const errors = {
   payload_too_large: "That is too large to send.",
   not_configured: "The server is not configured for this yet.",
   upstream: "The model provider did not answer. Try again.",
+  stream_version: "The agent streams in a version this app does not support.",
   internal: "Something went wrong on the server.",
   /** A rate limit's text with the wait the server asked for. */
   retryIn: "{error} Try again in {wait}.",

@@ -222,6 +222,7 @@ export const errors: Messages["errors"] = {
   payload_too_large: "内容太大，无法发送。",
   not_configured: "服务器尚未配置此功能。",
   upstream: "模型服务没有响应，请重试。",
+  stream_version: "智能体的数据流版本不受本应用支持。",
   internal: "服务器出错了。",
   retryIn: "{error}请在 {wait}后重试。",
   seconds: { other: "{count} 秒" },
