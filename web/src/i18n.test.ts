@@ -99,6 +99,8 @@ test("server errors are shown by code from the catalogue, the server's text as t
   assert.equal(describeError(new ApiError(429, "rate_limited", "too many requests; try again later", 30)), "Too many requests. Try again in 30 seconds.");
   assert.equal(describeError(new ApiError(429, "rate_limited", "x", 600)), "Too many requests. Try again in 10 minutes.");
   assert.equal(describeError(new ApiError(400, "bad_request", "title must not be empty")), "title must not be empty");
+  const full = "this chat is full: it may store 1 MB and holds 1 MB; start a new chat or delete old ones";
+  assert.equal(describeError(new ApiError(413, "payload_too_large", full)), full, "English keeps the server's specifics");
   assert.equal(describeError(new ApiError(500, "http_500", "Request failed (500).")), "Request failed (500).");
   await setLocale("zh-CN");
   try {
@@ -107,6 +109,7 @@ test("server errors are shown by code from the catalogue, the server's text as t
     assert.equal(describeError(new ApiError(401, "unauthorized", "sign in required")), "你已退出登录，请重新登录后继续。");
     assert.equal(describeError(new ApiError(429, "rate_limited", "x", 1)), "请求过于频繁。请在 1 秒后重试。");
     assert.equal(describeError(new ApiError(500, "http_500", "Request failed (500).")), "请求失败（500）。");
+    assert.equal(describeError(new ApiError(413, "payload_too_large", "this chat is full")), zhCN.errors.payload_too_large);
     // A code the catalogue does not know: the server's words, untranslated, rather than nothing.
     assert.equal(describeError(new ApiError(409, "conflict", "the chat changed")), "the chat changed");
     assert.equal(formatWait(45), "45 秒");

@@ -122,6 +122,10 @@ export function formatWait(seconds: number): string {
   return seconds >= 120 ? plural(t.errors.minutes, Math.ceil(seconds / 60)) : plural(t.errors.seconds, seconds);
 }
 
+/** Codes whose server text carries specifics (which limit, how full) in English: an English UI
+ * shows it as sent, another language its catalogue's general text. */
+const SPECIFIC_IN_ENGLISH = new Set(["payload_too_large", "too_many_streams"]);
+
 /**
  * What to tell the user about a failed call: the catalogue's text for the error's code, the
  * server's own text when the catalogue has none (it is the more specific), with the wait of a
@@ -129,7 +133,8 @@ export function formatWait(seconds: number): string {
  */
 export function describeError(err: unknown): string {
   if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
-  const known = (t.errors as Record<string, unknown>)[err.code];
+  const specific = locale === "en" && SPECIFIC_IN_ENGLISH.has(err.code) && !!err.message;
+  const known = specific ? undefined : (t.errors as Record<string, unknown>)[err.code];
   // api.ts's text for an error response without a readable body.
   const generic = !err.message || err.message === `Request failed (${err.status}).`;
   let text = typeof known === "string" ? known : generic ? fmt(t.errors.requestFailed, { status: err.status }) : err.message;
