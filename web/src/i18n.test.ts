@@ -106,7 +106,7 @@ test("server errors are shown by code from the catalogue, the server's text as t
   try {
     assert.equal(t, zhCN);
     assert.equal(describeError(new ApiError(507, "storage_full", "quota exceeded")), zhCN.errors.storage_full);
-    assert.equal(describeError(new ApiError(401, "unauthorized", "sign in required")), "你已退出登录，请重新登录后继续。");
+    assert.equal(describeError(new ApiError(401, "unauthorized", "sign in required")), "登录已失效，请重新登录后继续。");
     assert.equal(describeError(new ApiError(429, "rate_limited", "x", 1)), "请求过于频繁。请在 1 秒后重试。");
     assert.equal(describeError(new ApiError(500, "http_500", "Request failed (500).")), "请求失败（500）。");
     assert.equal(describeError(new ApiError(413, "payload_too_large", "this chat is full")), zhCN.errors.payload_too_large);

@@ -220,7 +220,7 @@ export const runtime = {
 export const errors = {
   network: "The server could not be reached. Check your connection.",
   stream_disconnected: "Stream disconnected before the response completed.",
-  unauthorized: "You are signed out. Sign in again to continue.",
+  unauthorized: "Your sign-in has ended. Sign in again to continue.",
   forbidden: "You are not allowed to do that.",
   rate_limited: "Too many requests.",
   too_many_streams: "Too many responses are running at once. Wait for one to finish.",

@@ -198,7 +198,7 @@ export const models: Messages["models"] = {
 export const usage: Messages["usage"] = {
   tokens: { other: "{count} 个 token" },
   detail: "输入 {input} · 输出 {output}",
-  chat: "本聊天共 {count}",
+  chat: "本聊天累计 {count}",
 };
 
 export const runtime: Messages["runtime"] = {
@@ -214,7 +214,7 @@ export const runtime: Messages["runtime"] = {
 export const errors: Messages["errors"] = {
   network: "无法连接服务器，请检查网络连接。",
   stream_disconnected: "回答完成前数据流已断开。",
-  unauthorized: "你已退出登录，请重新登录后继续。",
+  unauthorized: "登录已失效，请重新登录后继续。",
   forbidden: "你没有执行此操作的权限。",
   rate_limited: "请求过于频繁。",
   too_many_streams: "同时进行的回答太多，请等其中一个结束。",
