@@ -5,7 +5,7 @@ import "./styles.css";
 
 // The same choice the early script made for the prerendered shell; its catalogue first (a
 // chunk of its own unless English), falling back to English if that chunk cannot be loaded.
-await setLocale(startLocale()).catch(() => undefined);
+await setLocale(startLocale()).catch(() => setLocale("en"));
 // The prerendered shell is already on screen; render() reuses its nodes in place.
 render(<App initialPath={location.pathname} />, document.getElementById("app")!);
 // For tests/browser/perf.mjs: the app has rendered and handles input from here on.
