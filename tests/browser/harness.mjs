@@ -92,7 +92,9 @@ export async function launchBrowser() {
 
 /** A new page (own cookies and storage) that fails the test on any CSP violation or page error. */
 export async function newPage(browser, baseUrl, opts = {}) {
-  const context = await browser.newContext({ baseURL: baseUrl, viewport: opts.viewport ?? { width: 1280, height: 800 }, colorScheme: opts.colorScheme ?? "light" });
+  // The browser's language decides the UI's (docs/web.md): English unless a test asks for another.
+  const locale = opts.locale ?? "en-US";
+  const context = await browser.newContext({ baseURL: baseUrl, viewport: opts.viewport ?? { width: 1280, height: 800 }, colorScheme: opts.colorScheme ?? "light", locale });
   const page = await context.newPage();
   const problems = [];
   page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));

@@ -3,6 +3,7 @@
 //   contentful paint and time to interactive of `/` on the local host, and the time from Enter
 //   to the first streamed token with the demo provider. Median of N cold loads (new context
 //   each, so nothing is cached). Usage: node tests/browser/perf.mjs [runs]
+//   (EVE_CHAT_PERF_LOCALE=zh-CN measures the page as a Chinese browser loads it; default en-US)
 import { launchBrowser, startApp } from "./harness.mjs";
 
 const runs = Number(process.argv[2] ?? 7);
@@ -12,7 +13,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
 try {
   for (let i = 0; i < runs; i++) {
-    const context = await browser.newContext({ baseURL: app.baseUrl, viewport: { width: 1280, height: 800 } });
+    const context = await browser.newContext({ baseURL: app.baseUrl, viewport: { width: 1280, height: 800 }, locale: process.env.EVE_CHAT_PERF_LOCALE ?? "en-US" });
     const page = await context.newPage();
     await page.goto("/", { waitUntil: "load" });
     await page.waitForFunction(() => performance.getEntriesByName("eve-chat:interactive").length > 0);

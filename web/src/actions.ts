@@ -121,11 +121,12 @@ export function shortcutFor(k: KeyInput): ShortcutAction | null {
   return null;
 }
 
-/** The `?` sheet: every shortcut, as the user presses it. */
-export const SHORTCUTS: { keys: string; what: string }[] = [
-  { keys: "Esc", what: "Stop the running response" },
-  { keys: "Ctrl/⌘ + Shift + O", what: "New chat" },
-  { keys: "Ctrl/⌘ + K", what: "Search chats" },
-  { keys: "↑ (empty composer)", what: "Edit your last message" },
-  { keys: "?", what: "Show these shortcuts" },
+/** The `?` sheet: every shortcut, as the user presses it; `what` names its catalogue entry
+ * (`shortcuts.*`), and "↑" is shown with the catalogue's "(empty composer)". */
+export const SHORTCUTS: { action: ShortcutAction | "edit-last"; keys: string; what: "stop" | "newChat" | "search" | "editLast" | "help" }[] = [
+  { action: "stop", keys: "Esc", what: "stop" },
+  { action: "new-chat", keys: "Ctrl/⌘ + Shift + O", what: "newChat" },
+  { action: "search", keys: "Ctrl/⌘ + K", what: "search" },
+  { action: "edit-last", keys: "↑", what: "editLast" },
+  { action: "help", keys: "?", what: "help" },
 ];

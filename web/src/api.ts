@@ -46,13 +46,9 @@ export async function errorFrom(res: Response): Promise<ApiError> {
   } catch {
     // Not JSON (a proxy's error page): keep the generic message.
   }
+  // The wait of a 429 is added where the error is shown, in the UI's language (i18n describeError).
   const retry = Number(res.headers.get("retry-after"));
-  if (res.status === 429) message = `${message}${retry ? ` Try again in ${formatWait(retry)}.` : ""}`;
   return new ApiError(res.status, code, message, Number.isFinite(retry) && retry > 0 ? retry : null, currentLength);
-}
-
-function formatWait(seconds: number): string {
-  return seconds >= 120 ? `${Math.ceil(seconds / 60)} minutes` : `${seconds} seconds`;
 }
 
 export async function request<T>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {

@@ -14,18 +14,12 @@ import type { AuthMode, ChatSummary, EnabledConnections, SetupStatus, Viewer } f
 import { HomePage, NotFoundPage, SessionPage } from "./components/pages";
 import { AuthControl, LoginModal, ShortcutSheet, Toasts, type Toast, type ToastAction } from "./components/overlays";
 import { Sidebar } from "./components/sidebar";
+import { LanguageSwitch } from "./components/language";
+import { describeError, fmt, locale as currentLocale, onLocaleChange, setLocale, t, type Locale } from "./i18n";
 
 const CONNECTIONS_KEY = "eve-chat-connections";
 // Every configured connection is on until the user switches it off.
 const DEFAULT_CONNECTIONS: EnabledConnections = {};
-
-// UI strings of the shell, kept together for the message catalogue.
-const TEXT = {
-  deleted: (title: string) => `Deleted “${title}”.`,
-  undo: "Undo",
-  deleteFailed: (msg: string) => `Delete failed: ${msg}`,
-  pinFailed: (msg: string) => `Pin failed: ${msg}`,
-};
 
 function readPendingDeletes(): PendingDelete[] {
   try {
@@ -83,6 +77,7 @@ export function App({ initialPath, prerender }: AppProps) {
   const [toasts, setToasts] = useState<Toast[]>([]);
   const [loginOpen, setLoginOpen] = useState(false);
   const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  const [lang, setLang] = useState<Locale>(currentLocale);
   // Deletes inside their undo window: chat id → the timer that sends the DELETE.
   const pendingDeletes = useRef(new Map<string, ReturnType<typeof setTimeout>>());
   const [signInCount, setSignInCount] = useState(0);
@@ -134,7 +129,7 @@ export function App({ initialPath, prerender }: AppProps) {
     } catch (err) {
       setChats((list) => insertByRecency(list, chat));
       void api.listPinned().then((p) => setPinnedList(p.chats), () => undefined);
-      toast(TEXT.deleteFailed((err as Error).message));
+      toast(fmt(t.app.deleteFailed, { error: describeError(err) }));
     } finally {
       writePendingDeletes(readPendingDeletes().filter((d) => d.id !== chat.id));
     }
@@ -162,7 +157,7 @@ export function App({ initialPath, prerender }: AppProps) {
       setPinnedList(pins.chats.filter((c) => !gone.has(c.id)));
       setNextCursor(page.nextCursor);
     } catch (err) {
-      toast(`Chat history could not be loaded: ${(err as Error).message}`);
+      toast(fmt(t.app.historyFailed, { error: describeError(err) }));
     } finally {
       setChatsLoaded(true);
     }
@@ -180,18 +175,22 @@ export function App({ initialPath, prerender }: AppProps) {
       },
       (err: Error) => {
         setViewer(null);
-        toast(`Could not check sign-in: ${err.message}`);
+        toast(fmt(t.app.sessionCheckFailed, { error: describeError(err) }));
       },
     );
     const params = new URLSearchParams(location.search);
     const authError = params.get("authError");
     if (authError) {
-      toast(`Sign-in failed (${authError.replace(/_/g, " ")}).`);
+      toast(fmt(t.app.signInFailed, { reason: authError.replace(/_/g, " ") }));
       history.replaceState(null, "", location.pathname);
     }
     const onPop = () => setRoute(parseRoute(location.pathname));
     addEventListener("popstate", onPop);
-    return () => removeEventListener("popstate", onPop);
+    const offLocale = onLocaleChange(setLang);
+    return () => {
+      removeEventListener("popstate", onPop);
+      offLocale();
+    };
   }, []);
 
   // Closing or reloading the page inside a delete's undo window sends the delete: the user
@@ -240,7 +239,7 @@ export function App({ initialPath, prerender }: AppProps) {
       setPinnedList((list) => (on ? [chat, ...list.filter((c) => c.id !== chat.id)] : list.filter((c) => c.id !== chat.id)));
       api.setPinned(chat.id, on).catch((err: Error) => {
         setPinnedList(before);
-        toast(TEXT.pinFailed(err.message));
+        toast(fmt(t.app.pinFailed, { error: describeError(err) }));
       });
     },
     chatsLoaded,
@@ -257,7 +256,7 @@ export function App({ initialPath, prerender }: AppProps) {
           });
           setNextCursor(page.nextCursor);
         })
-        .catch((err: Error) => toast(`More chats could not be loaded: ${err.message}`))
+        .catch((err: Error) => toast(fmt(t.app.moreChatsFailed, { error: describeError(err) })))
         .finally(() => (loadingMore.current = false));
     },
     touchChat,
@@ -276,10 +275,10 @@ export function App({ initialPath, prerender }: AppProps) {
         chat.id,
         setTimeout(() => void commitDelete(chat), UNDO_DELETE_MS),
       );
-      toast(TEXT.deleted(chat.title), "info", {
+      toast(fmt(t.app.deleted, { title: chat.title }), "info", {
         ms: UNDO_DELETE_MS,
         action: {
-          label: TEXT.undo,
+          label: t.app.undo,
           run: () => {
             const timer = pendingDeletes.current.get(chat.id);
             if (timer === undefined) return;
@@ -314,7 +313,7 @@ export function App({ initialPath, prerender }: AppProps) {
         return;
       }
       if (authMode === "unconfigured") {
-        toast("Sign-in is not configured on this server.");
+        toast(t.app.signInNotConfigured);
         return;
       }
       setLoginOpen(true);
@@ -327,7 +326,7 @@ export function App({ initialPath, prerender }: AppProps) {
     try {
       await api.logout();
     } catch (err) {
-      toast(`Sign out failed: ${(err as Error).message}`);
+      toast(fmt(t.app.signOutFailed, { error: describeError(err) }));
       return;
     }
     setViewer(null);
@@ -380,18 +379,21 @@ export function App({ initialPath, prerender }: AppProps) {
 
   return (
     <ShellContext.Provider value={shell}>
-      <div class={`app${drawerOpen ? " drawer-open" : ""}`}>
+      {/* A language switch re-mounts the tree (state that matters lives in the shell and the
+          runtimes), so that every string, including those rendered imperatively, is redrawn. */}
+      <div key={lang} class={`app${drawerOpen ? " drawer-open" : ""}`}>
         <Sidebar onCloseDesktop={() => setSidebar(false)} onNavigated={() => setDrawerOpen(false)} />
         <div class="drawer-backdrop" onClick={() => setDrawerOpen(false)} aria-hidden="true" />
         <main class="main">
           <header class="topbar">
-            <button type="button" class="icon-button ghost drawer-toggle" aria-label="Open menu" aria-controls="sidebar" aria-expanded={drawerOpen} onClick={() => setDrawerOpen(true)}>
+            <button type="button" class="icon-button ghost drawer-toggle" aria-label={t.shell.openMenu} aria-controls="sidebar" aria-expanded={drawerOpen} onClick={() => setDrawerOpen(true)}>
               <span class="icon-menu" aria-hidden="true" />
             </button>
-            <button type="button" class="icon-button ghost sidebar-open" aria-label="Open sidebar" title="Open sidebar" aria-controls="sidebar" onClick={() => setSidebar(true)}>
+            <button type="button" class="icon-button ghost sidebar-open" aria-label={t.shell.openSidebar} title={t.shell.openSidebar} aria-controls="sidebar" onClick={() => setSidebar(true)}>
               <span class="icon-sidebar" aria-hidden="true" />
             </button>
             <div class="topbar-title">{route.name === "chat" ? chats.find((c) => c.id === route.id)?.title ?? "" : ""}</div>
+            <LanguageSwitch value={lang} onChange={(l) => void setLocale(l, true).catch((err) => toast(describeError(err)))} />
             <AuthControl onSignOut={signOut} />
           </header>
           {route.name === "home" && <HomePage />}

@@ -5,6 +5,7 @@ import { useContext, useEffect, useState } from "preact/hooks";
 import type { Route } from "./layout";
 import type { ChatRuntime, RuntimeRegistry, RuntimeState } from "./runtime";
 import type { ChatSummary, EnabledConnections, SetupStatus, Viewer, AuthMode } from "./types";
+import { fmt, t } from "./i18n";
 
 export interface Shell {
   route: Route;
@@ -81,8 +82,8 @@ export function setupBlockReason(shell: Shell): string | null {
   const setup = shell.setup;
   if (!setup) return null;
   if (!setup.appReady) {
-    const missing = setup.missing.length ? setup.missing.join("; ") : "the server is not configured";
-    return `Setup incomplete: ${missing}`;
+    const missing = setup.missing.length ? setup.missing.join("; ") : t.pages.serverNotConfigured;
+    return fmt(t.pages.setupIncomplete, { missing });
   }
   return null;
 }

@@ -8,6 +8,8 @@
 // replaced holds several sessions' streams, and their turn ids (`turn_0`, …) repeat.
 
 import { addUsage, totalUsage, type TurnUsage } from "./usage";
+import { t } from "./i18n";
+import type { notices as noticeCatalogue } from "./i18n/en";
 import {
   initialEveState,
   reduceEveEvent,
@@ -97,10 +99,15 @@ export class TurnWatch {
 // ---------------------------------------------------------------------------------------------
 // The reduced log: one eve reduction per session, kept incrementally.
 
+export type NoticeId = keyof typeof noticeCatalogue;
+
 export interface Notice {
   key: string;
   tone: "error" | "info";
+  /** The server's text, or the catalogue's at the time of reduction (see `id`). */
   text: string;
+  /** A notice of the app's own: shown as the current catalogue's `notices[id]`. */
+  id?: NoticeId;
   /** The turn this notice follows (the latest turn with messages when it was raised). */
   anchor: string | null;
 }
@@ -186,41 +193,45 @@ function appendToSegment(seg: Segment, e: EveEvent, index: number): Segment {
   const key = `s${index}:${e.meta?.id ?? seg.events}`;
   let notices = seg.notices;
   let failedTurns = seg.failedTurns;
-  const add = (tone: Notice["tone"], text: string) => {
-    notices = [...notices, { key, tone, text, anchor }];
+  const add = (tone: Notice["tone"], id: NoticeId) => {
+    notices = [...notices, { key, tone, text: t.notices[id], id, anchor }];
   };
   switch (e.type) {
     case "turn.failed":
     case "step.failed": {
-      const text = typeof d.message === "string" && d.message ? d.message : "The response failed.";
+      const own = !(typeof d.message === "string" && d.message);
+      const text = own ? t.notices.responseFailed : d.message;
       const tid = turnId ?? "";
       // One notice per failed turn: a later failure of the same turn replaces the earlier text.
       const existing = notices.findIndex((n) => n.key.startsWith(`s${index}:fail:${tid}:`));
-      const notice: Notice = { key: `s${index}:fail:${tid}:${e.meta?.id ?? seg.events}`, tone: "error", text, anchor };
+      const notice: Notice = { key: `s${index}:fail:${tid}:${e.meta?.id ?? seg.events}`, tone: "error", text, ...(own ? { id: "responseFailed" as const } : {}), anchor };
       notices = existing >= 0 ? notices.map((n, i) => (i === existing ? { ...notice, key: n.key } : n)) : [...notices, notice];
       failedTurns = { ...failedTurns, [tid]: text };
       break;
     }
     case "session.failed": {
-      const text = typeof d.message === "string" && d.message ? d.message : "The session failed.";
-      if (!Object.values(failedTurns).includes(text)) add("error", text);
+      const own = !(typeof d.message === "string" && d.message);
+      const text = own ? t.notices.sessionFailed : d.message;
+      if (!Object.values(failedTurns).includes(text)) {
+        notices = [...notices, { key, tone: "error", text, ...(own ? { id: "sessionFailed" as const } : {}), anchor }];
+      }
       break;
     }
     case "turn.cancelled": {
       const declined = state.messages.some(
         (m) => m.metadata?.turnId === turnId && m.parts.some((p) => p.type === "authorization" && p.state === "completed" && p.outcome !== "authorized"),
       );
-      if (!declined) add("info", "Response stopped.");
+      if (!declined) add("info", "responseStopped");
       break;
     }
     case "context.cleared":
-      add("info", "Context cleared: the agent no longer sees the messages above.");
+      add("info", "contextCleared");
       break;
     case "compaction.completed":
-      add("info", "Earlier messages were summarised to fit the context.");
+      add("info", "compacted");
       break;
     case "session.completed":
-      add("info", "This session has ended; your next message starts a new one.");
+      add("info", "sessionEnded");
       break;
   }
   return { ...seg, state, notices, turnOrder, failedTurns, events: seg.events + 1, usage: addUsage(seg.usage, e, turnId) };
@@ -354,7 +365,8 @@ function inputView(seg: Segment, part: EveToolPart, live: boolean): InputView | 
 }
 
 function outcomeLabel(outcome: string): string {
-  return { approved: "Approved", denied: "Declined", cancelled: "Withdrawn", ignored: "Skipped", invalid: "Invalid answer" }[outcome] ?? outcome;
+  const m = t.messages;
+  return ({ approved: m.answerApproved, denied: m.answerDenied, cancelled: m.answerCancelled, ignored: m.answerIgnored, invalid: m.answerInvalid } as Record<string, string>)[outcome] ?? outcome;
 }
 
 /** Open questions of the current session, oldest first (a typed message answers the first free-text one). */
@@ -400,7 +412,7 @@ export type RenderItem =
   | { kind: "user"; key: string; text: string; files: FileView[] }
   | { kind: "assistant"; key: string; parts: AssistantPart[] }
   | { kind: "authorization"; key: string; authorization: AuthorizationView; outcome: AuthorizationView["outcome"] }
-  | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
+  | { kind: "notice"; key: string; tone: "error" | "info"; text: string; id?: NoticeId }
   | { kind: "usage"; key: string; usage: TurnUsage; chat?: TurnUsage }
   | ({ kind: "input"; key: string } & InputView);
 
@@ -529,7 +541,7 @@ function renderSegmentItems(seg: Segment, si: number, stopped: boolean, origin: 
     const byAnchor = new Map<string | null, Notice[]>();
     for (const n of seg.notices) byAnchor.set(n.anchor, [...(byAnchor.get(n.anchor) ?? []), n]);
     const flush = (anchor: string | null) => {
-      for (const n of byAnchor.get(anchor) ?? []) items.push({ kind: "notice", key: n.key, tone: n.tone, text: n.text });
+      for (const n of byAnchor.get(anchor) ?? []) items.push({ kind: "notice", key: n.key, tone: n.tone, text: n.text, ...(n.id ? { id: n.id } : {}) });
       byAnchor.delete(anchor);
     };
     flush(null);

@@ -1,7 +1,11 @@
 import { render } from "preact";
 import { App } from "./app";
+import { setLocale, startLocale } from "./i18n";
 import "./styles.css";
 
+// The same choice the early script made for the prerendered shell; its catalogue first (a
+// chunk of its own unless English), falling back to English if that chunk cannot be loaded.
+await setLocale(startLocale()).catch(() => setLocale("en"));
 // The prerendered shell is already on screen; render() reuses its nodes in place.
 render(<App initialPath={location.pathname} />, document.getElementById("app")!);
 // For tests/browser/perf.mjs: the app has rendered and handles input from here on.

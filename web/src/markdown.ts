@@ -12,13 +12,7 @@ import { BlockSplitter, MARKED_OPTIONS, isClosedFence, type Block } from "./mark
 import { highlightInto } from "./highlight";
 import "./markdown.css";
 
-/** The UI strings of this module, together for the message catalogue. */
-export const MARKDOWN_STRINGS = {
-  copy: "Copy",
-  copied: "Copied",
-  copyFailed: "Copy failed",
-  copyLabel: "Copy code",
-};
+import { t } from "./i18n";
 
 const marked = new Marked(MARKED_OPTIONS);
 
@@ -108,8 +102,8 @@ export class MarkdownView {
       const button = document.createElement("button");
       button.type = "button";
       button.className = "code-copy";
-      button.textContent = MARKDOWN_STRINGS.copy;
-      button.setAttribute("aria-label", MARKDOWN_STRINGS.copyLabel);
+      button.textContent = t.markdown.copy;
+      button.setAttribute("aria-label", t.markdown.copyLabel);
       bar.append(label, button);
       pre.replaceWith(wrap);
       wrap.append(bar, pre);
@@ -126,12 +120,12 @@ export class MarkdownView {
     } catch {
       ok = false;
     }
-    button.textContent = ok ? MARKDOWN_STRINGS.copied : MARKDOWN_STRINGS.copyFailed;
+    button.textContent = ok ? t.markdown.copied : t.markdown.copyFailed;
     button.classList.toggle("copied", ok);
     button.classList.toggle("failed", !ok);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      button.textContent = MARKDOWN_STRINGS.copy;
+      button.textContent = t.markdown.copy;
       button.classList.remove("copied", "failed");
     }, COPIED_MS);
     this.timers.add(timer);

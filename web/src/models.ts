@@ -9,12 +9,6 @@ export interface ModelOption {
   provider: string;
 }
 
-/** Every user-visible string of the model switcher, together for a later message catalogue. */
-export const MODEL_STRINGS = {
-  menuLabel: "Model",
-  menuTitle: "The model that answers in this chat",
-};
-
 /** The models an info document lists, the default first. */
 export function modelsFromInfo(info: unknown): ModelOption[] {
   const model = (info as { agent?: { model?: { id?: unknown; providerOptions?: { models?: unknown } } } } | null)?.agent?.model;

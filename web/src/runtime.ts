@@ -7,7 +7,8 @@
 
 import { api, ApiError } from "./api";
 import { branchEvent, currentSeed, withSeed, type BranchRequest } from "./branches";
-import { cancelTurn, delay, followStream, isSessionGone, respond, sendMessage, STREAM_DISCONNECTED, type InputResponse } from "./eve";
+import { cancelTurn, delay, followStream, isSessionGone, respond, sendMessage, type InputResponse } from "./eve";
+import { describeError, fmt, t } from "./i18n";
 import {
   activeTurnId,
   appendToLog,
@@ -181,7 +182,7 @@ export class ChatRuntime {
     try {
       detail = await api.getChat(this.chatId);
     } catch (err) {
-      const message = err instanceof ApiError && err.status === 404 ? "This chat does not exist or was deleted." : (err as Error).message;
+      const message = err instanceof ApiError && err.status === 404 ? t.runtime.chatNotFound : describeError(err);
       this.set({ phase: "idle", loadError: message });
       return;
     }
@@ -223,11 +224,11 @@ export class ChatRuntime {
     const message = text.trim();
     if (!message || this.busy) return false;
     if (message.length > MAX_MESSAGE_CHARS) {
-      this.host.toast(`Messages are limited to ${MAX_MESSAGE_CHARS.toLocaleString("en")} characters.`);
+      this.host.toast(fmt(t.pages.messageTooLong, { max: MAX_MESSAGE_CHARS }));
       return false;
     }
     if (this.waitingForAuthorization) {
-      this.host.toast("Connect or skip the pending authorization before sending a message.");
+      this.host.toast(t.runtime.authPendingSend);
       return false;
     }
     this.optimisticSince = this.state.events.length;
@@ -273,7 +274,7 @@ export class ChatRuntime {
       });
     } catch (err) {
       this.set({ phase: "idle", optimistic: null, branching: null });
-      this.host.toast((err as Error).message);
+      this.host.toast(describeError(err));
       return false;
     }
     this.pendingMessage = null;
@@ -362,7 +363,7 @@ export class ChatRuntime {
     } catch (err) {
       if (!signal.aborted) {
         const e = err as ApiError;
-        failure = e.code === "stream_disconnected" ? STREAM_DISCONNECTED : e.status === 404 ? "The agent session was not found." : e.message;
+        failure = e.code === "stream_disconnected" ? t.errors.stream_disconnected : e.status === 404 ? t.runtime.sessionNotFound : describeError(e);
       }
     }
     const wasStopped = this.stoppedRun === abort;
@@ -449,7 +450,7 @@ export class ChatRuntime {
         } else if (!this.persistWarned) {
           // The snapshot at the end of the turn writes every event again.
           this.persistWarned = true;
-          this.host.toast("Some events could not be saved yet; they will be saved when the response finishes.");
+          this.host.toast(t.runtime.partlyUnsaved);
         }
       }
     });
@@ -495,7 +496,7 @@ export class ChatRuntime {
           this.queue = [];
           continue;
         }
-        if (attempt === 2) this.host.toast(`The chat could not be saved: ${(err as Error).message}`);
+        if (attempt === 2) this.host.toast(fmt(t.runtime.saveFailed, { error: describeError(err) }));
         else await delay(400 * (attempt + 1));
       }
     }
@@ -531,7 +532,7 @@ export class ChatRuntime {
     const session = this.state.session;
     if (session) {
       const turnId = activeTurnId(this.state.log);
-      if (turnId) cancelTurn(session.sessionId, turnId).catch((err: Error) => this.host.toast(`Stop failed: ${err.message}`));
+      if (turnId) cancelTurn(session.sessionId, turnId).catch((err: Error) => this.host.toast(fmt(t.runtime.stopFailed, { error: describeError(err) })));
       else this.cancelWanted = true;
     }
     this.armDrain(this.streamAbort, DRAIN_MS);
@@ -549,7 +550,7 @@ export class ChatRuntime {
     const before = this.state.events;
     try {
     } catch (err) {
-      this.host.toast(`Skip failed: ${(err as Error).message}`);
+      this.host.toast(fmt(t.runtime.skipFailed, { error: describeError(err) }));
       return;
     }
     await this.flush();
@@ -575,7 +576,7 @@ export class ChatRuntime {
       if (saved?.chat) this.host.touchChat(saved.chat);
     } catch (err) {
       this.setEvents(before);
-      this.host.toast(`Skip failed: ${(err as Error).message}`);
+      this.host.toast(fmt(t.runtime.skipFailed, { error: describeError(err) }));
       return;
     }
     if (!session) return;
@@ -603,7 +604,7 @@ export class ChatRuntime {
         void this.send("optionId" in answer ? answer.label : answer.text);
         return;
       }
-      this.host.toast((err as Error).message);
+      this.host.toast(describeError(err));
       return;
     }
     this.watch = new TurnWatch();

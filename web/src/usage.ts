@@ -9,13 +9,6 @@ export interface TurnUsage {
   model?: string;
 }
 
-/** Every user-visible string of the usage line, together for a later message catalogue. */
-export const USAGE_STRINGS = {
-  tokens: (n: string) => `${n} tokens`,
-  detail: (input: string, output: string) => `${input} in · ${output} out`,
-  chat: (n: string) => `this chat ${n}`,
-};
-
 const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
 
 /** `usage` with the event `e` (of the turn `turnId`) counted; unchanged for other events. */
@@ -35,8 +28,4 @@ export function addUsage(usage: Record<string, TurnUsage>, e: { type: string; da
 /** The sum of `turns`. */
 export function totalUsage(turns: TurnUsage[]): TurnUsage {
   return turns.reduce((a, t) => ({ inputTokens: a.inputTokens + t.inputTokens, outputTokens: a.outputTokens + t.outputTokens }), { inputTokens: 0, outputTokens: 0 });
-}
-
-export function formatTokens(n: number, locale = "en"): string {
-  return n.toLocaleString(locale);
 }

@@ -4,17 +4,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { answerText } from "../actions";
 import { MAX_MESSAGE_CHARS, type RenderItem } from "../events";
-
-// UI strings of the message actions, kept together for the message catalogue.
-const TEXT = {
-  copy: "Copy",
-  copied: "Copied",
-  copyLabel: "Copy answer",
-  copyFailed: "Copy failed: the browser did not allow the clipboard.",
-  retry: "Retry",
-  retryFailed: "Retry the failed response",
-  retryStopped: "Retry the stopped response",
-};
+import { fmt, t } from "../i18n";
 
 export function CopyAnswer({ item, onError, children }: { item: Extract<RenderItem, { kind: "assistant" }>; onError(message: string): void; children?: ComponentChildren }) {
   const [copied, setCopied] = useState(false);
@@ -30,15 +20,15 @@ export function CopyAnswer({ item, onError, children }: { item: Extract<RenderIt
       {text && <button
         type="button"
         class="button small ghost copy-answer"
-        aria-label={TEXT.copyLabel}
+        aria-label={t.actions.copyLabel}
         onClick={() =>
           navigator.clipboard.writeText(text).then(
             () => setCopied(true),
-            () => onError(TEXT.copyFailed),
+            () => onError(t.actions.copyFailed),
           )
         }
       >
-        {copied ? TEXT.copied : TEXT.copy}
+        {copied ? t.actions.copied : t.actions.copy}
       </button>}
       {children}
     </div>
@@ -48,30 +38,17 @@ export function CopyAnswer({ item, onError, children }: { item: Extract<RenderIt
 export function RetryTurn({ outcome, onRetry }: { outcome: "failed" | "cancelled"; onRetry(): void }) {
   return (
     <div class="message-actions retry-row">
-      <button type="button" class="button small retry-turn" title={outcome === "failed" ? TEXT.retryFailed : TEXT.retryStopped} onClick={onRetry}>
-        {TEXT.retry}
+      <button type="button" class="button small retry-turn" title={outcome === "failed" ? t.actions.retryFailed : t.actions.retryStopped} onClick={onRetry}>
+        {t.actions.retry}
       </button>
     </div>
   );
 }
 
-// UI strings of the branch actions, kept together for the message catalogue.
-const BRANCH_TEXT = {
-  edit: "Edit",
-  editLabel: "Edit message",
-  save: "Send",
-  cancel: "Cancel",
-  regenerate: "Regenerate",
-  regenerateLabel: "Regenerate answer",
-  previous: "Previous version",
-  next: "Next version",
-  version: (i: number, n: number) => `Version ${i} of ${n}`,
-};
-
 export function RegenerateAnswer({ onRegenerate }: { onRegenerate(): void }) {
   return (
-    <button type="button" class="button small ghost regenerate-answer" aria-label={BRANCH_TEXT.regenerateLabel} onClick={onRegenerate}>
-      {BRANCH_TEXT.regenerate}
+    <button type="button" class="button small ghost regenerate-answer" aria-label={t.actions.regenerateLabel} onClick={onRegenerate}>
+      {t.actions.regenerate}
     </button>
   );
 }
@@ -87,20 +64,20 @@ export function UserActions(props: {
   return (
     <div class="message-actions user-actions">
       {sw && (
-        <span class="branch-switcher" role="group" aria-label={BRANCH_TEXT.version(sw.index + 1, sw.count)}>
-          <button type="button" class="button small ghost" aria-label={BRANCH_TEXT.previous} disabled={props.disabled || sw.index === 0} onClick={() => props.onSwitch(sw.targets[sw.index - 1]!)}>
+        <span class="branch-switcher" role="group" aria-label={fmt(t.actions.version, { index: sw.index + 1, count: sw.count })}>
+          <button type="button" class="button small ghost" aria-label={t.actions.previous} disabled={props.disabled || sw.index === 0} onClick={() => props.onSwitch(sw.targets[sw.index - 1]!)}>
             ‹
           </button>
           <span class="branch-count">
             {sw.index + 1}/{sw.count}
           </span>
-          <button type="button" class="button small ghost" aria-label={BRANCH_TEXT.next} disabled={props.disabled || sw.index === sw.count - 1} onClick={() => props.onSwitch(sw.targets[sw.index + 1]!)}>
+          <button type="button" class="button small ghost" aria-label={t.actions.next} disabled={props.disabled || sw.index === sw.count - 1} onClick={() => props.onSwitch(sw.targets[sw.index + 1]!)}>
             ›
           </button>
         </span>
       )}
-      <button type="button" class="button small ghost edit-message" aria-label={BRANCH_TEXT.editLabel} disabled={props.disabled} onClick={props.onEdit}>
-        {BRANCH_TEXT.edit}
+      <button type="button" class="button small ghost edit-message" aria-label={t.actions.editLabel} disabled={props.disabled} onClick={props.onEdit}>
+        {t.actions.edit}
       </button>
     </div>
   );
@@ -124,7 +101,7 @@ export function EditMessage(props: { text: string; onSend(text: string): void; o
     <div class="message user editing" data-role="user">
       <textarea
         class="edit-input"
-        aria-label={BRANCH_TEXT.editLabel}
+        aria-label={t.actions.editLabel}
         value={value}
         maxLength={MAX_MESSAGE_CHARS}
         ref={input}
@@ -143,10 +120,10 @@ export function EditMessage(props: { text: string; onSend(text: string): void; o
       />
       <div class="message-actions">
         <button type="button" class="button small" onClick={props.onCancel}>
-          {BRANCH_TEXT.cancel}
+          {t.actions.cancel}
         </button>
         <button type="button" class="button small primary" disabled={!value.trim()} onClick={send}>
-          {BRANCH_TEXT.save}
+          {t.actions.save}
         </button>
       </div>
     </div>

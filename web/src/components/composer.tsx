@@ -4,6 +4,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { MAX_MESSAGE_CHARS } from "../events";
+import { fmt, t } from "../i18n";
 
 export interface ComposerProps {
   value: string;
@@ -25,7 +26,7 @@ const MAX_HEIGHT_PX = 240;
 export function Composer(props: ComposerProps) {
   const { value, disabled, busy, preparing } = props;
   const ref = useRef<HTMLTextAreaElement>(null);
-  const reason = disabled ? props.disabledReason ?? "Unavailable right now" : null;
+  const reason = disabled ? props.disabledReason ?? t.composer.unavailable : null;
   const inputLocked = disabled || preparing;
   const over = value.length > MAX_MESSAGE_CHARS;
   const near = value.length > MAX_MESSAGE_CHARS * 0.9;
@@ -50,9 +51,9 @@ export function Composer(props: ComposerProps) {
   };
 
   const sendBlockReason = over
-    ? `Messages are limited to ${MAX_MESSAGE_CHARS.toLocaleString("en")} characters`
+    ? fmt(t.composer.tooLong, { max: MAX_MESSAGE_CHARS })
     : !value.trim()
-      ? "Type a message to send"
+      ? t.shell.typeToSend
       : reason;
 
   return (
@@ -65,7 +66,7 @@ export function Composer(props: ComposerProps) {
         }}
       >
         <label class="sr-only" for="composer-input">
-          Message
+          {t.shell.messageLabel}
         </label>
         <textarea
           id="composer-input"
@@ -74,7 +75,7 @@ export function Composer(props: ComposerProps) {
           value={value}
           maxLength={MAX_MESSAGE_CHARS}
           disabled={inputLocked}
-          placeholder={props.placeholder ?? "Ask anything"}
+          placeholder={props.placeholder ?? t.shell.placeholderHome}
           aria-describedby={reason ? "composer-reason" : undefined}
           onInput={(e) => props.onChange((e.currentTarget as HTMLTextAreaElement).value)}
           onKeyDown={(e) => {
@@ -94,19 +95,19 @@ export function Composer(props: ComposerProps) {
           <div class="composer-footer-end">
             {near && (
               <span class={`char-count${over ? " over" : ""}`} aria-live="polite">
-                {value.length.toLocaleString("en")} / {MAX_MESSAGE_CHARS.toLocaleString("en")}
+                {fmt(t.composer.charCount, { count: value.length, max: MAX_MESSAGE_CHARS })}
               </span>
             )}
             {busy ? (
-              <button type="button" class="icon-button stop" aria-label="Stop response" title="Stop" onClick={() => props.onStop?.()}>
+              <button type="button" class="icon-button stop" aria-label={t.composer.stop} title={t.composer.stopTitle} onClick={() => props.onStop?.()}>
                 <span class="stop-square" aria-hidden="true" />
               </button>
             ) : (
               <button
                 type="submit"
                 class="icon-button send"
-                aria-label={preparing ? "Sending" : "Send message"}
-                title={preparing ? "Sending…" : sendBlockReason ?? "Send (Enter)"}
+                aria-label={preparing ? t.composer.sending : t.shell.sendMessage}
+                title={preparing ? t.composer.sendingTitle : sendBlockReason ?? t.composer.sendTitle}
                 disabled={inputLocked || !value.trim() || over}
               >
                 {preparing ? <span class="spinner" aria-hidden="true" /> : <span class="send-arrow" aria-hidden="true" />}

@@ -7,7 +7,8 @@ import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderIte
 import { MarkdownView } from "../markdown";
 import type { Switcher } from "../branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
-import { formatTokens, USAGE_STRINGS, type TurnUsage } from "../usage";
+import { type TurnUsage } from "../usage";
+import { fmt, formatNumber, formatSize, plural, t } from "../i18n";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -80,7 +81,7 @@ export function Transcript(props: TranscriptProps) {
             );
           case "input":
             return (
-              <section key={item.key} class={`input-card${item.open ? " open" : ""}`} aria-label="The agent asks" data-request-id={item.requestId}>
+              <section key={item.key} class={`input-card${item.open ? " open" : ""}`} aria-label={t.messages.agentAsks} data-request-id={item.requestId}>
                 <div class="input-card-prompt">{item.prompt}</div>
                 {item.open && item.options.length > 0 && (
                   <div class="input-card-options">
@@ -98,14 +99,14 @@ export function Transcript(props: TranscriptProps) {
                     ))}
                   </div>
                 )}
-                {item.open && item.allowFreeform && <div class="input-card-hint">Or type your answer below.</div>}
+                {item.open && item.allowFreeform && <div class="input-card-hint">{t.messages.orType}</div>}
                 {!item.open && item.answer && <div class="input-card-answer">{item.answer}</div>}
               </section>
             );
           case "notice":
             return (
               <div key={item.key} class={`notice ${item.tone}`} role={item.tone === "error" ? "alert" : "status"}>
-                {item.text}
+                {item.id ? t.notices[item.id] : item.text}
               </div>
             );
         }
@@ -113,7 +114,7 @@ export function Transcript(props: TranscriptProps) {
       {props.retry && !props.busy && props.optimistic === null && <RetryTurn outcome={props.retry.outcome} onRetry={props.retry.run} />}
       {props.optimistic !== null && <UserBubble key="optimistic" text={props.optimistic} pending />}
       <div class={`thinking-row${props.thinking ? " visible" : ""}`} aria-hidden={!props.thinking}>
-        <span class="shimmer">Thinking...</span>
+        <span class="shimmer">{t.messages.thinking}</span>
       </div>
     </div>
   );
@@ -141,10 +142,10 @@ function UserBubbleView({ text, files, pending }: UserBubbleProps) {
   return (
     <div class={`message user${pending ? " pending" : ""}`} data-role="user">
       {files && files.length > 0 && (
-        <ul class="attachments" aria-label="Attachments">
+        <ul class="attachments" aria-label={t.messages.attachments}>
           {files.map((f, i) => (
             <li key={i} class="attachment">
-              {f.url && f.mediaType.startsWith("image/") && /^(data|blob):/.test(f.url) ? <img src={f.url} alt={f.filename ?? "image"} /> : null}
+              {f.url && f.mediaType.startsWith("image/") && /^(data|blob):/.test(f.url) ? <img src={f.url} alt={f.filename ?? t.messages.image} /> : null}
               <span class="attachment-name">{f.filename ?? f.mediaType}</span>
               {f.size !== undefined && <span class="attachment-size">{formatSize(f.size)}</span>}
             </li>
@@ -154,10 +155,6 @@ function UserBubbleView({ text, files, pending }: UserBubbleProps) {
       {text && <div class="bubble">{text}</div>}
     </div>
   );
-}
-
-function formatSize(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Whether two answers show the same thing (the live answer's parts are new objects per delta). */
@@ -212,7 +209,7 @@ function MarkdownBlock({ text }: { text: string }) {
 function Reasoning({ text, done }: { text: string; done: boolean }) {
   return (
     <details class="reasoning">
-      <summary>{done ? "Thought process" : <span class="shimmer">Thinking...</span>}</summary>
+      <summary>{done ? t.messages.thoughtProcess : <span class="shimmer">{t.messages.thinking}</span>}</summary>
       <div class="reasoning-text">{text}</div>
     </details>
   );
@@ -231,18 +228,19 @@ function ToolGroup({ calls }: { calls: ToolCall[] }) {
   const failed = calls.some((c) => c.status === "error");
   const hasDetail = calls.some((c) => c.input || c.output !== undefined);
   const names = [...new Set(calls.map(toolLabel))].join(", ");
-  const what = calls.length === 1 ? names : `${calls.length} tools: ${names}`;
+  const m = t.messages;
+  const what = calls.length === 1 ? names : fmt(m.toolsCount, { count: calls.length, names });
   const asking = calls.some((c) => c.status === "asking");
   const denied = calls.some((c) => c.status === "denied");
   const status = running ? "running" : waiting ? "waiting" : asking ? "asking" : interrupted ? "interrupted" : declined ? "declined" : denied ? "denied" : "done";
   const summary = {
-    running: `Running ${names}…`,
-    waiting: `Waiting for authorization: ${names}`,
-    asking: `Waiting for your answer: ${names}`,
-    interrupted: `Interrupted ${what}`,
-    declined: `Not connected: ${names}`,
-    denied: `Declined ${what}`,
-    done: `Used ${what}`,
+    running: fmt(m.toolRunning, { names }),
+    waiting: fmt(m.toolWaiting, { names }),
+    asking: fmt(m.toolAsking, { names }),
+    interrupted: fmt(m.toolInterrupted, { what }),
+    declined: fmt(m.toolDeclined, { names }),
+    denied: fmt(m.toolDenied, { what }),
+    done: fmt(m.toolDone, { what }),
   }[status];
   return (
     <div class={`tool-group ${status}${failed ? " failed" : ""}`} data-status={status}>
@@ -262,7 +260,7 @@ function ToolGroup({ calls }: { calls: ToolCall[] }) {
           {calls.map((c) => (
             <li key={c.id}>
               <div class="tool-name">
-                {toolLabel(c)} <span class={`tool-status ${c.status}`}>{c.status}</span>
+                {toolLabel(c)} <span class={`tool-status ${c.status}`}>{m.toolStatus[c.status] ?? c.status}</span>
               </div>
               {c.input && <pre class="tool-io">{prettyJson(c.input)}</pre>}
               {c.output !== undefined && <pre class="tool-io">{prettyJson(c.output)}</pre>}
@@ -283,13 +281,8 @@ function prettyJson(v: unknown): string {
   }
 }
 
-const OUTCOME_TEXT: Record<AuthorizationView["outcome"], string> = {
-  pending: "",
-  authorized: "Connected",
-  declined: "Skipped",
-  failed: "Failed",
-  "timed-out": "Timed out",
-};
+const outcomeText = (o: AuthorizationView["outcome"]): string =>
+  ({ pending: "", authorized: t.messages.outcomeAuthorized, declined: t.messages.outcomeDeclined, failed: t.messages.outcomeFailed, "timed-out": t.messages.outcomeTimedOut })[o];
 
 function AuthorizationCard(props: {
   auth: AuthorizationView;
@@ -300,7 +293,7 @@ function AuthorizationCard(props: {
 }) {
   const { auth, outcome } = props;
   return (
-    <section class={`auth-card ${outcome}`} aria-label={`Authorization for ${auth.displayName}`} data-connection={auth.name}>
+    <section class={`auth-card ${outcome}`} aria-label={fmt(t.messages.authFor, { name: auth.displayName })} data-connection={auth.name}>
       <div class="auth-card-text">
         <div class="auth-card-title">{auth.displayName}</div>
         {auth.description && <div class="auth-card-description">{auth.description}</div>}
@@ -309,15 +302,15 @@ function AuthorizationCard(props: {
       </div>
       {outcome === "pending" ? (
         <div class="auth-card-actions">
-          <button type="button" class="button primary" disabled={!auth.connectUrl || props.busy} title={auth.connectUrl ? `Connect ${auth.displayName}` : "No sign-in link on this site was provided"} onClick={() => props.onConnect(auth)}>
-            Connect
+          <button type="button" class="button primary" disabled={!auth.connectUrl || props.busy} title={auth.connectUrl ? fmt(t.messages.connectTitle, { name: auth.displayName }) : t.messages.noConnectLink} onClick={() => props.onConnect(auth)}>
+            {t.messages.connect}
           </button>
           <button type="button" class="button" disabled={props.busy} onClick={() => props.onSkip(auth)}>
-            Skip
+            {t.messages.skip}
           </button>
         </div>
       ) : (
-        <div class="auth-card-outcome">{OUTCOME_TEXT[outcome]}</div>
+        <div class="auth-card-outcome">{outcomeText(outcome)}</div>
       )}
     </section>
   );
@@ -326,11 +319,11 @@ function AuthorizationCard(props: {
 /** Tokens of one answer (and, on the latest, of the whole chat); the model on hover. */
 function UsageLine({ usage, chat }: { usage: TurnUsage; chat?: TurnUsage }) {
   const total = usage.inputTokens + usage.outputTokens;
-  const detail = USAGE_STRINGS.detail(formatTokens(usage.inputTokens), formatTokens(usage.outputTokens));
+  const detail = fmt(t.usage.detail, { input: usage.inputTokens, output: usage.outputTokens });
   return (
     <div class="usage-line" title={usage.model ? `${usage.model} · ${detail}` : detail}>
-      <span class="usage-turn">{USAGE_STRINGS.tokens(formatTokens(total))}</span>
-      {chat && <span class="usage-chat"> · {USAGE_STRINGS.chat(formatTokens(chat.inputTokens + chat.outputTokens))}</span>}
+      <span class="usage-turn">{plural(t.usage.tokens, total)}</span>
+      {chat && <span class="usage-chat"> · {fmt(t.usage.chat, { count: formatNumber(chat.inputTokens + chat.outputTokens) })}</span>}
     </div>
   );
 }

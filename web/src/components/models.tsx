@@ -2,7 +2,8 @@
 // chat's next messages. Hidden when the owner allows only one.
 import { useEffect, useState } from "preact/hooks";
 import { useShell } from "../context";
-import { chooseModel, chosenModel, knownModels, loadModels, MODEL_STRINGS, type ModelOption } from "../models";
+import { chooseModel, chosenModel, knownModels, loadModels, type ModelOption } from "../models";
+import { t } from "../i18n";
 
 export function ModelMenu({ chatId }: { chatId: string | null }) {
   const shell = useShell();
@@ -24,10 +25,10 @@ export function ModelMenu({ chatId }: { chatId: string | null }) {
 
   if (models.length < 2) return null;
   return (
-    <label class="chip model-menu" title={MODEL_STRINGS.menuTitle}>
-      <span class="sr-only">{MODEL_STRINGS.menuLabel}</span>
+    <label class="chip model-menu" title={t.models.menuTitle}>
+      <span class="sr-only">{t.models.menuLabel}</span>
       <select
-        aria-label={MODEL_STRINGS.menuLabel}
+        aria-label={t.models.menuLabel}
         value={choice}
         onChange={(e) => {
           const id = (e.currentTarget as HTMLSelectElement).value;

@@ -1,9 +1,10 @@
 // Toasts, the password login modal, the auth control and the connections menu.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api } from "../api";
+import { api, ApiError } from "../api";
 import { useShell } from "../context";
 import { SHORTCUTS } from "../actions";
 import type { McpConnectionInfo, Viewer } from "../types";
+import { describeError, fmt, t } from "../i18n";
 
 export interface ToastAction {
   label: string;
@@ -21,22 +22,22 @@ export interface Toast {
 export function Toasts({ toasts, dismiss }: { toasts: Toast[]; dismiss(id: number): void }) {
   return (
     <div class="toasts" aria-live="assertive">
-      {toasts.map((t) => (
-        <div key={t.id} class={`toast ${t.tone}`} role={t.tone === "error" ? "alert" : "status"}>
-          <span class="toast-text">{t.message}</span>
-          {t.action && (
+      {toasts.map((toast) => (
+        <div key={toast.id} class={`toast ${toast.tone}`} role={toast.tone === "error" ? "alert" : "status"}>
+          <span class="toast-text">{toast.message}</span>
+          {toast.action && (
             <button
               type="button"
               class="button small toast-action"
               onClick={() => {
-                t.action!.run();
-                dismiss(t.id);
+                toast.action!.run();
+                dismiss(toast.id);
               }}
             >
-              {t.action.label}
+              {toast.action.label}
             </button>
           )}
-          <button type="button" class="icon-button ghost small" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+          <button type="button" class="icon-button ghost small" aria-label={t.app.dismiss} onClick={() => dismiss(toast.id)}>
             ×
           </button>
         </div>
@@ -64,9 +65,10 @@ export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer):
     try {
       const res = await api.login(password);
       if (res.viewer) props.onSignedIn(res.viewer);
-      else setError("Sign-in did not complete.");
+      else setError(t.auth.incomplete);
     } catch (err) {
-      setError((err as Error).message);
+      // The login's 401 means the password, not an expired session (errors.unauthorized).
+      setError(err instanceof ApiError && err.status === 401 ? t.auth.wrongPassword : describeError(err));
     } finally {
       setBusy(false);
     }
@@ -75,9 +77,9 @@ export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer):
   return (
     <dialog ref={dialog} class="login-modal" aria-labelledby="login-title" onCancel={(e) => { e.preventDefault(); props.onClose(); }}>
       <form onSubmit={submit}>
-        <h2 id="login-title">Sign in</h2>
-        <p class="muted">Enter the deployment password to continue. Your message is kept.</p>
-        <label for="login-password">Password</label>
+        <h2 id="login-title">{t.auth.signIn}</h2>
+        <p class="muted">{t.auth.loginIntro}</p>
+        <label for="login-password">{t.auth.password}</label>
         <input
           id="login-password"
           type="password"
@@ -91,10 +93,10 @@ export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer):
         </p>
         <div class="dialog-actions">
           <button type="button" class="button" onClick={props.onClose}>
-            Cancel
+            {t.auth.cancel}
           </button>
           <button type="submit" class="button primary" disabled={!password || busy}>
-            {busy ? "Signing in…" : "Sign in"}
+            {busy ? t.auth.signingIn : t.auth.signIn}
           </button>
         </div>
       </form>
@@ -107,16 +109,17 @@ export function AuthControl({ onSignOut }: { onSignOut(): void }) {
   const v = shell.viewer;
   if (v === undefined) return <div class="auth-slot" aria-busy="true" />;
   if (v === null) {
-    const label = shell.authMode === "unconfigured" ? "Setup needed" : "Sign in";
+    const label = shell.authMode === "unconfigured" ? t.auth.setupNeeded : t.auth.signIn;
     return (
       <div class="auth-slot">
-        <button type="button" class="button small" onClick={() => shell.requestSignIn()} disabled={shell.authMode === "unconfigured"} title={shell.authMode === "unconfigured" ? "Sign-in is not configured on this server" : undefined}>
+        <button type="button" class="button small" onClick={() => shell.requestSignIn()} disabled={shell.authMode === "unconfigured"} title={shell.authMode === "unconfigured" ? t.auth.notConfiguredTitle : undefined}>
           {label}
         </button>
       </div>
     );
   }
-  const name = v.name || v.email || (v.mode === "local-dev" ? "Local developer" : "Signed in");
+  // The local-dev principal's name is the server's fixed English label: shown in the UI's language.
+  const name = v.mode === "local-dev" ? t.auth.localDeveloper : v.name || v.email || t.auth.signedIn;
   return (
     <div class="auth-slot">
       <span class="viewer-name" title={v.email ?? name}>
@@ -124,7 +127,7 @@ export function AuthControl({ onSignOut }: { onSignOut(): void }) {
       </span>
       {v.mode !== "local-dev" && (
         <button type="button" class="button small ghost" onClick={onSignOut}>
-          Sign out
+          {t.auth.signOut}
         </button>
       )}
     </div>
@@ -140,28 +143,25 @@ export function ShortcutSheet({ onClose }: { onClose(): void }) {
   }, []);
   return (
     <dialog ref={dialog} class="shortcut-sheet" aria-labelledby="shortcuts-title" onCancel={(e) => { e.preventDefault(); onClose(); }}>
-      <h2 id="shortcuts-title">{SHEET_TEXT.title}</h2>
+      <h2 id="shortcuts-title">{t.shortcuts.title}</h2>
       <dl class="shortcut-list">
         {SHORTCUTS.map((s) => (
-          <div key={s.keys} class="shortcut">
+          <div key={s.action} class="shortcut">
             <dt>
-              <kbd>{s.keys}</kbd>
+              <kbd>{s.keys === "↑" ? t.shortcuts.emptyComposer : s.keys}</kbd>
             </dt>
-            <dd>{s.what}</dd>
+            <dd>{t.shortcuts[s.what]}</dd>
           </div>
         ))}
       </dl>
       <div class="dialog-actions">
         <button type="button" class="button" onClick={onClose} autoFocus>
-          {SHEET_TEXT.close}
+          {t.shortcuts.close}
         </button>
       </div>
     </dialog>
   );
 }
-
-// UI strings of the sheet, kept together for the message catalogue.
-const SHEET_TEXT = { title: "Keyboard shortcuts", close: "Close" };
 
 /** Seed IntegrationsMenu: per-turn toggles for the configured MCP servers (`GET
  * /eve/v1/connections`, read when the menu opens; each is on until switched off), with
@@ -182,10 +182,10 @@ export function ConnectionsMenu() {
     api
       .revokeConnection(c.name)
       .then(() => {
-        shell.toast(`${c.displayName} disconnected`);
+        shell.toast(fmt(t.connections.disconnected, { name: c.displayName }));
         return reload();
       })
-      .catch((err: Error) => shell.toast(`${c.displayName} could not be disconnected: ${err.message}`, "error"));
+      .catch((err: Error) => shell.toast(fmt(t.connections.disconnectFailed, { name: c.displayName, error: describeError(err) }), "error"));
 
   useEffect(() => {
     if (open) void reload();
@@ -207,12 +207,13 @@ export function ConnectionsMenu() {
 
   return (
     <div class="connections" ref={root}>
-      <button type="button" class="chip" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)} title="Connections this turn may use">
-        <span class="icon-plug" aria-hidden="true" /> Connections{count ? ` · ${count}` : ""}
+      <button type="button" class="chip" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)} title={t.shell.connectionsTitle}>
+        <span class="icon-plug" aria-hidden="true" /> {t.shell.connections}
+        {count ? ` · ${count}` : ""}
       </button>
       {open && (
-        <div class="menu" role="menu" aria-label="Connections">
-          {mcp.length === 0 && <p class="menu-item muted">No connections are configured.</p>}
+        <div class="menu" role="menu" aria-label={t.connections.menuLabel}>
+          {mcp.length === 0 && <p class="menu-item muted">{t.connections.none}</p>}
           {mcp.map((c) => (
             <label key={c.name} class="menu-item" role="menuitemcheckbox" aria-checked={isOn(c.name)} title={c.description}>
               <input type="checkbox" checked={isOn(c.name)} onChange={(e) => shell.setConnection(c.name, (e.currentTarget as HTMLInputElement).checked)} />
@@ -223,7 +224,7 @@ export function ConnectionsMenu() {
             .filter((c) => c.revocable)
             .map((c) => (
               <button key={`revoke-${c.name}`} type="button" class="menu-item button small ghost" data-revoke={c.name} onClick={() => void disconnect(c)}>
-                Disconnect {c.displayName}
+                {fmt(t.connections.disconnect, { name: c.displayName })}
               </button>
             ))}
         </div>

@@ -11,6 +11,7 @@ import { Composer } from "./composer";
 import { Transcript } from "./messages";
 import { ModelMenu } from "./models";
 import { ConnectionsMenu } from "./overlays";
+import { describeError, fmt, t } from "../i18n";
 
 /** Checks that gate any send: setup, then sign-in (keeping the draft). */
 function gate(shell: Shell, message: string): boolean {
@@ -24,7 +25,7 @@ function gate(shell: Shell, message: string): boolean {
     return false;
   }
   if (message.length > MAX_MESSAGE_CHARS) {
-    shell.toast(`Messages are limited to ${MAX_MESSAGE_CHARS.toLocaleString("en")} characters.`);
+    shell.toast(fmt(t.pages.messageTooLong, { max: MAX_MESSAGE_CHARS }));
     return false;
   }
   return true;
@@ -57,7 +58,7 @@ export function HomePage() {
       shell.runtimes.get(chat.id).primeFromCreate(message);
       shell.navigate(`/chat/${chat.id}`);
     } catch (err) {
-      shell.toast((err as Error).message);
+      shell.toast(describeError(err));
       setCreating(false);
     }
   };
@@ -68,7 +69,7 @@ export function HomePage() {
         <div class="logo" aria-hidden="true">
           eve
         </div>
-        <h1 class="hero-title">What can I help with?</h1>
+        <h1 class="hero-title">{t.shell.heroTitle}</h1>
       </div>
       <div class="composer-dock">
         <Composer
@@ -87,11 +88,11 @@ export function HomePage() {
         />
         {shell.setup && !shell.setup.appReady && (
           <div class="setup-panel" role="status">
-            <strong>Setup needed.</strong> {shell.setup.missing.length ? `Missing: ${shell.setup.missing.join("; ")}.` : "The server is not configured."}
+            <strong>{t.pages.setupNeededTitle}</strong> {shell.setup.missing.length ? fmt(t.pages.setupMissing, { missing: shell.setup.missing.join("; ") }) : t.pages.setupNotConfigured}
           </div>
         )}
       </div>
-      <footer class="home-footer">Durable, resumable chat on Spin. Responses can be wrong; check what matters.</footer>
+      <footer class="home-footer">{t.shell.homeFooter}</footer>
     </div>
   );
 }
@@ -125,7 +126,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
   const waiting = state.pendingAuthorizations.length > 0;
 
   const blocked = setupBlockReason(shell);
-  const disabledReason = blocked ?? (waiting ? "Connect or skip the pending authorization to continue this chat" : state.phase === "loading" && shell.viewer ? "Loading chat…" : null);
+  const disabledReason = blocked ?? (waiting ? t.pages.authPending : state.phase === "loading" && shell.viewer ? t.pages.loadingChat : null);
 
   // Stick to the bottom at most once per frame, in the frame's own layout: reading scrollHeight
   // right after each render forced a layout of the whole transcript per streamed delta.
@@ -229,7 +230,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
           <div class="empty-state" role="alert">
             <p>{state.loadError}</p>
             <a href="/" class="button" onClick={(e) => { e.preventDefault(); shell.navigate("/"); }}>
-              Start a new chat
+              {t.app.startNewChat}
             </a>
           </div>
         ) : (
@@ -258,7 +259,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
           preparing={false}
           disabled={!!disabledReason}
           disabledReason={disabledReason}
-          placeholder="Reply to eve"
+          placeholder={t.pages.placeholderChat}
           onArrowUpEmpty={lastUserKey && !busy ? () => setEditing(lastUserKey) : undefined}
           footerStart={
             <>
@@ -277,9 +278,9 @@ export function NotFoundPage() {
   return (
     <div class="page page-home">
       <div class="empty-state">
-        <h1>Page not found</h1>
+        <h1>{t.app.notFound}</h1>
         <a href="/" class="button" onClick={(e) => { e.preventDefault(); shell.navigate("/"); }}>
-          Go to a new chat
+          {t.app.goToNewChat}
         </a>
       </div>
     </div>

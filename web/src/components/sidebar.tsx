@@ -6,22 +6,7 @@ import { highlight } from "../actions";
 import { api } from "../api";
 import { useShell } from "../context";
 import type { ChatSummary } from "../types";
-
-// UI strings of the sidebar, kept together for the message catalogue.
-const TEXT = {
-  search: "Search chats",
-  searching: "Searching…",
-  noResults: (q: string) => `No chats match “${q}”.`,
-  inMessages: "Matches in messages",
-  searchFailed: (msg: string) => `Search failed: ${msg}`,
-  more: (title: string) => `More for ${title}`,
-  exportMd: "Export as Markdown",
-  exportJson: "Export as JSON",
-  pin: "Pin to top",
-  unpin: "Unpin",
-  pinnedHeading: "Pinned",
-  historyHeading: "Chats",
-};
+import { describeError, fmt, formatRelative, t } from "../i18n";
 
 const SEARCH_DEBOUNCE_MS = 200;
 
@@ -40,7 +25,7 @@ function useSearch(query: string) {
       api.listChats(null, 50, q, abort.signal).then(
         (page) => setResults({ query: q, chats: page.chats }),
         (err: Error) => {
-          if (!abort.signal.aborted) shell.toast(TEXT.searchFailed(err.message));
+          if (!abort.signal.aborted) shell.toast(fmt(t.sidebar.searchFailed, { error: describeError(err) }));
         },
       );
     }, SEARCH_DEBOUNCE_MS);
@@ -75,18 +60,18 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
   const q = query.trim();
   const pinnedIds = new Set(shell.pinned.map((c) => c.id));
   return (
-    <aside class="sidebar" id="sidebar" aria-label="Chat history">
+    <aside class="sidebar" id="sidebar" aria-label={t.shell.chatHistory}>
       <div class="sidebar-header">
         <a class="brand" href="/" onClick={(e) => go(e, "/", shell.navigate, props.onNavigated)}>
           <span class="brand-mark" aria-hidden="true">e</span>
           <span class="brand-name">eve chat</span>
         </a>
-        <button type="button" class="icon-button ghost sidebar-collapse" aria-label="Close sidebar" title="Close sidebar" onClick={props.onCloseDesktop}>
+        <button type="button" class="icon-button ghost sidebar-collapse" aria-label={t.shell.closeSidebar} title={t.shell.closeSidebar} onClick={props.onCloseDesktop}>
           <span class="icon-sidebar" aria-hidden="true" />
         </button>
       </div>
       <a class="new-chat" href="/" onClick={(e) => go(e, "/", shell.navigate, props.onNavigated)}>
-        <span class="plus" aria-hidden="true">+</span> New chat
+        <span class="plus" aria-hidden="true">+</span> {t.shell.newChat}
       </a>
       {/* Always rendered (prerendered too), so that nothing moves when the viewer is known. */}
       <div class="history-search">
@@ -94,9 +79,9 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
             id="chat-search"
             type="search"
             disabled={!shell.viewer}
-            placeholder={TEXT.search}
-            aria-label={TEXT.search}
-            title={`${TEXT.search} (Ctrl/⌘ + K)`}
+            placeholder={t.shell.searchChats}
+            aria-label={t.shell.searchChats}
+            title={t.shell.searchChatsTitle}
             value={query}
             maxLength={200}
             onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)}
@@ -108,12 +93,12 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
             }}
           />
       </div>
-      <nav class="history" aria-label="Chats">
-        {shell.viewer === null && <p class="history-empty">Sign in to see your chats.</p>}
+      <nav class="history" aria-label={t.shell.chatsNav}>
+        {shell.viewer === null && <p class="history-empty">{t.sidebar.signInToSee}</p>}
         {q ? (
           <>
-            {searching && !results && <p class="history-empty">{TEXT.searching}</p>}
-            {results && results.chats.length === 0 && <p class="history-empty">{TEXT.noResults(results.query)}</p>}
+            {searching && !results && <p class="history-empty">{t.sidebar.searching}</p>}
+            {results && results.chats.length === 0 && <p class="history-empty">{fmt(t.sidebar.noResults, { query: results.query })}</p>}
             <ul class="search-results" aria-busy={searching}>
               {results?.chats.map((chat) => (
                 <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} query={results.query} onNavigated={props.onNavigated} />
@@ -122,16 +107,16 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
           </>
         ) : (
           <>
-            {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">No chats yet.</p>}
+            {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">{t.sidebar.noChats}</p>}
             {shell.pinned.length > 0 && (
               <>
-                <h2 class="history-heading">{TEXT.pinnedHeading}</h2>
-                <ul class="pinned-chats" aria-label={TEXT.pinnedHeading}>
+                <h2 class="history-heading">{t.sidebar.pinnedHeading}</h2>
+                <ul class="pinned-chats" aria-label={t.sidebar.pinnedHeading}>
                   {shell.pinned.map((chat) => (
                     <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
                   ))}
                 </ul>
-                <h2 class="history-heading">{TEXT.historyHeading}</h2>
+                <h2 class="history-heading">{t.sidebar.historyHeading}</h2>
               </>
             )}
             <ul>
@@ -140,7 +125,7 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
               ))}
               {shell.nextCursor && (
                 <li ref={sentinel} class="history-sentinel" aria-hidden="true">
-                  Loading…
+                  {t.sidebar.loading}
                 </li>
               )}
             </ul>
@@ -164,7 +149,7 @@ function Title({ text, query }: { text: string; query?: string }) {
   return (
     <>
       {runs.map((r, i) => (r.match ? <mark key={i}>{r.text}</mark> : r.text))}
-      {!runs.some((r) => r.match) && <span class="match-hint">{TEXT.inMessages}</span>}
+      {!runs.some((r) => r.match) && <span class="match-hint">{t.sidebar.inMessages}</span>}
     </>
   );
 }
@@ -202,7 +187,7 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
       await api.renameChat(chat.id, next);
     } catch (err) {
       shell.updateChatTitle(chat.id, previous);
-      shell.toast(`Rename failed: ${(err as Error).message}`);
+      shell.toast(fmt(t.sidebar.renameFailed, { error: describeError(err) }));
     }
   };
 
@@ -211,7 +196,7 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
       <li class="chat-row editing">
         <input
           class="rename-input"
-          aria-label="Chat title"
+          aria-label={t.sidebar.titleLabel}
           value={title}
           maxLength={200}
           ref={(el) => el?.focus()}
@@ -230,21 +215,21 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
   }
   return (
     <li class={`chat-row${active ? " active" : ""}${menuOpen ? " menu-open" : ""}${isPinned ? " pinned" : ""}`} data-chat-id={chat.id}>
-      <a href={href} aria-current={active ? "page" : undefined} onClick={(e) => go(e, href, shell.navigate, onNavigated)} title={chat.title}>
+      <a href={href} aria-current={active ? "page" : undefined} onClick={(e) => go(e, href, shell.navigate, onNavigated)} title={fmt(t.sidebar.rowTitle, { title: chat.title, when: formatRelative(chat.updatedAt) })}>
         <Title text={chat.title} query={query} />
       </a>
       <span class="row-actions" ref={menuRoot}>
-        <button type="button" class="icon-button ghost small" aria-label={`Rename ${chat.title}`} title="Rename" onClick={() => { setTitle(chat.title); setEditing(true); }}>
+        <button type="button" class="icon-button ghost small" aria-label={fmt(t.sidebar.renameLabel, { title: chat.title })} title={t.sidebar.rename} onClick={() => { setTitle(chat.title); setEditing(true); }}>
           <span class="icon-pencil" aria-hidden="true" />
         </button>
-        <button type="button" class="icon-button ghost small" aria-label={`Delete ${chat.title}`} title="Delete" onClick={() => shell.deleteChat(chat)}>
+        <button type="button" class="icon-button ghost small" aria-label={fmt(t.sidebar.deleteLabel, { title: chat.title })} title={t.sidebar.delete} onClick={() => shell.deleteChat(chat)}>
           <span class="icon-trash" aria-hidden="true" />
         </button>
-        <button type="button" class="icon-button ghost small" aria-label={TEXT.more(chat.title)} aria-haspopup="menu" aria-expanded={menuOpen} title="More" onClick={() => setMenuOpen(!menuOpen)}>
+        <button type="button" class="icon-button ghost small" aria-label={fmt(t.sidebar.more, { title: chat.title })} aria-haspopup="menu" aria-expanded={menuOpen} title={t.sidebar.moreTitle} onClick={() => setMenuOpen(!menuOpen)}>
           <span aria-hidden="true">⋯</span>
         </button>
         {menuOpen && (
-          <div class="menu row-menu" role="menu" aria-label={TEXT.more(chat.title)}>
+          <div class="menu row-menu" role="menu" aria-label={fmt(t.sidebar.more, { title: chat.title })}>
             {/* The export route answers with content-disposition: attachment, so these download. */}
             <button
               type="button"
@@ -255,13 +240,13 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
                 shell.setPinned(chat, !isPinned);
               }}
             >
-              {isPinned ? TEXT.unpin : TEXT.pin}
+              {isPinned ? t.sidebar.unpin : t.sidebar.pin}
             </button>
             <a class="menu-item" role="menuitem" href={api.exportUrl(chat.id, "md")} download onClick={() => setMenuOpen(false)}>
-              {TEXT.exportMd}
+              {t.sidebar.exportMd}
             </a>
             <a class="menu-item" role="menuitem" href={api.exportUrl(chat.id, "json")} download onClick={() => setMenuOpen(false)}>
-              {TEXT.exportJson}
+              {t.sidebar.exportJson}
             </a>
           </div>
         )}

@@ -1,0 +1,21 @@
+// The web app's message catalogues (web/src/i18n/*.ts), compiled with the web build's esbuild
+// so that browser tests compare what they see with the very strings the app ships.
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const webDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "web");
+
+export async function loadCatalogues() {
+  const { build } = await import(join(webDir, "node_modules", "esbuild", "lib", "main.js"));
+  const out = {};
+  for (const [locale, file, name] of [["en", "en.ts", "en"], ["zh-CN", "zh-CN.ts", "zhCN"]]) {
+    const result = await build({ entryPoints: [join(webDir, "src", "i18n", file)], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
+    const code = result.outputFiles[0].text;
+    const mod = await import(`data:text/javascript;base64,${Buffer.from(code).toString("base64")}`);
+    out[locale] = mod[name];
+  }
+  return out;
+}
+
+/** `{name}` placeholders filled, as web/src/i18n/format.ts does (strings only). */
+export const fill = (template, vars) => template.replace(/\{(\w+)\}/g, (whole, k) => (k in vars ? String(vars[k]) : whole));

@@ -1,0 +1,243 @@
+// The English message catalogue: every user-visible string of the web app. Its type is the key
+// set every other catalogue must have exactly (zh-CN.ts is typed `Messages`; i18n.test.ts checks
+// the placeholders match). `{name}` is a placeholder filled by `fmt`; a `Plural` is chosen by
+// `Intl.PluralRules` for its `{count}`. Sections are separate exports so that the early script
+// can bundle the prerendered shell's strings without the rest.
+import type { Plural } from "./format";
+
+/** Strings of the prerendered shell (also translated by the early script before first paint). */
+export const shell = {
+  documentTitle: "eve chat",
+  openMenu: "Open menu",
+  openSidebar: "Open sidebar",
+  closeSidebar: "Close sidebar",
+  chatHistory: "Chat history",
+  newChat: "New chat",
+  searchChats: "Search chats",
+  searchChatsTitle: "Search chats (Ctrl/⌘ + K)",
+  chatsNav: "Chats",
+  heroTitle: "What can I help with?",
+  homeFooter: "Durable, resumable chat on Spin. Responses can be wrong; check what matters.",
+  messageLabel: "Message",
+  placeholderHome: "Ask anything",
+  sendMessage: "Send message",
+  typeToSend: "Type a message to send",
+  connections: "Connections",
+  connectionsTitle: "Connections this turn may use",
+  language: "Language",
+};
+
+export const app = {
+  deleted: "Deleted “{title}”.",
+  undo: "Undo",
+  deleteFailed: "Delete failed: {error}",
+  pinFailed: "Pin failed: {error}",
+  historyFailed: "Chat history could not be loaded: {error}",
+  moreChatsFailed: "More chats could not be loaded: {error}",
+  sessionCheckFailed: "Could not check sign-in: {error}",
+  signInFailed: "Sign-in failed ({reason}).",
+  signInNotConfigured: "Sign-in is not configured on this server.",
+  signOutFailed: "Sign out failed: {error}",
+  notFound: "Page not found",
+  goToNewChat: "Go to a new chat",
+  startNewChat: "Start a new chat",
+  dismiss: "Dismiss",
+};
+
+export const auth = {
+  signIn: "Sign in",
+  signingIn: "Signing in…",
+  signOut: "Sign out",
+  setupNeeded: "Setup needed",
+  notConfiguredTitle: "Sign-in is not configured on this server",
+  localDeveloper: "Local developer",
+  signedIn: "Signed in",
+  loginIntro: "Enter the deployment password to continue. Your message is kept.",
+  password: "Password",
+  cancel: "Cancel",
+  incomplete: "Sign-in did not complete.",
+  wrongPassword: "That password is not correct.",
+};
+
+export const pages = {
+  setupNeededTitle: "Setup needed.",
+  setupMissing: "Missing: {missing}.",
+  setupNotConfigured: "The server is not configured.",
+  setupIncomplete: "Setup incomplete: {missing}",
+  serverNotConfigured: "the server is not configured",
+  messageTooLong: "Messages are limited to {max} characters.",
+  authPending: "Connect or skip the pending authorization to continue this chat",
+  loadingChat: "Loading chat…",
+  placeholderChat: "Reply to eve",
+};
+
+export const composer = {
+  unavailable: "Unavailable right now",
+  tooLong: "Messages are limited to {max} characters",
+  sending: "Sending",
+  sendingTitle: "Sending…",
+  sendTitle: "Send (Enter)",
+  stop: "Stop response",
+  stopTitle: "Stop",
+  charCount: "{count} / {max}",
+};
+
+export const sidebar = {
+  searching: "Searching…",
+  noResults: "No chats match “{query}”.",
+  inMessages: "Matches in messages",
+  searchFailed: "Search failed: {error}",
+  more: "More for {title}",
+  moreTitle: "More",
+  exportMd: "Export as Markdown",
+  exportJson: "Export as JSON",
+  pin: "Pin to top",
+  unpin: "Unpin",
+  pinnedHeading: "Pinned",
+  historyHeading: "Chats",
+  signInToSee: "Sign in to see your chats.",
+  noChats: "No chats yet.",
+  loading: "Loading…",
+  rename: "Rename",
+  renameLabel: "Rename {title}",
+  delete: "Delete",
+  deleteLabel: "Delete {title}",
+  titleLabel: "Chat title",
+  renameFailed: "Rename failed: {error}",
+  /** The row's tooltip: the title and when the chat last changed. */
+  rowTitle: "{title}\nUpdated {when}",
+};
+
+export const shortcuts = {
+  title: "Keyboard shortcuts",
+  close: "Close",
+  stop: "Stop the running response",
+  newChat: "New chat",
+  search: "Search chats",
+  editLast: "Edit your last message",
+  emptyComposer: "↑ (empty composer)",
+  help: "Show these shortcuts",
+};
+
+export const connections = {
+  menuLabel: "Connections",
+  none: "No connections are configured.",
+  disconnect: "Disconnect {name}",
+  disconnected: "{name} disconnected",
+  disconnectFailed: "{name} could not be disconnected: {error}",
+};
+
+export const messages = {
+  thinking: "Thinking...",
+  thoughtProcess: "Thought process",
+  agentAsks: "The agent asks",
+  orType: "Or type your answer below.",
+  attachments: "Attachments",
+  image: "image",
+  toolsCount: "{count} tools: {names}",
+  toolRunning: "Running {names}…",
+  toolWaiting: "Waiting for authorization: {names}",
+  toolAsking: "Waiting for your answer: {names}",
+  toolInterrupted: "Interrupted {what}",
+  toolDeclined: "Not connected: {names}",
+  toolDenied: "Declined {what}",
+  toolDone: "Used {what}",
+  toolStatus: { running: "running", waiting: "waiting", asking: "asking", done: "done", error: "error", declined: "declined", denied: "denied", interrupted: "interrupted" } as Record<string, string>,
+  authFor: "Authorization for {name}",
+  connect: "Connect",
+  connectTitle: "Connect {name}",
+  noConnectLink: "No sign-in link on this site was provided",
+  skip: "Skip",
+  outcomeAuthorized: "Connected",
+  outcomeDeclined: "Skipped",
+  outcomeFailed: "Failed",
+  outcomeTimedOut: "Timed out",
+  answerApproved: "Approved",
+  answerDenied: "Declined",
+  answerCancelled: "Withdrawn",
+  answerIgnored: "Skipped",
+  answerInvalid: "Invalid answer",
+};
+
+/** Notices in the transcript, rendered from their id so that a language switch applies at once. */
+export const notices = {
+  responseFailed: "The response failed.",
+  sessionFailed: "The session failed.",
+  responseStopped: "Response stopped.",
+  contextCleared: "Context cleared: the agent no longer sees the messages above.",
+  compacted: "Earlier messages were summarised to fit the context.",
+  sessionEnded: "This session has ended; your next message starts a new one.",
+};
+
+export const actions = {
+  copy: "Copy",
+  copied: "Copied",
+  copyLabel: "Copy answer",
+  copyFailed: "Copy failed: the browser did not allow the clipboard.",
+  retry: "Retry",
+  retryFailed: "Retry the failed response",
+  retryStopped: "Retry the stopped response",
+  edit: "Edit",
+  editLabel: "Edit message",
+  save: "Send",
+  cancel: "Cancel",
+  regenerate: "Regenerate",
+  regenerateLabel: "Regenerate answer",
+  previous: "Previous version",
+  next: "Next version",
+  version: "Version {index} of {count}",
+};
+
+export const markdown = {
+  copy: "Copy",
+  copied: "Copied",
+  copyFailed: "Copy failed",
+  copyLabel: "Copy code",
+};
+
+export const models = {
+  menuLabel: "Model",
+  menuTitle: "The model that answers in this chat",
+};
+
+export const usage = {
+  tokens: { one: "{count} token", other: "{count} tokens" } as Plural,
+  detail: "{input} in · {output} out",
+  chat: "this chat {count}",
+};
+
+export const runtime = {
+  chatNotFound: "This chat does not exist or was deleted.",
+  authPendingSend: "Connect or skip the pending authorization before sending a message.",
+  sessionNotFound: "The agent session was not found.",
+  partlyUnsaved: "Some events could not be saved yet; they will be saved when the response finishes.",
+  saveFailed: "The chat could not be saved: {error}",
+  stopFailed: "Stop failed: {error}",
+  skipFailed: "Skip failed: {error}",
+};
+
+/** Server errors by their code (the app's envelope and eve's); the server's text is the fallback. */
+export const errors = {
+  network: "The server could not be reached. Check your connection.",
+  stream_disconnected: "Stream disconnected before the response completed.",
+  unauthorized: "Your sign-in has ended. Sign in again to continue.",
+  forbidden: "You are not allowed to do that.",
+  rate_limited: "Too many requests.",
+  too_many_streams: "Too many responses are running at once. Wait for one to finish.",
+  storage_full: "Your storage is full: delete chats to free space.",
+  payload_too_large: "This is over the storage limit: shorten it, or start a new chat and delete chats you no longer need.",
+  unsupported_media_type: "That type of file cannot be sent.",
+  not_configured: "The server is not configured for this yet.",
+  upstream: "The model provider did not answer. Try again.",
+  stream_version: "The agent streams in a version this app does not support.",
+  internal: "Something went wrong on the server.",
+  /** A rate limit's text with the wait the server asked for. */
+  retryIn: "{error} Try again in {wait}.",
+  seconds: { one: "{count} second", other: "{count} seconds" } as Plural,
+  minutes: { one: "{count} minute", other: "{count} minutes" } as Plural,
+  requestFailed: "Request failed ({status}).",
+};
+
+export const en = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, usage, runtime, errors };
+
+export type Messages = typeof en;
