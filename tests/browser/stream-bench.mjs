@@ -69,8 +69,11 @@ try {
         const md = document.querySelector(".message.assistant .markdown");
         if (!md) return;
         b.renders++;
-        if (!b.firstText && md.textContent.length) b.firstText = performance.now();
-        if (!b.done && md.textContent.includes("END-OF-ANSWER")) {
+        // Only the last block: reading the whole answer's text on every render would be most of
+        // the work measured.
+        const last = md.lastElementChild?.textContent ?? "";
+        if (!b.firstText && last.length) b.firstText = performance.now();
+        if (!b.done && last.includes("END-OF-ANSWER")) {
           b.done = performance.now();
           b.running = false;
         }
@@ -89,6 +92,7 @@ try {
     const spent = (k) => m1[k] - m0[k];
     const busy = spent("TaskDuration");
     if (process.env.PROFILE) {
+      console.log(Object.entries(m1).filter(([k]) => /Duration|Count/.test(k)).map(([k, v]) => `${k} ${((v - m0[k]) / 1000).toFixed(1)}`).join(", "));
       // Self time per function (build the app unminified to read the names).
       const { profile } = await cdp.send("Profiler.stop");
       const self = new Map();

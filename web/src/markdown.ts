@@ -26,9 +26,6 @@ let hooked = false;
 function ensureHooks() {
   if (hooked) return;
   hooked = true;
-  // Set once: a config passed to every sanitize() call is parsed anew each time (a streamed
-  // answer sanitises its tail on every frame).
-  DOMPurify.setConfig({ ...PURIFY, RETURN_DOM_FRAGMENT: true });
   DOMPurify.addHook("afterSanitizeAttributes", (node) => {
     if (node.tagName === "A") {
       node.setAttribute("target", "_blank");
@@ -40,7 +37,7 @@ function ensureHooks() {
 function renderBlock(block: Block): DocumentFragment {
   ensureHooks();
   const html = block.tokens.length ? (marked.parser(block.tokens) as string) : "";
-  return DOMPurify.sanitize(html) as unknown as DocumentFragment;
+  return DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
 }
 
 /** How long the "Copied" state stays visible. */
