@@ -229,7 +229,8 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0003_eve_agent".to_string(),
             "0004_chat_events_in_eve".to_string(),
             "0005_chat_lifecycle".to_string(),
-            "0006_chat_pin".to_string()
+            "0006_chat_pin".to_string(),
+            "0007_attachments".to_string()
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
