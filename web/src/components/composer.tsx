@@ -1,8 +1,10 @@
 // The composer (seed composer.tsx): fully controlled by its page. Enter sends, Shift+Enter adds a
 // newline, 8000-character limit, autofocus on the next frame, a stop button while busy, a
-// spinner while preparing, and a tooltip that always says why it is disabled.
+// spinner while preparing, and a tooltip that always says why it is disabled. Files (item 7):
+// a paperclip, drag-and-drop onto the composer and paste add them as chips before sending.
 import type { ComponentChildren } from "preact";
-import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { ATTACHMENT_STRINGS, formatBytes, type DraftFiles } from "../attachments";
 import { MAX_MESSAGE_CHARS } from "../events";
 
 export interface ComposerProps {
@@ -18,6 +20,8 @@ export interface ComposerProps {
   footerStart?: ComponentChildren;
   /** ↑ in the empty composer (edits the last message). */
   onArrowUpEmpty?(): void;
+  /** The files to send with the message; unset, the composer takes none. */
+  files?: DraftFiles;
 }
 
 const MAX_HEIGHT_PX = 240;
@@ -29,6 +33,12 @@ export function Composer(props: ComposerProps) {
   const inputLocked = disabled || preparing;
   const over = value.length > MAX_MESSAGE_CHARS;
   const near = value.length > MAX_MESSAGE_CHARS * 0.9;
+  const files = props.files;
+  const hasFiles = !!files && files.files.length > 0;
+  const empty = !value.trim() && !hasFiles;
+  const fileInput = useRef<HTMLInputElement>(null);
+  const [dropping, setDropping] = useState(false);
+  const takesFiles = !!files && !inputLocked;
 
   useEffect(() => {
     if (inputLocked) return;
@@ -45,25 +55,51 @@ export function Composer(props: ComposerProps) {
   }, [value]);
 
   const submit = () => {
-    if (inputLocked || busy || !value.trim() || over) return;
+    if (inputLocked || busy || empty || over) return;
     props.onSubmit(value);
   };
 
   const sendBlockReason = over
     ? `Messages are limited to ${MAX_MESSAGE_CHARS.toLocaleString("en")} characters`
-    : !value.trim()
+    : empty
       ? "Type a message to send"
       : reason;
 
   return (
     <div class={`composer${disabled ? " is-disabled" : ""}`} data-reason={reason ?? undefined} title={reason ?? undefined}>
       <form
-        class="composer-box"
+        class={`composer-box${dropping ? " is-dropping" : ""}`}
         onSubmit={(e) => {
           e.preventDefault();
           submit();
         }}
+        onDragOver={(e) => {
+          if (!takesFiles || !e.dataTransfer?.types.includes("Files")) return;
+          e.preventDefault();
+          setDropping(true);
+        }}
+        onDragLeave={() => setDropping(false)}
+        onDrop={(e) => {
+          setDropping(false);
+          if (!takesFiles || !e.dataTransfer?.files.length) return;
+          e.preventDefault();
+          files.add(Array.from(e.dataTransfer.files));
+        }}
       >
+        {hasFiles && (
+          <ul class="composer-files" aria-label={ATTACHMENT_STRINGS.list}>
+            {files.files.map((f) => (
+              <li key={f.id} class="file-chip">
+                {f.preview && <img src={f.preview} alt="" />}
+                <span class="file-chip-name">{f.name}</span>
+                <span class="file-chip-size">{formatBytes(f.size)}</span>
+                <button type="button" class="file-chip-remove" aria-label={ATTACHMENT_STRINGS.remove(f.name)} title={ATTACHMENT_STRINGS.remove(f.name)} onClick={() => files.remove(f.id)}>
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
         <label class="sr-only" for="composer-input">
           Message
         </label>
@@ -77,6 +113,12 @@ export function Composer(props: ComposerProps) {
           placeholder={props.placeholder ?? "Ask anything"}
           aria-describedby={reason ? "composer-reason" : undefined}
           onInput={(e) => props.onChange((e.currentTarget as HTMLTextAreaElement).value)}
+          onPaste={(e) => {
+            const pasted = e.clipboardData?.files;
+            if (!takesFiles || !pasted?.length) return;
+            e.preventDefault();
+            files.add(Array.from(pasted));
+          }}
           onKeyDown={(e) => {
             if (e.key === "ArrowUp" && !value && props.onArrowUpEmpty && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
               e.preventDefault();
@@ -90,7 +132,30 @@ export function Composer(props: ComposerProps) {
           }}
         />
         <div class="composer-footer">
-          <div class="composer-footer-start">{props.footerStart}</div>
+          <div class="composer-footer-start">
+            {files && (
+              <>
+                <button type="button" class="icon-button attach" aria-label={ATTACHMENT_STRINGS.attach} title={ATTACHMENT_STRINGS.attachTitle} disabled={inputLocked} onClick={() => fileInput.current?.click()}>
+                  <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+                    <path d="M16.5 6.5 8.6 14.4a2 2 0 0 0 2.8 2.8l7.9-7.9a4 4 0 0 0-5.7-5.7l-8 8a6 6 0 0 0 8.5 8.5l6.4-6.4" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+                  </svg>
+                </button>
+                <input
+                  ref={fileInput}
+                  type="file"
+                  multiple
+                  hidden
+                  data-testid="attach-input"
+                  onChange={(e) => {
+                    const input = e.currentTarget as HTMLInputElement;
+                    if (input.files?.length) files.add(Array.from(input.files));
+                    input.value = "";
+                  }}
+                />
+              </>
+            )}
+            {props.footerStart}
+          </div>
           <div class="composer-footer-end">
             {near && (
               <span class={`char-count${over ? " over" : ""}`} aria-live="polite">
@@ -107,7 +172,7 @@ export function Composer(props: ComposerProps) {
                 class="icon-button send"
                 aria-label={preparing ? "Sending" : "Send message"}
                 title={preparing ? "Sending…" : sendBlockReason ?? "Send (Enter)"}
-                disabled={inputLocked || !value.trim() || over}
+                disabled={inputLocked || empty || over}
               >
                 {preparing ? <span class="spinner" aria-hidden="true" /> : <span class="send-arrow" aria-hidden="true" />}
               </button>

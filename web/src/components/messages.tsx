@@ -4,6 +4,7 @@
 import { Component, Fragment } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
+import { formatBytes, isThumbnailUrl } from "../attachments";
 import { MarkdownView } from "../markdown";
 import type { Switcher } from "../branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
@@ -144,9 +145,19 @@ function UserBubbleView({ text, files, pending }: UserBubbleProps) {
         <ul class="attachments" aria-label="Attachments">
           {files.map((f, i) => (
             <li key={i} class="attachment">
-              {f.url && f.mediaType.startsWith("image/") && /^(data|blob):/.test(f.url) ? <img src={f.url} alt={f.filename ?? "image"} /> : null}
-              <span class="attachment-name">{f.filename ?? f.mediaType}</span>
-              {f.size !== undefined && <span class="attachment-size">{formatSize(f.size)}</span>}
+              {isThumbnailUrl(f.url) && f.mediaType.startsWith("image/") ? (
+                <a href={f.url} target="_blank" rel="noopener" class="attachment-thumb">
+                  <img src={f.url} alt={f.filename ?? "image"} loading="lazy" decoding="async" />
+                </a>
+              ) : null}
+              {isThumbnailUrl(f.url) && !f.mediaType.startsWith("image/") ? (
+                <a class="attachment-name" href={f.url} download={f.filename ?? true}>
+                  {f.filename ?? f.mediaType}
+                </a>
+              ) : (
+                <span class="attachment-name">{f.filename ?? f.mediaType}</span>
+              )}
+              {f.size !== undefined && <span class="attachment-size">{formatBytes(f.size)}</span>}
             </li>
           ))}
         </ul>
@@ -156,9 +167,6 @@ function UserBubbleView({ text, files, pending }: UserBubbleProps) {
   );
 }
 
-function formatSize(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
 
 /** Whether two answers show the same thing (the live answer's parts are new objects per delta). */
 export function sameParts(a: readonly AssistantPart[], b: readonly AssistantPart[]): boolean {
