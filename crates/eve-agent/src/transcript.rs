@@ -530,6 +530,40 @@ mod tests {
         })
     }
 
+    #[test]
+    fn a_messages_files_follow_it_in_the_history_as_references_to_their_stored_bytes() {
+        let file = |id: Option<&str>| ReceivedPart::File {
+            filename: Some("a.png".into()),
+            media_type: "image/png".into(),
+            attachment_id: id.map(str::to_string),
+            size: Some(3),
+            url: None,
+        };
+        let log = vec![
+            Event::MessageReceived(MessageReceived {
+                message: "look".into(),
+                parts: vec![
+                    ReceivedPart::Text {
+                        text: "look".into(),
+                    },
+                    file(Some("att_1")),
+                    file(None),
+                ],
+                at: turn(0),
+            }),
+            completed(0, 0, "a dot"),
+        ];
+        let m = messages(&log);
+        assert_eq!(m.len(), 4, "{m:?}");
+        assert_eq!(m[0], ModelMessage::User("look".into()));
+        assert!(
+            matches!(&m[1], ModelMessage::File(f) if f.content == FileContent::Stored("att_1".into()))
+        );
+        assert!(matches!(&m[2], ModelMessage::File(f)
+            if f.content == FileContent::Note(crate::attachments::NOT_FETCHED.into())));
+        assert!(matches!(&m[3], ModelMessage::Assistant { .. }));
+    }
+
     fn completed(n: u64, step: u64, text: &str) -> Event {
         Event::MessageCompleted(MessageCompleted {
             finish_reason: "stop".into(),

@@ -96,6 +96,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
         "eve_session",
         "eve_event",
         "eve_inbox",
+        "eve_attachment",
     ] {
         let n = count(
             &db,
@@ -107,7 +108,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
     }
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
 }
 
@@ -256,7 +257,7 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
     migrations::migrate(&db, 1).unwrap();
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
 }
 
@@ -275,7 +276,7 @@ fn migrations_are_safe_when_instances_start_together() {
     let db = open_file(&path, false);
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
 }
 
