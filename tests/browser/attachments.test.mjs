@@ -1,8 +1,9 @@
 // Attachments (issue 13 item 7) in the browser: the paperclip, drag-and-drop onto the composer
 // and paste add files as chips (name, size, remove); a refused file says why and is not
-// added; the sent message shows an image's thumbnail and a file chip for others, loaded from
-// the agent (/eve/v1/attachments/:id), also after a reload. The agent's upload cap is set low
-// so that the refusals need no large files.
+// added (the page checks against the policy the agent reports in /eve/v1/info); the sent message
+// shows an image's thumbnail and a file chip for others, loaded from the agent
+// (/eve/v1/attachments/:id), also after a reload. The agent's upload cap is set low so that the
+// refusals need no large files.
 import assert from "node:assert/strict";
 import zlib from "node:zlib";
 import { after, before, test } from "node:test";
@@ -12,7 +13,7 @@ let app;
 let browser;
 before(async () => {
   const { startApp } = await import("./harness.mjs");
-  app = await startApp({ demo_pacing_ms: "1", chat_send_per_hour: "1000" });
+  app = await startApp({ demo_pacing_ms: "1", chat_send_per_hour: "1000", attachment_max_bytes: "200000" });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -43,9 +44,12 @@ function makePng(w, h) {
 }
 const PNG = makePng(64, 40);
 
+/** The root page, once the agent's info (its upload policy) has arrived. */
 async function openHome(page) {
+  const info = page.waitForResponse((r) => r.url().endsWith("/eve/v1/info"));
   await page.goto("/");
   await page.waitForSelector(".auth-slot .viewer-name");
+  assert.equal((await (await info).json()).agent.model.providerOptions.uploadPolicy.maxBytes, 200000);
 }
 
 /** Dispatches a drop of `files` ({name, type, b64 | text}) on `selector`, as a real drag does. */
@@ -138,14 +142,14 @@ test("a refused file says why and is not added; a file alone can be sent", async
   await toast.waitFor();
   await screenshot(page, "attachments-refused-type");
   assert.deepEqual(await chipNames(page), []);
-  // Over the 5 MB default cap.
+  // Over the agent's cap (attachment_max_bytes, which the page has from /eve/v1/info).
   await page.evaluate(() => {
     const dt = new DataTransfer();
-    dt.items.add(new File([new Uint8Array(5 * 1024 * 1024 + 1)], "huge.png", { type: "image/png" }));
+    dt.items.add(new File([new Uint8Array(200001)], "huge.png", { type: "image/png" }));
     const box = document.querySelector(".composer-box");
     box.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
   });
-  await page.locator(".toast", { hasText: "huge.png is larger than 5.0 MB" }).waitFor();
+  await page.locator(".toast", { hasText: "huge.png is larger than 195.3 KB, the limit per file." }).waitFor();
   assert.deepEqual(await chipNames(page), []);
 
   // Files without text: the send button is enabled by the file alone.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { formatBytes, isAllowedType, isThumbnailUrl, mediaTypeOf, messageOf, pendingLabel, refusal, withMediaType, MAX_ATTACHMENT_BYTES } from "./attachments";
+import { formatBytes, isAllowedType, isThumbnailUrl, mediaTypeOf, messageOf, pendingLabel, policyFromInfo, refusal, withMediaType, MAX_ATTACHMENT_BYTES } from "./attachments";
 
 test("media types come from the browser, else from the extension", () => {
   assert.equal(mediaTypeOf("a.png", "image/PNG"), "image/png");
@@ -43,4 +43,17 @@ test("data URLs carry the part's media type; only our attachment URLs become thu
   assert.ok(!isThumbnailUrl("/eve/v1/attachments/att_1/../../api"));
   assert.ok(!isThumbnailUrl(undefined));
   assert.equal(formatBytes(1536), "1.5 KB");
+});
+
+test("the agent's policy comes from its info document; anything else keeps the defaults", () => {
+  const info = { agent: { model: { providerOptions: { uploadPolicy: { maxBytes: 10, allowedMediaTypes: ["Video/*"] } } } } };
+  const p = policyFromInfo(info)!;
+  assert.deepEqual(p, { maxBytes: 10, allowedMediaTypes: ["video/*"] });
+  assert.equal(refusal("a.mp4", "video/mp4", 10, p), null);
+  assert.match(refusal("a.mp4", "video/mp4", 11, p)!, /larger than 10 B/);
+  assert.match(refusal("a.png", "image/png", 1, p)!, /cannot be attached/);
+  assert.equal(refusal("x.bin", "application/octet-stream", 1, { maxBytes: 5, allowedMediaTypes: "*" }), null);
+  assert.match(refusal("x.bin", "application/octet-stream", 1, { maxBytes: 0, allowedMediaTypes: "*" })!, /cannot be attached/);
+  assert.equal(policyFromInfo({ agent: { model: { id: "openai/x" } } }), null);
+  assert.equal(policyFromInfo({ agent: { model: { providerOptions: { uploadPolicy: { maxBytes: "big" } } } } }), null);
 });

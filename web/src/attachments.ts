@@ -14,7 +14,7 @@ export const ATTACHMENT_STRINGS = {
   list: "Attachments",
   dropHere: "Drop files to attach",
   tooLarge: (name: string, limit: string) => `${name} is larger than ${limit}, the limit per file.`,
-  wrongType: (name: string) => `${name} cannot be attached: only images, PDFs and text files are accepted.`,
+  wrongType: (name: string) => `${name} cannot be attached: this type of file is not accepted.`,
   tooMany: (max: number) => `At most ${max} files per message.`,
   unreadable: (name: string) => `${name} could not be read.`,
   unnamed: "file",
@@ -59,10 +59,35 @@ export function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/** eve's `UploadPolicyConfig`: the agent reports its own in `/eve/v1/info`. */
+export interface UploadPolicy {
+  maxBytes: number;
+  allowedMediaTypes: readonly string[] | "*";
+}
+
+export const DEFAULT_POLICY: UploadPolicy = { maxBytes: MAX_ATTACHMENT_BYTES, allowedMediaTypes: ALLOWED_TYPES };
+let policy: UploadPolicy = DEFAULT_POLICY;
+
+/** The policy an info document reports (`agent.model.providerOptions.uploadPolicy`), or null. */
+export function policyFromInfo(info: unknown): UploadPolicy | null {
+  const p = (info as { agent?: { model?: { providerOptions?: { uploadPolicy?: { maxBytes?: unknown; allowedMediaTypes?: unknown } } } } } | null)?.agent?.model?.providerOptions?.uploadPolicy;
+  if (!p || typeof p.maxBytes !== "number" || !(p.maxBytes >= 0)) return null;
+  const types = p.allowedMediaTypes;
+  if (types === "*") return { maxBytes: p.maxBytes, allowedMediaTypes: "*" };
+  if (Array.isArray(types) && types.every((t) => typeof t === "string")) return { maxBytes: p.maxBytes, allowedMediaTypes: types.map((t) => t.toLowerCase()) };
+  return null;
+}
+
+/** Keeps the policy of the agent's info document (a foreign eve reports none: the defaults stay). */
+export function rememberUploadPolicy(info: unknown): void {
+  policy = policyFromInfo(info) ?? policy;
+}
+
 /** Why a file cannot be attached, or null. Type first, size second, as the agent checks. */
-export function refusal(name: string, mediaType: string, size: number, max = MAX_ATTACHMENT_BYTES): string | null {
-  if (!isAllowedType(mediaType)) return ATTACHMENT_STRINGS.wrongType(name);
-  if (size > max) return ATTACHMENT_STRINGS.tooLarge(name, formatBytes(max));
+export function refusal(name: string, mediaType: string, size: number, p: UploadPolicy = policy): string | null {
+  const allowed = p.allowedMediaTypes === "*" || isAllowedType(mediaType, p.allowedMediaTypes);
+  if (!allowed || p.maxBytes === 0) return ATTACHMENT_STRINGS.wrongType(name);
+  if (size > p.maxBytes) return ATTACHMENT_STRINGS.tooLarge(name, formatBytes(p.maxBytes));
   return null;
 }
 

@@ -40,6 +40,7 @@ pub fn info(_call: Call, out: ResponseOutparam) {
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let mut doc = info::agent_info(&model_id, &tools::specs(), &runner::mcp_connections());
     info::list_models(&mut doc, &choices);
+    info::list_upload_policy(&mut doc, &upload_policy());
     send_json(out, 200, &[], &doc);
 }
 
