@@ -133,6 +133,9 @@ export function Composer(props: ComposerProps) {
         />
         <div class="composer-footer">
           <div class="composer-footer-start">
+            {props.footerStart}
+          </div>
+          <div class="composer-footer-end">
             {files && (
               <>
                 <button type="button" class="icon-button attach" aria-label={ATTACHMENT_STRINGS.attach} title={ATTACHMENT_STRINGS.attachTitle} disabled={inputLocked} onClick={() => fileInput.current?.click()}>
@@ -145,6 +148,8 @@ export function Composer(props: ComposerProps) {
                   type="file"
                   multiple
                   hidden
+                  tabIndex={-1}
+                  aria-label={ATTACHMENT_STRINGS.attach}
                   data-testid="attach-input"
                   onChange={(e) => {
                     const input = e.currentTarget as HTMLInputElement;
@@ -154,9 +159,6 @@ export function Composer(props: ComposerProps) {
                 />
               </>
             )}
-            {props.footerStart}
-          </div>
-          <div class="composer-footer-end">
             {near && (
               <span class={`char-count${over ? " over" : ""}`} aria-live="polite">
                 {value.length.toLocaleString("en")} / {MAX_MESSAGE_CHARS.toLocaleString("en")}
