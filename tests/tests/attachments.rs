@@ -288,6 +288,12 @@ fn a_file_over_the_cap_is_413_a_refused_type_415_as_eve_answers_and_nothing_is_k
             }
         }
     }
+    // A body past the message route's cap (256 KiB + one 1000-byte file in base64) is refused
+    // before it is parsed.
+    let huge = json!({"message": [file("text/plain", "huge.txt", &vec![b'a'; 300_000])]});
+    let r = send(&h, &sid, &huge);
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert_eq!(error_of(&r).0.as_deref(), Some("payload_too_large"));
     // Malformed parts are a 400.
     for bad in [
         json!({"message": [{"type": "file", "mediaType": "text/plain", "data": "%%%"}]}),
