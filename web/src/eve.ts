@@ -13,6 +13,7 @@
 // v25+ delta-only shape as eve's client does.
 
 import { ApiError, errorFrom } from "./api";
+import { messageOf, type FilePart } from "./attachments";
 import type { EveEvent } from "./eve-reducer";
 import type { ClientSessionState } from "./types";
 
@@ -86,7 +87,9 @@ export function isSessionGone(err: unknown): boolean {
 }
 
 /** Starts a new session with a message, or sends the next message to an existing one. */
-export async function sendMessage(session: ClientSessionState | null, message: string, clientContext: string, model?: string): Promise<SentTurn> {
+export async function sendMessage(session: ClientSessionState | null, text: string, clientContext: string, model?: string, files?: FilePart[]): Promise<SentTurn> {
+  // With files, `message` is eve's array of text and file parts.
+  const message = messageOf(text, files);
   // `model` is eve-chat's extension (docs/eve-protocol.md): sent only when there is a choice.
   const body = model ? { message, clientContext, model } : { message, clientContext };
   if (session) {

@@ -26,6 +26,8 @@ export function modelsFromInfo(info: unknown): ModelOption[] {
   return [];
 }
 
+import { rememberUploadPolicy } from "./attachments";
+
 const KEY = "eve-chat.model";
 const chatKey = (chatId: string) => `${KEY}.${chatId}`;
 
@@ -75,7 +77,10 @@ let current: ModelOption[] = [];
 export function loadModels(): Promise<ModelOption[]> {
   loaded ??= fetch("/eve/v1/info", { credentials: "same-origin", headers: { accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
-    .then((info) => (current = modelsFromInfo(info)))
+    .then((info) => {
+      rememberUploadPolicy(info);
+      return (current = modelsFromInfo(info));
+    })
     .catch(() => {
       loaded = null;
       return [];

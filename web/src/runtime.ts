@@ -6,6 +6,7 @@
 // runtime whose stream produced them, so two chats never mix.
 
 import { api, ApiError } from "./api";
+import { pendingLabel, type FilePart } from "./attachments";
 import { branchEvent, currentSeed, withSeed, type BranchRequest } from "./branches";
 import { cancelTurn, delay, followStream, isSessionGone, respond, sendMessage, type InputResponse } from "./eve";
 import { describeError, fmt, t } from "./i18n";
@@ -90,6 +91,8 @@ export class ChatRuntime {
   /** The run the user stopped (its drain may close the turn locally). */
   private stoppedRun: AbortController | null = null;
   private pendingMessage: string | null = null;
+  /** The files of the message a new chat starts with (in memory only: a reload drops them). */
+  private pendingFiles: FilePart[] | undefined;
   private pendingConsumed = false;
   private optimisticSince = 0;
   private cursor = 0;
@@ -166,10 +169,11 @@ export class ChatRuntime {
   // --- loading ------------------------------------------------------------------------------
 
   /** A chat just created by the root page: nothing to fetch, its first message is pending. */
-  primeFromCreate(message: string): void {
+  primeFromCreate(message: string, files?: FilePart[]): void {
     this.known = [];
     this.serverLength = 0;
     this.pendingMessage = message;
+    this.pendingFiles = files?.length ? files : undefined;
     this.setEvents([], { phase: "idle", session: null, loadError: null });
     this.consumePending();
   }
@@ -208,9 +212,11 @@ export class ChatRuntime {
   /** Seed: the pending message is sent exactly once, when nothing else is running. */
   private consumePending(): void {
     const message = this.pendingMessage;
-    if (!message || this.pendingConsumed || this.busy || this.waitingForAuthorization) return;
+    const files = this.pendingFiles;
+    if ((!message && !files) || this.pendingConsumed || this.busy || this.waitingForAuthorization) return;
     this.pendingConsumed = true;
-    void this.send(message, { alreadyPending: true });
+    this.pendingFiles = undefined;
+    void this.send(message ?? "", { alreadyPending: true, files });
   }
 
   // --- sending ------------------------------------------------------------------------------
@@ -220,9 +226,10 @@ export class ChatRuntime {
    * continue the eve session, save the session, then stream the turn. Returns false (and
    * toasts why) when the message cannot be sent now; the caller then keeps the draft.
    */
-  async send(text: string, opts: { alreadyPending?: boolean; branch?: BranchRequest } = {}): Promise<boolean> {
+  async send(text: string, opts: { alreadyPending?: boolean; branch?: BranchRequest; files?: FilePart[] } = {}): Promise<boolean> {
     const message = text.trim();
-    if (!message || this.busy) return false;
+    const files = opts.files?.length ? opts.files : undefined;
+    if ((!message && !files) || this.busy) return false;
     if (message.length > MAX_MESSAGE_CHARS) {
       this.host.toast(fmt(t.pages.messageTooLong, { max: MAX_MESSAGE_CHARS }));
       return false;
@@ -234,14 +241,14 @@ export class ChatRuntime {
     this.optimisticSince = this.state.events.length;
     this.stopRequested = false;
     const branch = opts.branch ?? null;
-    this.set({ phase: "sending", optimistic: message, stopped: false, branching: branch });
+    this.set({ phase: "sending", optimistic: message || pendingLabel(files), stopped: false, branching: branch });
     // The previous turn may still be saving its snapshot, or draining eve's cancel after a
     // stop: let it finish first so that writes stay in order.
     await this.settlePrevious();
     let marked = opts.alreadyPending === true;
     try {
       if (!opts.alreadyPending) {
-        const saved = await api.markPending(this.chatId, message);
+        const saved = await api.markPending(this.chatId, message || pendingLabel(files));
         marked = true;
         if (saved?.chat) this.host.touchChat(saved.chat);
       }
@@ -250,11 +257,11 @@ export class ChatRuntime {
         // A branch starts a new eve session seeded with the turns before it (eve has no
         // regenerate route); later messages of a branch carry the same seed.
         const context = withSeed(this.host.clientContext(), branch ? branch.context : currentSeed(this.state.log));
-        sent = await sendMessage(branch ? null : this.state.session, message, context, this.host.model?.(this.chatId));
+        sent = await sendMessage(branch ? null : this.state.session, message, context, this.host.model?.(this.chatId), files);
       } catch (err) {
         // Not accepted (a 429, the agent down): the chat must not keep it as pending, or the
         // next page load would send it behind the user's back.
-        if (marked) await api.clearPending(this.chatId, message).catch(() => undefined);
+        if (marked) await api.clearPending(this.chatId, message || pendingLabel(files)).catch(() => undefined);
         throw err;
       }
       this.cursor = sent.created ? 0 : this.cursor;

@@ -20,8 +20,8 @@ fn principal(headers: &[(String, Vec<u8>)]) -> Result<Principal, Refusal> {
         .ok_or_else(Refusal::unauthorized)
 }
 
-async fn read_body(req: IncomingRequest) -> Result<Vec<u8>, Refusal> {
-    eve_spin::body::read_capped(req, MAX_BODY_BYTES)
+async fn read_body(req: IncomingRequest, max: usize) -> Result<Vec<u8>, Refusal> {
+    eve_spin::body::read_capped(req, max)
         .await
         .map_err(|e| match e {
             BodyError::TooLarge => Refusal::too_large(),
@@ -55,7 +55,13 @@ pub async fn serve(req: IncomingRequest, out: ResponseOutparam) {
         Err(e) => return send_refusal(out, &e),
     };
     let body = if method == "POST" {
-        match read_body(req).await {
+        // A message may carry a file at the upload cap (in base64).
+        let max = if route.takes_session_request() {
+            crate::handlers::upload_policy().message_body_cap()
+        } else {
+            MAX_BODY_BYTES
+        };
+        match read_body(req, max).await {
             Ok(b) => b,
             Err(e) => return send_refusal(out, &e),
         }
@@ -84,5 +90,6 @@ pub async fn serve(req: IncomingRequest, out: ResponseOutparam) {
         Route::ConnectionCallback => h::connection_callback(call, out),
         Route::Connections => h::connections(call, out),
         Route::RevokeConnection(name) => h::revoke_connection(call, &name, out),
+        Route::Attachment(id) => h::attachment(call, &id, out),
     }
 }

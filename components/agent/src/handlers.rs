@@ -3,6 +3,7 @@
 //! invocation ([`runner::drain`]): a reader that goes away never stops it, and a message sent
 //! while a turn runs waits in the inbox for the next turn instead of being refused.
 
+use eve_agent::attachments::{self, Upload, UploadPolicy};
 use eve_agent::mcp_oauth::{self, McpFlow, StoredToken};
 use eve_agent::oauth::{self, FlowState};
 use eve_agent::protocol::{self, Refusal, SessionRequest};
@@ -39,6 +40,7 @@ pub fn info(_call: Call, out: ResponseOutparam) {
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let mut doc = info::agent_info(&model_id, &tools::specs(), &runner::mcp_connections());
     info::list_models(&mut doc, &choices);
+    info::list_upload_policy(&mut doc, &upload_policy());
     send_json(out, 200, &[], &doc);
 }
 
@@ -71,6 +73,107 @@ fn check_room(store: &AgentStore<'_, Db>, principal: &str) -> Result<(), Refusal
     }
 }
 
+/// The owner's upload policy (`attachment_max_bytes`, `attachment_types`,
+/// `attachment_quota_bytes`).
+pub fn upload_policy() -> UploadPolicy {
+    UploadPolicy::from_vars(
+        variable("attachment_max_bytes").as_deref(),
+        variable("attachment_types").as_deref(),
+        variable("attachment_quota_bytes").as_deref(),
+    )
+}
+
+/// The refusal of files that would take the principal past its attachment quota.
+fn quota_exceeded(policy: &UploadPolicy) -> Refusal {
+    Refusal::new(
+        413,
+        Some("attachment_quota_exceeded"),
+        format!(
+            "Your attachments would exceed the {}-byte limit: delete chats with files to free space.",
+            policy.quota_bytes
+        ),
+    )
+}
+
+/// A message's files checked against the policy and the quota, before anything is kept.
+fn check_uploads(
+    store: &AgentStore<'_, Db>,
+    principal: &str,
+    m: &protocol::Message,
+    policy: &UploadPolicy,
+) -> Result<Vec<Upload>, Refusal> {
+    let uploads = attachments::check(&m.parts, policy)?;
+    let adding: u64 = uploads.iter().map(|u| u.bytes.len() as u64).sum();
+    if adding > 0 {
+        let used = store.attachment_usage(principal).map_err(db_refusal)?;
+        if used.saturating_add(adding) > policy.quota_bytes {
+            return Err(quota_exceeded(policy));
+        }
+    }
+    Ok(uploads)
+}
+
+/// Keeps the files of session `id` and puts their ids in the message's parts in place of
+/// their bytes. On any failure the ones kept so far are deleted again: all or nothing.
+fn store_uploads(
+    store: &AgentStore<'_, Db>,
+    id: &str,
+    principal: &str,
+    m: &mut protocol::Message,
+    uploads: Vec<Upload>,
+    policy: &UploadPolicy,
+) -> Result<Vec<String>, Refusal> {
+    let mut kept: Vec<String> = Vec::new();
+    for u in uploads {
+        let aid = attachments::attachment_id(random_bytes::<16>());
+        let result = store.insert_attachment(
+            &aid,
+            principal,
+            id,
+            &u.media_type,
+            u.filename.as_deref(),
+            &u.bytes,
+            policy.quota_bytes,
+            now_ms(),
+        );
+        match result {
+            Ok(true) => {
+                m.parts[u.part] = attachments::stored_part(&u, &aid);
+                kept.push(aid);
+            }
+            other => {
+                forget_uploads(store, principal, &kept);
+                return Err(match other {
+                    Err(e) => db_refusal(e),
+                    _ => quota_exceeded(policy),
+                });
+            }
+        }
+    }
+    Ok(kept)
+}
+
+fn forget_uploads(store: &AgentStore<'_, Db>, principal: &str, ids: &[String]) {
+    for aid in ids {
+        if let Err(e) = store.delete_attachment(aid, principal) {
+            eprintln!("agent: deleting attachment {aid}: {e}");
+        }
+    }
+}
+
+/// Keeps the message's files and queues it; nothing stays behind when either fails.
+fn keep_message(
+    store: &AgentStore<'_, Db>,
+    id: &str,
+    principal: &str,
+    mut m: protocol::Message,
+    uploads: Vec<Upload>,
+    policy: &UploadPolicy,
+) -> Result<String, Refusal> {
+    let kept = store_uploads(store, id, principal, &mut m, uploads, policy)?;
+    queue_message(store, id, &m).inspect_err(|_| forget_uploads(store, principal, &kept))
+}
+
 fn queue_message(
     store: &AgentStore<'_, Db>,
     id: &str,
@@ -101,14 +204,19 @@ pub fn create(call: Call, out: ResponseOutparam) {
         let now = now_ms();
         let id = ids::session_id(now, random_bytes::<10>());
         let store = AgentStore::new(&db);
-        if matches!(request, SessionRequest::Message(_)) {
-            check_room(&store, &call.principal.id)?;
-        }
+        let policy = upload_policy();
+        let uploads = match &request {
+            SessionRequest::Message(m) => {
+                check_room(&store, &call.principal.id)?;
+                check_uploads(&store, &call.principal.id, m, &policy)?
+            }
+            _ => Vec::new(),
+        };
         store
             .create_session(&id, &call.principal.id, now)
             .map_err(db_refusal)?;
-        if let SessionRequest::Message(m) = &request {
-            queue_message(&store, &id, m)?;
+        if let SessionRequest::Message(m) = request {
+            keep_message(&store, &id, &call.principal.id, m, uploads, &policy)?;
         }
         Ok((db, id))
     })();
@@ -147,7 +255,9 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
         match request {
             SessionRequest::Message(m) => {
                 check_model(&m)?;
-                let delivery = queue_message(&store, id, &m)?;
+                let policy = upload_policy();
+                let uploads = check_uploads(&store, &call.principal.id, &m, &policy)?;
+                let delivery = keep_message(&store, id, &call.principal.id, m, uploads, &policy)?;
                 Ok((db, delivery, First::Nothing))
             }
             SessionRequest::InputResponses(responses) => {
@@ -703,5 +813,52 @@ pub fn revoke_connection(call: Call, name: &str, out: ResponseOutparam) {
             &serde_json::json!({ "name": conn.name, "connected": false, "revoked": token.is_some() }),
         ),
         Err(e) => send_refusal(out, &db_refusal(e)),
+    }
+}
+
+/// `GET /eve/v1/attachments/:id`: the bytes of one of the caller's attachments (404 for
+/// anyone else's, as for an unknown one). Served so that nothing of it runs on our origin:
+/// an image as itself (the thumbnails), anything else as a download, under a sandbox CSP.
+pub fn attachment(call: Call, id: &str, out: ResponseOutparam) {
+    let found = open_db().and_then(|db| {
+        AgentStore::new(&db)
+            .attachment(id, &call.principal.id)
+            .map_err(db_refusal)
+    });
+    match found {
+        Ok(Some(a)) => {
+            let media = attachments::served_media_type(&a.media_type, &a.data);
+            let name: String = a
+                .filename
+                .as_deref()
+                .unwrap_or("attachment")
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || ".-_ ".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let disposition = if media.starts_with("image/") {
+                format!("inline; filename=\"{name}\"")
+            } else {
+                format!("attachment; filename=\"{name}\"")
+            };
+            let headers: Vec<(String, Vec<u8>)> = vec![
+                ("content-type".into(), media.as_bytes().to_vec()),
+                ("content-disposition".into(), disposition.into_bytes()),
+                ("cache-control".into(), b"private, max-age=86400".to_vec()),
+                (
+                    "content-security-policy".into(),
+                    b"default-src 'none'; sandbox".to_vec(),
+                ),
+                ("x-content-type-options".into(), b"nosniff".to_vec()),
+            ];
+            streaming::respond(out, 200, &headers, &a.data);
+        }
+        Ok(None) => send_refusal(out, &Refusal::new(404, None, "Attachment not found.")),
+        Err(e) => send_refusal(out, &e),
     }
 }

@@ -207,6 +207,16 @@ impl TurnHost for Runner<'_, '_, '_> {
         self
     }
 
+    fn attachment(&mut self, id: &str) -> Option<Vec<u8>> {
+        match self.store.attachment(id, self.principal) {
+            Ok(a) => a.map(|a| a.data),
+            Err(e) => {
+                eprintln!("agent: reading attachment {id}: {e}");
+                None
+            }
+        }
+    }
+
     fn connection_token(&mut self, connection: &str) -> Option<String> {
         let sealed = self
             .store

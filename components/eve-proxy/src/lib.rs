@@ -48,6 +48,9 @@ const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-eve
 /// Response headers passed back to the browser.
 const FORWARDED_RESPONSE_HEADERS: &[&str] = &[
     "content-type",
+    // An attachment's (a download, never sniffed).
+    "content-disposition",
+    "x-content-type-options",
     "location",
     "cache-control",
     "retry-after",
@@ -210,8 +213,19 @@ fn stream_lease(req: &Request, admitted: &Admitted) -> Result<Option<StreamLease
 /// The body, read only after the head's checks and at most the agent's cap: the agent stops
 /// reading past it (a control's body too), so a larger one is refused here rather than
 /// breaking mid-forward (502).
-async fn read_body(incoming: IncomingRequest) -> Result<Vec<u8>, Refusal> {
-    eve_spin::body::read_capped(incoming, protocol::MAX_BODY_BYTES)
+async fn read_body(incoming: IncomingRequest, route: &Route) -> Result<Vec<u8>, Refusal> {
+    // A message may carry a file at the agent's upload cap (the same variable), in base64.
+    let max = if route.takes_session_request() {
+        eve_agent::attachments::UploadPolicy::from_vars(
+            variable("attachment_max_bytes").as_deref(),
+            None,
+            None,
+        )
+        .message_body_cap()
+    } else {
+        protocol::MAX_BODY_BYTES
+    };
+    eve_spin::body::read_capped(incoming, max)
         .await
         .map_err(|e| match e {
             BodyError::TooLarge => Refusal::too_large(),
@@ -230,7 +244,7 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         .session
         .as_ref()
         .and_then(|s| s.refreshed_cookie.clone());
-    match read_body(incoming).await {
+    match read_body(incoming, &admitted.route).await {
         Ok(bytes) => *req.body_mut() = bytes,
         Err(e) => return send_error(out, &e, cookie.as_deref()),
     }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
+use crate::attachments::FileContent;
 use crate::framing::SseMessage;
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
 use crate::provider::{parse_arguments, HttpRequest, StreamParser, WireProtocol};
@@ -73,7 +74,23 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     };
     for m in &request.messages {
         match m {
+            // Anthropic refuses an empty text block (a message of files only has one).
+            ModelMessage::User(text) if text.is_empty() => {}
             ModelMessage::User(text) => push("user", json!({ "type": "text", "text": text })),
+            ModelMessage::File(f) => {
+                push("user", json!({ "type": "text", "text": f.as_text() }));
+                match &f.content {
+                    FileContent::Image { media_type, base64 } => push(
+                        "user",
+                        json!({ "type": "image", "source": { "type": "base64", "media_type": media_type, "data": base64 } }),
+                    ),
+                    FileContent::Pdf { base64 } => push(
+                        "user",
+                        json!({ "type": "document", "source": { "type": "base64", "media_type": "application/pdf", "data": base64 } }),
+                    ),
+                    _ => {}
+                }
+            }
             ModelMessage::Assistant { text, tool_calls } => {
                 if !text.is_empty() {
                     push("assistant", json!({ "type": "text", "text": text }));
@@ -348,6 +365,63 @@ mod tests {
                 input_schema: json!({"type":"object"}),
             }],
         }
+    }
+
+    fn files_request() -> ModelRequest {
+        let png = b"\x89PNG\r\n\x1a\n\0\0".as_slice();
+        ModelRequest {
+            system: "sys".into(),
+            messages: vec![
+                ModelMessage::User("what is in these?".into()),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("p.png".into()),
+                    "image/png",
+                    Some(png),
+                )),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("r.pdf".into()),
+                    "application/pdf",
+                    Some(b"%PDF-1.4"),
+                )),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("a.csv".into()),
+                    "text/csv",
+                    Some(b"a,b"),
+                )),
+                ModelMessage::User(String::new()),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("z.zip".into()),
+                    "application/zip",
+                    Some(b"PK"),
+                )),
+            ],
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn files_become_image_document_and_text_blocks_of_the_user_message() {
+        let body = request_body("m", &files_request());
+        let msgs = body["messages"].as_array().unwrap();
+        // Consecutive user content is one message; the empty text block is left out.
+        assert_eq!(msgs.len(), 1, "{body}");
+        let c = msgs[0]["content"].as_array().unwrap();
+        assert_eq!(c[0]["text"], "what is in these?");
+        assert_eq!(c[1]["text"], "Attached file p.png (image/png)");
+        let b64 = crate::attachments::base64(b"\x89PNG\r\n\x1a\n\0\0");
+        assert_eq!(
+            c[2],
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}})
+        );
+        assert_eq!(
+            c[4],
+            json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQ="}})
+        );
+        assert_eq!(c[5]["text"], "Attached file a.csv (text/csv):\n\na,b");
+        assert!(c
+            .iter()
+            .all(|b| b["type"] != "text" || !b["text"].as_str().unwrap().is_empty()));
+        assert_eq!(c.len(), 7);
     }
 
     #[test]

@@ -127,6 +127,7 @@ impl<S: FnMut(u64)> Model for DemoModel<S> {
                 ModelMessage::User(t) => t.len(),
                 ModelMessage::Assistant { text, .. } => text.len(),
                 ModelMessage::ToolResult { content, .. } => content.len(),
+                ModelMessage::File(f) => f.as_text().len(),
             })
             .sum::<usize>() as u64
             / 4

@@ -149,9 +149,44 @@ pub fn list_models(info: &mut Value, choices: &[crate::config::ModelChoice]) {
     info["agent"]["model"]["providerOptions"] = json!({ "models": models });
 }
 
+/// The owner's upload policy in eve's `UploadPolicyConfig` shape (`maxBytes`,
+/// `allowedMediaTypes`: a list or `"*"`) under `agent.model.providerOptions.uploadPolicy`, so a
+/// client checks files before sending them. After [`list_models`], which sets the object.
+pub fn list_upload_policy(info: &mut Value, policy: &crate::attachments::UploadPolicy) {
+    let allowed = match &policy.allowed {
+        Some(list) => json!(list),
+        None => json!("*"),
+    };
+    let options = &mut info["agent"]["model"]["providerOptions"];
+    if !options.is_object() {
+        *options = json!({});
+    }
+    options["uploadPolicy"] = json!({ "maxBytes": policy.max_bytes, "allowedMediaTypes": allowed });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn info_reports_the_upload_policy_beside_the_models() {
+        let mut v = agent_info("demo/eve-demo", &[], &[]);
+        list_models(&mut v, &[]);
+        let p = crate::attachments::UploadPolicy::from_vars(Some("10"), Some("image/*"), None);
+        list_upload_policy(&mut v, &p);
+        let o = &v["agent"]["model"]["providerOptions"];
+        assert_eq!(o["models"], json!([]));
+        assert_eq!(
+            o["uploadPolicy"],
+            json!({"maxBytes": 10, "allowedMediaTypes": ["image/*"]})
+        );
+        let any = crate::attachments::UploadPolicy::from_vars(None, Some("*"), None);
+        list_upload_policy(&mut v, &any);
+        assert_eq!(
+            v["agent"]["model"]["providerOptions"]["uploadPolicy"]["allowedMediaTypes"],
+            "*"
+        );
+    }
 
     #[test]
     fn info_lists_every_tool_and_connection_with_the_model() {

@@ -11,10 +11,12 @@
 //!   memory, connection grants, outputs stored aside), [`transcript`] (the log read back: the
 //!   model's history, the open turn), [`resume`] (what a turn whose runner died becomes).
 //! - Turn: [`turn`] (one turn as eve's event sequence, with the five cancel checkpoints).
+//! - Files: [`attachments`] (eve's upload policy, decoding, what a model call gets of a file).
 //! - Providers: [`model`], [`provider`], [`demo`], [`openai`], [`anthropic`], [`config`].
 //! - Tools: [`tools`], [`memory`], [`connections`], [`oauth`], [`mcp`] (MCP servers: config and client), [`mcp_oauth`] (their sign-in).
 
 pub mod anthropic;
+pub mod attachments;
 pub mod config;
 pub mod connections;
 pub mod demo;

@@ -34,6 +34,8 @@ pub enum ModelMessage {
         content: String,
         is_error: bool,
     },
+    /// A file of the user message before it (providers join it to that message).
+    File(crate::attachments::ModelFile),
 }
 
 /// One model call.

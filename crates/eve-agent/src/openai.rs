@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use crate::attachments::{FileContent, ModelFile};
 use crate::framing::SseMessage;
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
 use crate::provider::{parse_arguments, HttpRequest, StreamParser, WireProtocol};
@@ -56,11 +57,54 @@ impl WireProtocol for OpenAi {
     }
 }
 
+/// A file as content parts: the label (with a text file's contents), then an image as an
+/// `image_url` data URL or a PDF as a `file` part with `file_data`.
+fn file_parts(f: &ModelFile) -> Vec<Value> {
+    let text = json!({ "type": "text", "text": f.as_text() });
+    match &f.content {
+        FileContent::Image { media_type, base64 } => vec![
+            text,
+            json!({ "type": "image_url", "image_url": { "url": format!("data:{media_type};base64,{base64}") } }),
+        ],
+        FileContent::Pdf { base64 } => vec![
+            text,
+            json!({ "type": "file", "file": {
+                "filename": f.filename.as_deref().unwrap_or("document.pdf"),
+                "file_data": format!("data:application/pdf;base64,{base64}"),
+            } }),
+        ],
+        _ => vec![text],
+    }
+}
+
+/// Appends `parts` to the user message just before (its text becomes a text part; an empty
+/// one is dropped), or opens a user message with them.
+fn join_user_parts(messages: &mut Vec<Value>, parts: Vec<Value>) {
+    if let Some(last) = messages.last_mut().filter(|m| m["role"] == "user") {
+        if let Value::String(text) = &last["content"] {
+            last["content"] = if text.is_empty() {
+                json!([])
+            } else {
+                json!([{ "type": "text", "text": text }])
+            };
+        }
+        if let Some(content) = last["content"].as_array_mut() {
+            content.extend(parts);
+            return;
+        }
+    }
+    messages.push(json!({ "role": "user", "content": parts }));
+}
+
 /// The chat-completions request body.
 pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     let mut messages = vec![json!({ "role": "system", "content": request.system })];
     for m in &request.messages {
         messages.push(match m {
+            ModelMessage::File(f) => {
+                join_user_parts(&mut messages, file_parts(f));
+                continue;
+            }
             ModelMessage::User(text) => json!({ "role": "user", "content": text }),
             ModelMessage::Assistant { text, tool_calls } => {
                 let mut msg = json!({
@@ -326,6 +370,70 @@ mod tests {
                 input_schema: json!({"type": "object"}),
             }],
         }
+    }
+
+    fn files_request() -> ModelRequest {
+        let png = b"\x89PNG\r\n\x1a\n\0\0".as_slice();
+        ModelRequest {
+            system: "sys".into(),
+            messages: vec![
+                ModelMessage::User("what is in these?".into()),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("p.png".into()),
+                    "image/png",
+                    Some(png),
+                )),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("r.pdf".into()),
+                    "application/pdf",
+                    Some(b"%PDF-1.4"),
+                )),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("a.csv".into()),
+                    "text/csv",
+                    Some(b"a,b"),
+                )),
+                ModelMessage::User(String::new()),
+                ModelMessage::File(crate::attachments::model_file(
+                    Some("z.zip".into()),
+                    "application/zip",
+                    Some(b"PK"),
+                )),
+            ],
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn files_join_their_user_message_as_image_url_file_and_text_parts() {
+        let body = request_body("m", &files_request());
+        let msgs = body["messages"].as_array().unwrap();
+        assert_eq!(msgs.len(), 3, "{body}");
+        let c = msgs[1]["content"].as_array().unwrap();
+        assert_eq!(c[0], json!({"type": "text", "text": "what is in these?"}));
+        assert_eq!(c[1]["text"], "Attached file p.png (image/png)");
+        let b64 = crate::attachments::base64(b"\x89PNG\r\n\x1a\n\0\0");
+        assert_eq!(
+            c[2],
+            json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{b64}")}})
+        );
+        assert_eq!(c[4]["type"], "file");
+        assert_eq!(c[4]["file"]["filename"], "r.pdf");
+        assert_eq!(
+            c[4]["file"]["file_data"],
+            "data:application/pdf;base64,JVBERi0xLjQ="
+        );
+        assert_eq!(c[5]["text"], "Attached file a.csv (text/csv):\n\na,b");
+        // A message of a file only: no empty text part; an unreadable kind is a note.
+        let only = msgs[2]["content"].as_array().unwrap();
+        assert_eq!(only.len(), 1);
+        assert_eq!(
+            only[0]["text"],
+            format!(
+                "Attached file z.zip (application/zip). {}",
+                crate::attachments::NOT_READABLE
+            )
+        );
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! same statuses and error texts), and eve's error body `{"ok":false,"code"?,"error"}`.
 //! `eve-proxy` runs the same checks before it forwards anything.
 
-use eve_api::eve::{EveError, InputResponse, MessagePart, TurnPolicy};
+use eve_api::eve::{
+    EveError, InputResponse, MessagePart, TurnPolicy, UploadRefusal, UploadViolation,
+};
 use serde_json::Value;
 
 use crate::ids;
@@ -17,8 +19,12 @@ pub const MAX_CLIENT_CONTEXT_CHARS: usize = 4000;
 pub const MAX_INPUT_RESPONSES: usize = 16;
 /// Most parts in one message.
 pub const MAX_PARTS: usize = 16;
-/// The largest request body (file parts included).
+/// The largest request body; a message route's may be larger by its files
+/// ([`crate::attachments::UploadPolicy::message_body_cap`]).
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// The largest body any configuration lets a message route take.
+pub const MAX_MESSAGE_BODY_BYTES: usize =
+    MAX_BODY_BYTES + (crate::attachments::MAX_MAX_BYTES as usize).div_ceil(3) * 4;
 
 /// A route of eve's HTTP API.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +57,8 @@ pub enum Route {
     Connections,
     /// `POST /connections/:name/revoke` — signs the caller out of a connection (ours).
     RevokeConnection(String),
+    /// `GET /attachments/:id` — the bytes of one of the caller's attachments (ours).
+    Attachment(String),
 }
 
 impl Route {
@@ -80,6 +88,8 @@ pub struct Refusal {
     pub code: Option<String>,
     pub message: String,
     pub retry_after_secs: Option<u64>,
+    /// An upload-policy refusal's violations: its body is then eve's `UploadRefusal`.
+    pub violations: Vec<UploadViolation>,
 }
 
 impl Refusal {
@@ -89,6 +99,7 @@ impl Refusal {
             code: code.map(str::to_string),
             message: message.into(),
             retry_after_secs: None,
+            violations: Vec::new(),
         }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -148,9 +159,18 @@ impl Refusal {
             code,
             message: e.message.clone(),
             retry_after_secs: e.retry_after_secs,
+            violations: Vec::new(),
         }
     }
     pub fn to_json(&self) -> String {
+        if !self.violations.is_empty() {
+            return serde_json::to_string(&UploadRefusal {
+                error: self.message.clone(),
+                ok: false,
+                violations: self.violations.clone(),
+            })
+            .expect("errors serialize");
+        }
         serde_json::to_string(&EveError {
             ok: false,
             code: self.code.clone(),
@@ -194,6 +214,9 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
         ["session", id, "clear"] => (Route::Clear(sid(id)), &["POST"]),
         ["session", id, "compact"] => (Route::Compact(sid(id)), &["POST"]),
         ["session", id, "reset"] => (Route::Reset(sid(id)), &["POST"]),
+        ["attachments", id] if crate::attachments::is_attachment_id(id) => {
+            (Route::Attachment(id.to_string()), &["GET"])
+        }
         ["session", id, "authorizations", aid] if is_token(aid, 128) => {
             (Route::Authorization(sid(id), aid.to_string()), &["GET"])
         }
@@ -250,7 +273,7 @@ fn invalid_json() -> Refusal {
 /// Parses a JSON object body as eve does: an empty body is `{}` on create and invalid on a
 /// send; anything but an object is refused.
 fn object(body: &[u8], empty_ok: bool) -> Result<serde_json::Map<String, Value>, Refusal> {
-    if body.len() > MAX_BODY_BYTES {
+    if body.len() > MAX_MESSAGE_BODY_BYTES {
         return Err(Refusal::too_large());
     }
     if body.iter().all(u8::is_ascii_whitespace) {

@@ -115,6 +115,27 @@ pub const UPSERT_TOKEN: &str =
 pub const SELECT_TOKEN: &str =
     "SELECT access_token FROM agent_connection_token WHERE principal = ?1 AND connection = ?2";
 
+/// Keeps an attachment only while the principal's attachments stay within `?8` bytes with
+/// it (one statement: two messages at once cannot both pass the cap). `RETURNING` tells.
+pub const INSERT_ATTACHMENT: &str = "INSERT INTO eve_attachment \
+    (id, principal, session_id, media_type, filename, data, created_at) \
+    SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 \
+    WHERE COALESCE((SELECT bytes FROM storage_usage WHERE scope = 'attachments:' || ?2), 0) + length(?6) <= ?8 \
+    RETURNING 1";
+pub const SELECT_ATTACHMENT: &str =
+    "SELECT media_type, filename, data FROM eve_attachment WHERE id = ?1 AND principal = ?2";
+pub const DELETE_ATTACHMENT: &str = "DELETE FROM eve_attachment WHERE id = ?1 AND principal = ?2";
+pub const SELECT_ATTACHMENT_USAGE: &str =
+    "SELECT COALESCE((SELECT bytes FROM storage_usage WHERE scope = 'attachments:' || ?1), 0)";
+
+/// One stored attachment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAttachment {
+    pub media_type: String,
+    pub filename: Option<String>,
+    pub data: Vec<u8>,
+}
+
 pub const UPSERT_TOOL_OUTPUT: &str = "INSERT OR REPLACE INTO agent_tool_output \
     (session_id, tool_call_id, output, created_at) VALUES (?1, ?2, ?3, ?4)";
 
@@ -531,6 +552,73 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         Ok(())
     }
 
+    /// Keeps `data` as attachment `id` of `principal`'s session; `false` when the principal's
+    /// attachments would pass `quota` bytes with it (nothing is kept then).
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_attachment(
+        &self,
+        id: &str,
+        principal: &str,
+        session_id: &str,
+        media_type: &str,
+        filename: Option<&str>,
+        data: &[u8],
+        quota: u64,
+        now_ms: i64,
+    ) -> Result<bool, String> {
+        let rows = self.db.execute(
+            INSERT_ATTACHMENT,
+            vec![
+                id.into(),
+                principal.into(),
+                session_id.into(),
+                media_type.into(),
+                SqlValue::opt_text(filename),
+                SqlValue::Blob(data.to_vec()),
+                now_ms.into(),
+                quota.into(),
+            ],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// The attachment `id` if it is `principal`'s.
+    pub fn attachment(
+        &self,
+        id: &str,
+        principal: &str,
+    ) -> Result<Option<StoredAttachment>, String> {
+        let rows = self
+            .db
+            .execute(SELECT_ATTACHMENT, vec![id.into(), principal.into()])?;
+        Ok(rows.into_iter().next().map(|mut r| {
+            let data = match r.pop() {
+                Some(SqlValue::Blob(b)) => b,
+                Some(SqlValue::Text(t)) => t.into_bytes(),
+                _ => Vec::new(),
+            };
+            StoredAttachment {
+                media_type: text(r.first()).unwrap_or_default(),
+                filename: text(r.get(1)),
+                data,
+            }
+        }))
+    }
+
+    pub fn delete_attachment(&self, id: &str, principal: &str) -> Result<(), String> {
+        self.db
+            .execute(DELETE_ATTACHMENT, vec![id.into(), principal.into()])
+            .map(|_| ())
+    }
+
+    /// The bytes of attachments `principal` stores.
+    pub fn attachment_usage(&self, principal: &str) -> Result<u64, String> {
+        let rows = self
+            .db
+            .execute(SELECT_ATTACHMENT_USAGE, vec![principal.into()])?;
+        Ok(int(rows.first().and_then(|r| r.first())).max(0) as u64)
+    }
+
     pub fn store_tool_output(
         &self,
         id: &str,
@@ -574,6 +662,49 @@ mod tests {
                 delivery_ids: vec!["d1".into()],
             },
         }
+    }
+
+    #[test]
+    fn attachments_are_the_principals_own_count_against_both_totals_and_go_with_the_session() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        s.create_session("wrun_a", "u", 1).unwrap();
+        assert!(s
+            .insert_attachment(
+                "att_1",
+                "u",
+                "wrun_a",
+                "text/plain",
+                Some("a.txt"),
+                b"hello",
+                8,
+                1
+            )
+            .unwrap());
+        // 5 + 5 > 8: refused, nothing kept.
+        assert!(!s
+            .insert_attachment("att_2", "u", "wrun_a", "text/plain", None, b"world", 8, 1)
+            .unwrap());
+        assert_eq!(s.attachment("att_2", "u").unwrap(), None);
+        assert_eq!(s.attachment_usage("u").unwrap(), 5);
+        let used = |p: &str| {
+            int(db
+                .execute(SELECT_PRINCIPAL_USAGE, vec![p.into()])
+                .unwrap()
+                .first()
+                .and_then(|r| r.first()))
+        };
+        let before = used("u");
+        assert!(before >= 5);
+        let a = s.attachment("att_1", "u").unwrap().unwrap();
+        assert_eq!(a.data, b"hello");
+        assert_eq!(a.filename.as_deref(), Some("a.txt"));
+        assert_eq!(s.attachment("att_1", "someone-else").unwrap(), None);
+        db.execute("DELETE FROM eve_session WHERE id = 'wrun_a'", vec![])
+            .unwrap();
+        assert_eq!(s.attachment("att_1", "u").unwrap(), None);
+        assert_eq!(s.attachment_usage("u").unwrap(), 0);
+        assert_eq!(used("u"), before - 5);
     }
 
     #[test]

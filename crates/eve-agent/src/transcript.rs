@@ -5,9 +5,12 @@
 //! `context.cleared`. Also: where the current turn stands (its coordinates, its open tool
 //! calls, what it waits for), which a resumed runner and the routes read.
 
-use eve_api::eve::{ActionRequest, Event, InputRequest, StepRef, TokenUsage, TurnRef};
+use eve_api::eve::{
+    ActionRequest, Event, InputRequest, ReceivedPart, StepRef, TokenUsage, TurnRef,
+};
 use serde_json::Value;
 
+use crate::attachments::{FileContent, ModelFile};
 use crate::model::{ModelMessage, ToolCall};
 
 /// The model's history: user messages, assistant text with its tool calls, tool results.
@@ -52,6 +55,7 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
         match e {
             Event::MessageReceived(m) => {
                 out.push(ModelMessage::User(m.message.clone()));
+                out.extend(m.parts.iter().filter_map(file_message));
                 open = None;
             }
             Event::MessageCompleted(m) => {
@@ -134,7 +138,7 @@ pub fn messages(events: &[Event]) -> Vec<ModelMessage> {
             !text.is_empty() || !tool_calls.is_empty()
         }
         ModelMessage::ToolResult { tool_call_id, .. } => known.contains(tool_call_id),
-        ModelMessage::User(_) => true,
+        ModelMessage::User(_) | ModelMessage::File(_) => true,
     });
     cap_tool_results(&mut out, MAX_TOOL_RESULTS_CHARS);
     out
@@ -191,7 +195,31 @@ fn cost(m: &ModelMessage) -> usize {
                     .sum::<usize>()
         }
         ModelMessage::ToolResult { content, .. } => content.len(),
+        ModelMessage::File(f) => f.cost(),
     }
+}
+
+/// A file part of a received message as the model's history holds it: its stored bytes are
+/// read just before each model call; a linked file gets a note.
+fn file_message(p: &ReceivedPart) -> Option<ModelMessage> {
+    let ReceivedPart::File {
+        filename,
+        media_type,
+        attachment_id,
+        ..
+    } = p
+    else {
+        return None;
+    };
+    let content = match attachment_id {
+        Some(id) => FileContent::Stored(id.clone()),
+        None => FileContent::Note(crate::attachments::NOT_FETCHED.into()),
+    };
+    Some(ModelMessage::File(ModelFile {
+        filename: filename.clone(),
+        media_type: media_type.clone(),
+        content,
+    }))
 }
 
 /// The history trimmed to fit `max_chars`: whole exchanges (a user message and everything up to
@@ -500,6 +528,40 @@ mod tests {
             parts: vec![],
             at: turn(n),
         })
+    }
+
+    #[test]
+    fn a_messages_files_follow_it_in_the_history_as_references_to_their_stored_bytes() {
+        let file = |id: Option<&str>| ReceivedPart::File {
+            filename: Some("a.png".into()),
+            media_type: "image/png".into(),
+            attachment_id: id.map(str::to_string),
+            size: Some(3),
+            url: None,
+        };
+        let log = vec![
+            Event::MessageReceived(MessageReceived {
+                message: "look".into(),
+                parts: vec![
+                    ReceivedPart::Text {
+                        text: "look".into(),
+                    },
+                    file(Some("att_1")),
+                    file(None),
+                ],
+                at: turn(0),
+            }),
+            completed(0, 0, "a dot"),
+        ];
+        let m = messages(&log);
+        assert_eq!(m.len(), 4, "{m:?}");
+        assert_eq!(m[0], ModelMessage::User("look".into()));
+        assert!(
+            matches!(&m[1], ModelMessage::File(f) if f.content == FileContent::Stored("att_1".into()))
+        );
+        assert!(matches!(&m[2], ModelMessage::File(f)
+            if f.content == FileContent::Note(crate::attachments::NOT_FETCHED.into())));
+        assert!(matches!(&m[3], ModelMessage::Assistant { .. }));
     }
 
     fn completed(n: u64, step: u64, text: &str) -> Event {

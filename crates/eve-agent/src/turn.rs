@@ -52,6 +52,10 @@ pub trait TurnHost: ToolHost {
     fn mcp_http(&mut self) -> &mut dyn McpHttp;
     /// The caller's token for `connection`, from its sign-in.
     fn connection_token(&mut self, connection: &str) -> Option<String>;
+    /// The bytes of the session principal's attachment `id` (`None`: gone, or not theirs).
+    fn attachment(&mut self, _id: &str) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// What a turn runs with.
@@ -138,10 +142,15 @@ pub fn received(at: &TurnRef, text: &str, parts: &[MessagePart]) -> Event {
             MessagePart::File {
                 media_type,
                 filename,
+                attachment_id,
+                size,
                 ..
             } => ReceivedPart::File {
                 filename: filename.clone(),
                 media_type: media_type.clone(),
+                attachment_id: attachment_id.clone(),
+                size: *size,
+                url: attachment_id.as_deref().map(crate::attachments::url),
             },
         })
         .collect();
@@ -877,8 +886,9 @@ impl Turn<'_> {
         specs: &[crate::model::ToolSpec],
     ) -> Result<Result<StepOutput, ModelError>, Fenced> {
         let memory = self.host.memory().unwrap_or_default();
-        let (messages, trimmed) =
+        let (mut messages, trimmed) =
             transcript::fit_context(transcript::messages(&self.log), self.ctx.context_chars);
+        crate::attachments::resolve(&mut messages, &mut |id| self.host.attachment(id));
         if trimmed && !transcript::compacted_in_turn(&self.log) {
             // Said once per turn, as eve's own compaction: the model no longer sees the
             // oldest exchanges.

@@ -65,7 +65,45 @@ pub enum MessagePart {
         data: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         url: Option<String>,
+        /// Ours, never from a client: the stored bytes this part stands for once the agent
+        /// has kept them (`data` is dropped then), so the inbox and the log carry no bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attachment_id: Option<String>,
+        /// Ours: the decoded size in bytes of a stored attachment.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
     },
+}
+
+/// Why eve's upload policy refused one file part (`violations` of a 413 / 415 answer; eve's
+/// `UploadPolicyViolation`). Media type is checked first, size second, as eve does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum UploadViolation {
+    #[serde(rename = "too-large", rename_all = "camelCase")]
+    TooLarge {
+        byte_length: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+        limit: u64,
+        media_type: String,
+    },
+    #[serde(rename = "disallowed-media-type", rename_all = "camelCase")]
+    DisallowedMediaType {
+        allowed_media_types: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+        media_type: String,
+    },
+}
+
+/// eve's refusal of a message whose file parts break the upload policy: status 413 when the
+/// first violation is `too-large`, else 415; `error` describes the first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadRefusal {
+    pub error: String,
+    pub ok: bool,
+    pub violations: Vec<UploadViolation>,
 }
 
 /// What a message during a running turn does: `steer` it (the default: the model sees it at
@@ -244,6 +282,14 @@ pub enum ReceivedPart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         filename: Option<String>,
         media_type: String,
+        /// Ours: the stored attachment (its bytes at `url`) and its size.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attachment_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+        /// Ours: where the caller reads the bytes back (`/eve/v1/attachments/:id`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
     },
 }
 

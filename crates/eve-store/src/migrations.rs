@@ -49,6 +49,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0006_chat_pin",
         sql: include_str!("../../../migrations/0006_chat_pin.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_attachments",
+        sql: include_str!("../../../migrations/0007_attachments.sql"),
+    },
 ];
 
 /// The bookkeeping table.

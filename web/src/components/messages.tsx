@@ -4,6 +4,7 @@
 import { Component, Fragment } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
+import { isThumbnailUrl } from "../attachments";
 import { MarkdownView } from "../markdown";
 import type { Switcher } from "../branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
@@ -145,8 +146,18 @@ function UserBubbleView({ text, files, pending }: UserBubbleProps) {
         <ul class="attachments" aria-label={t.messages.attachments}>
           {files.map((f, i) => (
             <li key={i} class="attachment">
-              {f.url && f.mediaType.startsWith("image/") && /^(data|blob):/.test(f.url) ? <img src={f.url} alt={f.filename ?? t.messages.image} /> : null}
-              <span class="attachment-name">{f.filename ?? f.mediaType}</span>
+              {isThumbnailUrl(f.url) && f.mediaType.startsWith("image/") ? (
+                <a href={f.url} target="_blank" rel="noopener" class="attachment-thumb">
+                  <img src={f.url} alt={f.filename ?? t.messages.image} loading="lazy" decoding="async" />
+                </a>
+              ) : null}
+              {isThumbnailUrl(f.url) && !f.mediaType.startsWith("image/") ? (
+                <a class="attachment-name" href={f.url} download={f.filename ?? true}>
+                  {f.filename ?? f.mediaType}
+                </a>
+              ) : (
+                <span class="attachment-name">{f.filename ?? f.mediaType}</span>
+              )}
               {f.size !== undefined && <span class="attachment-size">{formatSize(f.size)}</span>}
             </li>
           ))}

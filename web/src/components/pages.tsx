@@ -3,6 +3,7 @@
 // shell and the early route class put everything where it ends up: no layout shift.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../api";
+import { pendingLabel, toFileParts, useDraftFiles, type DraftFiles, type FilePart } from "../attachments";
 import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
 import { lastUserText, retryableOutcome } from "../actions";
 import { branchAt, conversation, cutBefore } from "../branches";
@@ -31,6 +32,17 @@ function gate(shell: Shell, message: string): boolean {
   return true;
 }
 
+/** The composer's files as eve's parts (cleared once read); `null` (toasted) when one is unreadable. */
+async function takeFiles(shell: Shell, drafts: DraftFiles): Promise<FilePart[] | null> {
+  if (!drafts.files.length) return [];
+  try {
+    return await toFileParts(drafts.files);
+  } catch {
+    shell.toast(fmt(t.attachments.unreadable, { name: drafts.files.map((f) => f.name).join(", ") }));
+    return null;
+  }
+}
+
 /** The draft: restored from sessionStorage on mount and after a sign-in. */
 function useDraft(resetKey: string) {
   const shell = useShell();
@@ -46,16 +58,23 @@ export function HomePage() {
   const [draft, setDraft] = useDraft("home");
   const [creating, setCreating] = useState(false);
   const blocked = setupBlockReason(shell);
+  const drafts = useDraftFiles(shell.toast);
 
   const submit = async (value: string) => {
     const message = value.trim();
-    if (!message || creating || !gate(shell, message)) return;
+    if ((!message && !drafts.files.length) || creating || !gate(shell, message)) return;
     setCreating(true);
     try {
-      const { chat } = await api.createChat(message);
+      const files = await takeFiles(shell, drafts);
+      if (!files) {
+        setCreating(false);
+        return;
+      }
+      const { chat } = await api.createChat(message || pendingLabel(files));
       saveDraft("");
+      drafts.clear();
       shell.touchChat(chat);
-      shell.runtimes.get(chat.id).primeFromCreate(message);
+      shell.runtimes.get(chat.id).primeFromCreate(message, files);
       shell.navigate(`/chat/${chat.id}`);
     } catch (err) {
       shell.toast(describeError(err));
@@ -79,6 +98,7 @@ export function HomePage() {
           disabled={!!blocked}
           disabledReason={blocked}
           preparing={creating}
+          files={drafts}
           footerStart={
             <>
               <ConnectionsMenu />
@@ -102,6 +122,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
   const runtime = useMemo(() => shell.runtimes.get(chatId), [chatId, shell.runtimes]);
   const state = useRuntime(runtime)!;
   const [draft, setDraft] = useDraft(chatId);
+  const drafts = useDraftFiles(shell.toast);
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -143,9 +164,13 @@ export function SessionPage({ chatId }: { chatId: string }) {
 
   const submit = async (value: string) => {
     const message = value.trim();
-    if (!message || !gate(shell, message)) return;
+    if ((!message && !drafts.files.length) || !gate(shell, message)) return;
+    const files = await takeFiles(shell, drafts);
+    if (!files) return;
+    const kept = drafts.files;
     setDraft("");
     saveDraft("");
+    drafts.clear();
     stick.current = true;
     // An open question that takes free text is answered by the next message typed (eve: a
     // message answers the first open prompt); it is sent as `inputResponses: [{requestId, text}]`.
@@ -153,17 +178,22 @@ export function SessionPage({ chatId }: { chatId: string }) {
       // An older branch is shown: the message continues it, on a branch of its own.
       const branch = branchAt(state.log, conv, conv.userCount);
       setView(null);
-      const sent = await runtime.send(message, { branch });
-      if (!sent) setDraft(message);
+      const sent = await runtime.send(message, { branch, files });
+      if (!sent) restore(message, kept);
       return;
     }
     const question = state.openInputs.find((q) => q.allowFreeform);
-    if (question && !busy) {
+    if (question && !busy && !files.length) {
       await runtime.answerInput(question.requestId, { text: message });
       return;
     }
-    const sent = await runtime.send(message);
-    if (!sent) setDraft(message);
+    const sent = await runtime.send(message, { files });
+    if (!sent) restore(message, kept);
+  };
+  // A message that was not sent goes back into the composer, its files too.
+  const restore = (message: string, files: DraftFiles["files"]) => {
+    setDraft(message);
+    drafts.add(files.map((f) => new File([f.file], f.name, { type: f.mediaType })));
   };
 
   // Retry sends the latest user message again, as a new message of this chat.
@@ -260,6 +290,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
           disabled={!!disabledReason}
           disabledReason={disabledReason}
           placeholder={t.pages.placeholderChat}
+          files={drafts}
           onArrowUpEmpty={lastUserKey && !busy ? () => setEditing(lastUserKey) : undefined}
           footerStart={
             <>

@@ -200,6 +200,18 @@ export const models = {
   menuTitle: "The model that answers in this chat",
 };
 
+export const attachments = {
+  attach: "Attach files",
+  attachTitle: "Attach files (or drop or paste them here)",
+  remove: "Remove {name}",
+  list: "Attachments",
+  tooLarge: "{name} is larger than {limit}, the limit per file.",
+  wrongType: "{name} cannot be attached: this type of file is not accepted.",
+  tooMany: "At most {max} files per message.",
+  unreadable: "{name} could not be read.",
+  unnamed: "file",
+};
+
 export const usage = {
   tokens: { one: "{count} token", other: "{count} tokens" } as Plural,
   detail: "{input} in · {output} out",
@@ -238,6 +250,6 @@ export const errors = {
   requestFailed: "Request failed ({status}).",
 };
 
-export const en = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, usage, runtime, errors };
+export const en = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, attachments, usage, runtime, errors };
 
 export type Messages = typeof en;

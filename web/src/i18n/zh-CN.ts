@@ -195,6 +195,18 @@ export const models: Messages["models"] = {
   menuTitle: "在这个聊天中回答的模型",
 };
 
+export const attachments: Messages["attachments"] = {
+  attach: "添加文件",
+  attachTitle: "添加文件（也可以拖放或粘贴到这里）",
+  remove: "移除 {name}",
+  list: "附件",
+  tooLarge: "{name} 超过了单个文件 {limit} 的上限。",
+  wrongType: "无法添加 {name}：不支持这种类型的文件。",
+  tooMany: "每条消息最多 {max} 个文件。",
+  unreadable: "无法读取 {name}。",
+  unnamed: "文件",
+};
+
 export const usage: Messages["usage"] = {
   tokens: { other: "{count} 个 token" },
   detail: "输入 {input} · 输出 {output}",
@@ -231,4 +243,4 @@ export const errors: Messages["errors"] = {
   requestFailed: "请求失败（{status}）。",
 };
 
-export const zhCN: Messages = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, usage, runtime, errors };
+export const zhCN: Messages = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, attachments, usage, runtime, errors };
