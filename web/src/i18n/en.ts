@@ -25,6 +25,8 @@ export const shell = {
   connections: "Connections",
   connectionsTitle: "Connections this turn may use",
   language: "Language",
+  attachFiles: "Attach files",
+  attachFilesTitle: "Attach files (or drop or paste them here)",
 };
 
 export const app = {
@@ -201,8 +203,6 @@ export const models = {
 };
 
 export const attachments = {
-  attach: "Attach files",
-  attachTitle: "Attach files (or drop or paste them here)",
   remove: "Remove {name}",
   list: "Attachments",
   tooLarge: "{name} is larger than {limit}, the limit per file.",

@@ -22,6 +22,8 @@ export const shell: Messages["shell"] = {
   connections: "连接",
   connectionsTitle: "本轮对话可使用的连接",
   language: "语言",
+  attachFiles: "添加文件",
+  attachFilesTitle: "添加文件（也可以拖放或粘贴到这里）",
 };
 
 export const app: Messages["app"] = {
@@ -196,8 +198,6 @@ export const models: Messages["models"] = {
 };
 
 export const attachments: Messages["attachments"] = {
-  attach: "添加文件",
-  attachTitle: "添加文件（也可以拖放或粘贴到这里）",
   remove: "移除 {name}",
   list: "附件",
   tooLarge: "{name} 超过了单个文件 {limit} 的上限。",
