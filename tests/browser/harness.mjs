@@ -91,6 +91,17 @@ export async function launchBrowser() {
 }
 
 /** A new page (own cookies and storage) that fails the test on any CSP violation or page error. */
+/** Holds back the app bundle so that what is on screen is the prerendered shell alone. */
+export async function holdAppScript(page) {
+  let release;
+  const released = new Promise((r) => (release = r));
+  await page.route(/\/assets\/app-[^/]+\.js$/, async (route) => {
+    await released;
+    await route.continue();
+  });
+  return release;
+}
+
 export async function newPage(browser, baseUrl, opts = {}) {
   // The browser's language decides the UI's (docs/web.md): English unless a test asks for another.
   const locale = opts.locale ?? "en-US";

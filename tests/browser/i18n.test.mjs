@@ -6,7 +6,7 @@
 // language at once and survives a reload.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshot, squash, startApp } from "./harness.mjs";
+import { holdAppScript, launchBrowser, newPage, screenshot, squash, startApp } from "./harness.mjs";
 import { fill, loadCatalogues } from "./catalogues.mjs";
 
 const PASSWORD = "correct horse battery staple 42";
@@ -32,17 +32,6 @@ after(async () => {
 });
 
 const idle = (page, timeout = 60000) => page.waitForFunction(() => !document.querySelector(".composer button.stop"), null, { timeout });
-
-/** Holds back the app bundle so that what is on screen is the prerendered shell alone. */
-async function holdAppScript(page) {
-  let release;
-  const released = new Promise((r) => (release = r));
-  await page.route(/\/assets\/app-[^/]+\.js$/, async (route) => {
-    await released;
-    await route.continue();
-  });
-  return release;
-}
 
 /**
  * ASCII words in the app's own visible text and in the labels of visible elements (placeholder,

@@ -4,7 +4,7 @@
 // session route puts the composer at the bottom from the first frame.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { launchBrowser, newPage, screenshot, startApp } from "./harness.mjs";
+import { holdAppScript, launchBrowser, newPage, screenshot, startApp } from "./harness.mjs";
 
 let app;
 let browser;
@@ -17,17 +17,6 @@ after(async () => {
   await browser?.close();
   await app?.stop();
 });
-
-/** Holds back the app bundle so that what is on screen is the prerendered shell alone. */
-async function holdAppScript(page) {
-  let release;
-  const released = new Promise((r) => (release = r));
-  await page.route(/\/assets\/app-[^/]+\.js$/, async (route) => {
-    await released;
-    await route.continue();
-  });
-  return release;
-}
 
 test("checklist 1: the root page paints the shell before the app script and shifts nothing when data lands", async () => {
   const page = await newPage(browser, app.baseUrl);

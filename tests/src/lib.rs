@@ -448,6 +448,36 @@ impl Host {
         self.state_dir.as_deref()
     }
 
+    /// Another host on this (stopped) host's database, in password mode: its one principal is
+    /// not local-dev's, so tests can check that one principal's data stays its own.
+    pub fn on_same_state_in_password_mode(&self, secret: &str, password: &str) -> Host {
+        let opts = HostOptions {
+            state_dir: self.state_dir().map(Path::to_path_buf),
+            ..HostOptions::default()
+        }
+        .var("auth_mode", "password")
+        .var("session_secret", secret)
+        .var("chat_password", password);
+        Host::start(opts).expect("own host")
+    }
+
+    /// Signs in with the shared password: the `Cookie` header value of the new session.
+    pub fn password_login(&self, password: &str) -> String {
+        let login = self.json(
+            "POST",
+            "/api/auth/login",
+            &serde_json::json!({ "password": password }),
+        );
+        assert!(
+            login.status == 200 || login.status == 204,
+            "login: {} {}",
+            login.status,
+            login.text()
+        );
+        let set_cookie = login.header("set-cookie").expect("a session cookie");
+        set_cookie.split(';').next().unwrap().to_string()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }

@@ -35,47 +35,6 @@ fn data_url(media_type: &str, filename: &str, bytes: &[u8]) -> Value {
            "data": format!("data:{media_type};base64,{}", B64.encode(bytes))})
 }
 
-fn openai_text(text: &str) -> Script {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        format!(
-            "data: {}\n\n",
-            json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
-        )
-    };
-    Script::new(vec![
-        chunk(json!({"content": text}), None),
-        chunk(json!({}), Some("stop")),
-        "data: [DONE]\n\n".into(),
-    ])
-}
-
-fn anthropic_text(text: &str) -> Script {
-    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
-    Script::new(vec![
-        ev(
-            "message_start",
-            json!({"type":"message_start","message":{"id":"m","usage":{"input_tokens":5,"output_tokens":1}}}),
-        ),
-        ev(
-            "content_block_start",
-            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
-        ),
-        ev(
-            "content_block_delta",
-            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
-        ),
-        ev(
-            "content_block_stop",
-            json!({"type":"content_block_stop","index":0}),
-        ),
-        ev(
-            "message_delta",
-            json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}),
-        ),
-        ev("message_stop", json!({"type":"message_stop"})),
-    ])
-}
-
 fn host(vars: &[(&str, &str)]) -> Host {
     let mut o = HostOptions::default()
         .var("demo_pacing_ms", "0")
@@ -135,7 +94,10 @@ fn last_user_content(body: &Value) -> Vec<Value> {
 
 #[test]
 fn files_reach_an_openai_compatible_provider_as_image_url_file_and_text_parts() {
-    let server = LlmServer::start(vec![openai_text("a picture"), openai_text("still")]);
+    let server = LlmServer::start(vec![
+        Script::openai_text("a picture"),
+        Script::openai_text("still"),
+    ]);
     let h = host(&[
         ("llm_provider", "openai"),
         ("llm_api_key", "test-key"),
@@ -210,7 +172,7 @@ fn files_reach_an_openai_compatible_provider_as_image_url_file_and_text_parts() 
 
 #[test]
 fn files_reach_anthropic_as_image_document_and_text_blocks() {
-    let server = LlmServer::start(vec![anthropic_text("seen")]);
+    let server = LlmServer::start(vec![Script::anthropic_text("seen")]);
     let h = host(&[
         ("llm_provider", "anthropic"),
         ("llm_api_key", "test-key"),
@@ -411,27 +373,8 @@ fn another_principal_can_neither_read_nor_claim_an_attachment() {
     assert_eq!(dev.get(&url).status, 200);
     dev.stop();
 
-    let opts = HostOptions {
-        state_dir: dev.state_dir().map(|p| p.to_path_buf()),
-        ..HostOptions::default()
-    }
-    .var("auth_mode", "password")
-    .var("session_secret", SECRET)
-    .var("chat_password", PASSWORD);
-    let other = Host::start(opts).expect("own host");
-    let login = other.json("POST", "/api/auth/login", &json!({ "password": PASSWORD }));
-    assert!(
-        login.status == 200 || login.status == 204,
-        "{}",
-        login.text()
-    );
-    let cookie = login
-        .header("set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let other = dev.on_same_state_in_password_mode(SECRET, PASSWORD);
+    let cookie = other.password_login(PASSWORD);
     let origin = other.origin();
     let read = other.send("GET", &url, &[("cookie", cookie.as_str())], None);
     assert_eq!(read.status, 404, "{}", read.text());

@@ -283,27 +283,8 @@ fn a_client_chat_id_taken_by_another_principal_reveals_nothing() {
         json!({ "id": "shared-name", "pendingUserMessage": "secret" }),
     );
     dev.stop();
-    let opts = HostOptions {
-        state_dir: dev.state_dir().map(|p| p.to_path_buf()),
-        ..HostOptions::default()
-    }
-    .var("auth_mode", "password")
-    .var("session_secret", SECRET)
-    .var("chat_password", PASSWORD);
-    let other = Host::start(opts).expect("own host");
-    let login = other.json("POST", "/api/auth/login", &json!({ "password": PASSWORD }));
-    assert!(
-        login.status == 200 || login.status == 204,
-        "{}",
-        login.text()
-    );
-    let cookie = login
-        .header("set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let other = dev.on_same_state_in_password_mode(SECRET, PASSWORD);
+    let cookie = other.password_login(PASSWORD);
     let origin = other.origin();
     let post = |body: Value| {
         other.send(

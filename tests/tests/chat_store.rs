@@ -872,19 +872,6 @@ fn a_cross_site_write_is_refused_and_changes_nothing() {
 const SECRET: &str = "a-session-secret-of-at-least-32-characters";
 const PASSWORD: &str = "correct horse battery staple";
 
-/// Signs in on a password-mode host and returns the `Cookie` header value.
-fn sign_in(h: &Host) -> String {
-    let r = h.json("POST", "/api/auth/login", &json!({ "password": PASSWORD }));
-    assert!(
-        r.status == 200 || r.status == 204,
-        "login: {} {}",
-        r.status,
-        r.text()
-    );
-    let set_cookie = r.header("set-cookie").expect("a session cookie");
-    set_cookie.split(';').next().unwrap().to_string()
-}
-
 #[test]
 fn another_principal_sees_404_for_everything_of_the_first_and_changes_nothing() {
     // The local-dev principal writes a chat; the same database is then served in password
@@ -897,20 +884,13 @@ fn another_principal_sees_404_for_everything_of_the_first_and_changes_nothing() 
     let before = chat(&dev, &id);
     dev.stop();
 
-    let opts = HostOptions {
-        state_dir: dev.state_dir().map(|p| p.to_path_buf()),
-        ..HostOptions::default()
-    }
-    .var("auth_mode", "password")
-    .var("session_secret", SECRET)
-    .var("chat_password", PASSWORD);
-    let other = Host::start(opts).expect("own host");
+    let other = dev.on_same_state_in_password_mode(SECRET, PASSWORD);
     assert_eq!(
         other.get(&format!("/api/chats/{id}")).status,
         401,
         "signed out: 401"
     );
-    let cookie = sign_in(&other);
+    let cookie = other.password_login(PASSWORD);
     let origin = other.origin();
     let send = |method: &str, path: String, body: Option<Value>| {
         let b = body.map(|b| serde_json::to_vec(&b).unwrap());

@@ -10,6 +10,8 @@
 //!
 //! Every test starts its own host (~0.2 s) with the demo model paced at 1 ms per token.
 
+// Shared with models.rs and attachments.rs; each suite uses part of it.
+#[allow(dead_code)]
 #[path = "eve/llm_server.rs"]
 mod llm_server;
 

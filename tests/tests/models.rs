@@ -4,7 +4,7 @@
 //! provider. The providers are local servers speaking OpenAI's and Anthropic's wire formats;
 //! the assertions are on the request bodies they receive.
 
-// Shared with eve_stream.rs, which uses all of it.
+// Shared with eve_stream.rs and attachments.rs; each suite uses part of it.
 #[allow(dead_code)]
 #[path = "eve/llm_server.rs"]
 mod llm_server;
@@ -13,47 +13,6 @@ use eve_chat_tests::eve::{create, read_until_settled, send, snapshot};
 use eve_chat_tests::{Host, HostOptions};
 use llm_server::{LlmServer, Script};
 use serde_json::{json, Value};
-
-fn openai_text(text: &str) -> Script {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        format!(
-            "data: {}\n\n",
-            json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
-        )
-    };
-    Script::new(vec![
-        chunk(json!({"content": text}), None),
-        chunk(json!({}), Some("stop")),
-        "data: [DONE]\n\n".into(),
-    ])
-}
-
-fn anthropic_text(text: &str) -> Script {
-    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
-    Script::new(vec![
-        ev(
-            "message_start",
-            json!({"type":"message_start","message":{"id":"m","usage":{"input_tokens":5,"output_tokens":1}}}),
-        ),
-        ev(
-            "content_block_start",
-            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
-        ),
-        ev(
-            "content_block_delta",
-            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
-        ),
-        ev(
-            "content_block_stop",
-            json!({"type":"content_block_stop","index":0}),
-        ),
-        ev(
-            "message_delta",
-            json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}),
-        ),
-        ev("message_stop", json!({"type":"message_stop"})),
-    ])
-}
 
 fn host(vars: &[(&str, &str)]) -> Host {
     let mut o = HostOptions::default()
@@ -87,9 +46,9 @@ fn sent_models(server: &LlmServer) -> Vec<String> {
 #[test]
 fn a_message_picks_one_of_the_allowed_models_and_the_session_keeps_it() {
     let server = LlmServer::start(vec![
-        openai_text("from b"),
-        openai_text("still b"),
-        openai_text("now a"),
+        Script::openai_text("from b"),
+        Script::openai_text("still b"),
+        Script::openai_text("now a"),
     ]);
     let models = format!(
         r#"[{{"provider":"openai","model":"model-a","label":"Model A","base_url":"{0}/v1"}},
@@ -177,7 +136,7 @@ fn an_unknown_model_is_refused_and_changes_nothing() {
 #[test]
 fn llm_max_tokens_reaches_anthropic_and_its_default_stays_otherwise() {
     for (max, expected) in [(Some("999"), 999), (None, 4096)] {
-        let server = LlmServer::start(vec![anthropic_text("ok")]);
+        let server = LlmServer::start(vec![Script::anthropic_text("ok")]);
         let mut vars = vec![
             ("llm_provider", "anthropic"),
             ("llm_api_key", "test-key"),
@@ -235,8 +194,8 @@ fn setup_is_not_ready_for_a_hosted_provider_without_its_api_key() {
 #[test]
 fn a_history_over_the_context_window_is_trimmed_oldest_first_and_the_turn_says_so() {
     let server = LlmServer::start(vec![
-        openai_text("first answer"),
-        openai_text("second answer"),
+        Script::openai_text("first answer"),
+        Script::openai_text("second answer"),
     ]);
     // 1024 tokens at the assumed 3 characters each: one 2,000-character exchange fits, two
     // do not.

@@ -372,41 +372,9 @@ mod tests {
         }
     }
 
-    fn files_request() -> ModelRequest {
-        let png = b"\x89PNG\r\n\x1a\n\0\0".as_slice();
-        ModelRequest {
-            system: "sys".into(),
-            messages: vec![
-                ModelMessage::User("what is in these?".into()),
-                ModelMessage::File(crate::attachments::model_file(
-                    Some("p.png".into()),
-                    "image/png",
-                    Some(png),
-                )),
-                ModelMessage::File(crate::attachments::model_file(
-                    Some("r.pdf".into()),
-                    "application/pdf",
-                    Some(b"%PDF-1.4"),
-                )),
-                ModelMessage::File(crate::attachments::model_file(
-                    Some("a.csv".into()),
-                    "text/csv",
-                    Some(b"a,b"),
-                )),
-                ModelMessage::User(String::new()),
-                ModelMessage::File(crate::attachments::model_file(
-                    Some("z.zip".into()),
-                    "application/zip",
-                    Some(b"PK"),
-                )),
-            ],
-            tools: vec![],
-        }
-    }
-
     #[test]
     fn files_join_their_user_message_as_image_url_file_and_text_parts() {
-        let body = request_body("m", &files_request());
+        let body = request_body("m", &crate::attachments::mixed_files_request());
         let msgs = body["messages"].as_array().unwrap();
         assert_eq!(msgs.len(), 3, "{body}");
         let c = msgs[1]["content"].as_array().unwrap();

@@ -29,6 +29,50 @@ impl Script {
             cut: false,
         }
     }
+
+    /// An OpenAI chat-completions stream that answers `text` in one chunk.
+    pub fn openai_text(text: &str) -> Self {
+        let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+            format!(
+                "data: {}\n\n",
+                serde_json::json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
+            )
+        };
+        Script::new(vec![
+            chunk(serde_json::json!({"content": text}), None),
+            chunk(serde_json::json!({}), Some("stop")),
+            "data: [DONE]\n\n".into(),
+        ])
+    }
+
+    /// An Anthropic Messages stream that answers `text` in one text block.
+    pub fn anthropic_text(text: &str) -> Self {
+        use serde_json::json;
+        let ev = |name: &str, data: serde_json::Value| format!("event: {name}\ndata: {data}\n\n");
+        Script::new(vec![
+            ev(
+                "message_start",
+                json!({"type":"message_start","message":{"id":"m","usage":{"input_tokens":5,"output_tokens":1}}}),
+            ),
+            ev(
+                "content_block_start",
+                json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+            ),
+            ev(
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
+            ),
+            ev(
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":0}),
+            ),
+            ev(
+                "message_delta",
+                json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}),
+            ),
+            ev("message_stop", json!({"type":"message_stop"})),
+        ])
+    }
 }
 
 pub struct LlmServer {
