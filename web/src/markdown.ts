@@ -40,6 +40,9 @@ function renderBlock(block: Block): DocumentFragment {
   return DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
 }
 
+/** Committed blocks per chunk (see MarkdownView.chunkFor). */
+const CHUNK_BLOCKS = 16;
+
 /** How long the "Copied" state stays visible. */
 const COPIED_MS = 2000;
 
@@ -52,6 +55,8 @@ function fenceLanguage(code: Element): string | null {
 export class MarkdownView {
   private splitter = new BlockSplitter();
   private tail: Node[] = [];
+  private chunk: HTMLElement | null = null;
+  private chunkBlocks = 0;
   private timers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(private readonly root: HTMLElement) {
@@ -66,17 +71,34 @@ export class MarkdownView {
     if (reset) {
       this.root.replaceChildren();
       this.tail = [];
+      this.chunk = null;
     }
     for (const node of this.tail) node.parentNode?.removeChild(node);
     for (const block of added) {
       const frag = renderBlock(block);
       this.decorate(frag, true);
-      this.root.appendChild(frag);
+      this.chunkFor().appendChild(frag);
     }
     const frag = renderBlock(tail);
     this.decorate(frag, isClosedFence(tail.tokens.find((t) => t.type !== "space")));
     this.tail = [...frag.childNodes];
     this.root.appendChild(frag);
+  }
+
+  /**
+   * Committed blocks go into chunks of CHUNK_BLOCKS, each skipped by the browser while off
+   * screen (`content-visibility` in markdown.css): a frame then walks a few dozen chunks instead
+   * of every block of a long answer.
+   */
+  private chunkFor(): HTMLElement {
+    if (!this.chunk || this.chunkBlocks >= CHUNK_BLOCKS) {
+      this.chunk = document.createElement("div");
+      this.chunk.className = "md-chunk";
+      this.root.appendChild(this.chunk);
+      this.chunkBlocks = 0;
+    }
+    this.chunkBlocks++;
+    return this.chunk;
   }
 
   dispose() {
