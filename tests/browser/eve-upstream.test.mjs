@@ -65,12 +65,13 @@ const eveEvents = (chat) => chat.events.filter((e) => !e.meta?.local);
 const cursorSaved = (chat) => chat.session?.streamIndex === eveEvents(chat).length;
 
 /** Polls the saved chat until its log settled (docs/web.md) and the final cursor is saved. */
-async function waitSettledOnServer(id, timeout = 30000) {
+/** `longerThan`: the log of an earlier turn's settle, so that a later turn waits for its own. */
+async function waitSettledOnServer(id, timeout = 30000, longerThan = 0) {
   const end = Date.now() + timeout;
   for (;;) {
     const chat = await savedChat(id);
     const last = chat.events.at(-1);
-    if (last && ["session.completed", "session.failed", "session.waiting"].includes(last.type) && cursorSaved(chat)) return chat;
+    if (last && ["session.completed", "session.failed", "session.waiting"].includes(last.type) && cursorSaved(chat) && chat.events.length > longerThan) return chat;
     if (Date.now() > end) throw new Error(`chat ${id} not settled on the server: ${JSON.stringify(chat.events.slice(-3))} ${JSON.stringify(chat.session)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -163,7 +164,7 @@ upstreamTest("the first message creates the chat, navigates and streams the refe
   assert.deepEqual(await assistantTexts(page), [HELLO, HELLO]);
   assert.deepEqual(await page.locator(".message.user").allTextContents().then((l) => l.map(squash)), [message, "And a second message"]);
 
-  const second = await waitSettledOnServer(chatId);
+  const second = await waitSettledOnServer(chatId, 30000, first.events.length);
   assert.equal(second.session.sessionId, sessionId, "the same eve session");
   const all = await assertIsReferenceStream(second);
   const received = all.filter((e) => e.type === "message.received");
@@ -241,7 +242,7 @@ upstreamTest("Stop during a slow reply reacts at once; eve's turn.cancelled and 
   await page.keyboard.press("Enter");
   await page.waitForFunction((t) => [...document.querySelectorAll(".message.assistant .markdown")].some((m) => m.textContent.includes(t)), HELLO, { timeout: 30000 });
   await notBusy(page);
-  const next = await waitSettledOnServer(chatId);
+  const next = await waitSettledOnServer(chatId, 30000, chat.events.length);
   assert.equal(next.session.sessionId, chat.session.sessionId, "the same eve session goes on");
   const all = await assertIsReferenceStream(next);
   assert.equal(replyOf(all, "turn_1"), HELLO);
