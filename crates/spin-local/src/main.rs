@@ -5,6 +5,12 @@
 //!               [--variable name=value]... [--runtime-config-file rc.toml] [--state-dir .spin]
 //! spin-local build [--from spin.toml] [--component id]...
 //! ```
+//!
+//! As `spin up` does, `up` is a parent that runs the build (with `--build`) and then forks
+//! the HTTP trigger, `spin-local trigger <up's flags>`, which loads the app and serves it.
+//! The child stays in the parent's process group; Ctrl-C, SIGTERM or SIGHUP of the parent is
+//! passed on to it as SIGTERM, and the parent exits with the child's status. SIGKILL of the
+//! parent alone leaves the child serving, exactly as with Spin: kill the process group.
 
 mod builder;
 mod kv;
@@ -44,6 +50,10 @@ struct Cli {
 enum Cmd {
     /// Serve the application (after running the build commands with --build), as `spin up`.
     Up(UpArgs),
+    /// The HTTP trigger that `up` forks (as `spin up` runs `spin trigger http`): loads the app
+    /// and serves it, never building.
+    #[command(hide = true)]
+    Trigger(UpArgs),
     /// Run each component's build command, as `spin build`.
     Build {
         /// The manifest.
@@ -93,6 +103,7 @@ fn main() {
             manifest::load(&from).and_then(|m| builder::build(&m, &components))
         }
         Cmd::Up(args) => up(args),
+        Cmd::Trigger(args) => trigger(args),
     };
     if let Err(e) = result {
         eprintln!("Error: {e:#}");
@@ -100,7 +111,58 @@ fn main() {
     }
 }
 
+/// `up`: builds when asked, then runs the trigger as a child process and waits for it.
 fn up(args: UpArgs) -> Result<()> {
+    if args.build && !args.skip_build {
+        let manifest = manifest::load(&args.from)?;
+        builder::build(&manifest, &[])?;
+    }
+    // The child gets up's command line unchanged, with `trigger` for `up` (it ignores
+    // `--build`); it reports its own start-up errors on the shared stderr.
+    let exe = std::env::current_exe().context("cannot find this program's own path")?;
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let up_at = argv
+        .iter()
+        .position(|a| a == "up")
+        .context("`up` not found on the command line")?;
+    argv[up_at] = "trigger".into();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start tokio")?;
+    let code = rt.block_on(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut child = tokio::process::Command::new(exe)
+            .args(argv)
+            .spawn()
+            .context("cannot start the trigger process")?;
+        let pid = child.id().context("the trigger process has no id")?;
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut hup = signal(SignalKind::hangup())?;
+        loop {
+            tokio::select! {
+                status = child.wait() => {
+                    let status = status?;
+                    return anyhow::Ok(status.code().unwrap_or(1));
+                }
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+                _ = hup.recv() => {}
+            }
+            // As `spin up`: a signal to the parent stops the trigger (SIGTERM), and the parent
+            // exits once it has.
+            // SAFETY: kill(2) with a pid of our own child and a valid signal number.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+            }
+        }
+    })?;
+    std::process::exit(code)
+}
+
+/// The trigger: loads the app and serves it until Ctrl-C or SIGTERM.
+fn trigger(args: UpArgs) -> Result<()> {
     let manifest = manifest::load(&args.from)?;
     let flags: BTreeMap<String, String> = args.variables.into_iter().collect();
     let env: HashMap<String, String> = std::env::vars().collect();
@@ -112,9 +174,6 @@ fn up(args: UpArgs) -> Result<()> {
         Some(f) => runtime_config::RuntimeConfig::load(f, &state_dir)?,
         None => runtime_config::RuntimeConfig::defaults(&state_dir),
     };
-    if args.build && !args.skip_build {
-        builder::build(&manifest, &[])?;
-    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

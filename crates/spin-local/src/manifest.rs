@@ -88,19 +88,53 @@ pub struct HttpTrigger {
     pub component: String,
 }
 
-/// Refuses a `files` glob pattern (or relative directory source) that could name files
-/// outside the application directory: an absolute path, or one with a `..` component. A
-/// pattern is copied wholesale, so `../**` would quietly publish the parent tree.
-fn check_inside_app(p: &str) -> std::result::Result<(), &'static str> {
-    let path = Path::new(p);
-    if path.is_absolute() {
-        return Err("must be relative to the manifest's directory, not an absolute path");
-    }
-    if path
+/// Refuses a `files` glob pattern or directory source with a `..` component. Spin compares
+/// paths without resolving `..` (so `../x/*` would pass its check and copy the parent's
+/// files); this host refuses them outright (docs/local-host.md, "Where this host differs").
+fn check_no_parent(p: &str) -> std::result::Result<(), &'static str> {
+    if Path::new(p)
         .components()
         .any(|c| c == std::path::Component::ParentDir)
     {
         return Err("must not contain `..` (files come from inside the application directory)");
+    }
+    Ok(())
+}
+
+/// The application directory as Spin 4.0.2 takes it (`spin-loader`'s `LocalLoader`): the
+/// manifest's directory made absolute, `.` and `..` removed without resolving symlinks.
+pub fn app_root(manifest: &Path) -> PathBuf {
+    let dir = match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let abs = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(dir)
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Spin's rule for `files`: what a mount copies must lie inside the application directory,
+/// compared as paths (a symlink inside the directory counts as inside). `pattern` is the
+/// absolute glob Spin expands (a directory source `d` is `d/**/*`); the text is Spin's.
+fn check_in_app_root(app_root: &Path, full: &Path, pattern: &Path) -> Result<()> {
+    if !full.starts_with(app_root) {
+        bail!(
+            "{} cannot be mapped because it is outside the application directory. Files must be within the application directory.",
+            pattern.display()
+        );
     }
     Ok(())
 }
@@ -242,12 +276,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         }
     }
 
+    let root = app_root(path);
     let mut components = BTreeMap::new();
     for (id, rc) in raw.component {
         validate_component_id(&id).map_err(|e| anyhow::anyhow!("{file}: [component.{id}]: {e}"))?;
         components.insert(
             id.clone(),
-            component_from_raw(&id, rc, &raw.variables, &file.to_string())?,
+            component_from_raw(&id, rc, &raw.variables, &file.to_string(), &root)?,
         );
     }
 
@@ -326,6 +361,7 @@ fn component_from_raw(
     rc: RawComponent,
     app_vars: &BTreeMap<String, VariableDecl>,
     file: &str,
+    app_root: &Path,
 ) -> Result<Component> {
     let at = format!("{file}: [component.{id}]");
     let source = match &rc.source {
@@ -349,8 +385,17 @@ fn component_from_raw(
     for f in rc.files {
         match f {
             toml::Value::String(s) => {
-                check_inside_app(&s).map_err(|e| anyhow::anyhow!("{at}: files: pattern `{s}` {e}"))?;
-                files.push(FileMount::Glob(s))
+                check_no_parent(&s).map_err(|e| anyhow::anyhow!("{at}: files: pattern `{s}` {e}"))?;
+                let pattern = if Path::new(&s).is_absolute() {
+                    // Allowed inside the application directory (kept relative to it).
+                    let full = Path::new(&s);
+                    check_in_app_root(app_root, full, full)
+                        .map_err(|e| anyhow::anyhow!("{at}: files: {e}"))?;
+                    full.strip_prefix(app_root).expect("checked").to_string_lossy().into_owned()
+                } else {
+                    s
+                };
+                files.push(FileMount::Glob(pattern))
             }
             toml::Value::Table(t) => {
                 let source = t.get("source").and_then(|v| v.as_str());
@@ -360,12 +405,12 @@ fn component_from_raw(
                         if !d.starts_with('/') {
                             bail!("{at}: files: destination `{d}` must be an absolute path");
                         }
-                        // An absolute directory is an explicit choice, which Spin accepts (the
-                        // suites' temporary manifests point back into the repository so);
-                        // a relative one stays inside the application directory.
-                        if !Path::new(s).is_absolute() {
-                            check_inside_app(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
-                        }
+                        check_no_parent(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
+                        // Spin copies `<source>/**/*`: an absolute source outside the
+                        // application directory is refused, as Spin refuses it.
+                        let full = app_root.join(s);
+                        check_in_app_root(app_root, &full, &full.join("**/*"))
+                            .map_err(|e| anyhow::anyhow!("{at}: files: {e}"))?;
                         if Path::new(d).components().any(|c| c == std::path::Component::ParentDir) {
                             bail!("{at}: files: destination `{d}` must not contain `..`");
                         }
@@ -517,16 +562,32 @@ source = "backend.wasm"
 
     #[test]
     fn files_outside_the_app_directory_are_refused_naming_the_entry() {
+        const SPIN: &str = "cannot be mapped because it is outside the application directory. Files must be within the application directory.";
         for (entry, want) in [
-            (r#""/etc/*""#, "absolute"),
-            (r#""../secrets/*""#, "`..`"),
-            (r#""assets/../../x""#, "`..`"),
-            (r#"{ source = "..", destination = "/up" }"#, "`..`"),
+            (r#""/etc/*""#, format!("/etc/* {SPIN}")),
+            (
+                r#"{ source = "/srv/static", destination = "/" }"#,
+                format!("/srv/static/**/* {SPIN}"),
+            ),
+            (
+                r#"{ source = "/application/static", destination = "/" }"#,
+                format!("/application/static/**/* {SPIN}"),
+            ),
+            (r#""../secrets/*""#, "`..`".into()),
+            (r#""assets/../../x""#, "`..`".into()),
+            (r#"{ source = "..", destination = "/up" }"#, "`..`".into()),
             (
                 r#"{ source = "static/../..", destination = "/up" }"#,
-                "`..`",
+                "`..`".into(),
             ),
-            (r#"{ source = "static", destination = "/a/../.." }"#, "`..`"),
+            (
+                r#"{ source = "/app/static/../..", destination = "/up" }"#,
+                "`..`".into(),
+            ),
+            (
+                r#"{ source = "static", destination = "/a/../.." }"#,
+                "`..`".into(),
+            ),
         ] {
             let bad = MINIMAL.replace(
                 r#"files = [{ source = "static", destination = "/" }, "assets/*.css"]"#,
@@ -534,15 +595,31 @@ source = "backend.wasm"
             );
             let err = parse_str(&bad).unwrap_err().to_string();
             assert!(
-                err.contains("[component.web]") && err.contains("files") && err.contains(want),
+                err.contains("[component.web]") && err.contains("files") && err.contains(&want),
                 "{entry}: {err}"
             );
         }
-        let absolute_dir = MINIMAL.replace(
+        // Absolute paths inside the application directory are inside, as for Spin.
+        let inside = MINIMAL.replace(
             r#"files = [{ source = "static", destination = "/" }, "assets/*.css"]"#,
-            r#"files = [{ source = "/srv/static", destination = "/" }]"#,
+            r#"files = [{ source = "/app/static", destination = "/" }, "/app/assets/*.css"]"#,
         );
-        assert!(parse_str(&absolute_dir).is_ok());
+        let m = parse_str(&inside).unwrap();
+        assert_eq!(
+            m.components["web"].files[1],
+            FileMount::Glob("assets/*.css".into())
+        );
+    }
+
+    #[test]
+    fn the_application_directory_is_the_manifests_made_absolute_without_dot_dot() {
+        assert_eq!(
+            app_root(Path::new("/a/b/../c/./spin.toml")),
+            Path::new("/a/c")
+        );
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(app_root(Path::new("spin.toml")), cwd);
+        assert_eq!(app_root(Path::new("x/spin.toml")), cwd.join("x"));
     }
 
     #[test]

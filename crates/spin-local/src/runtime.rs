@@ -66,16 +66,8 @@ pub struct App {
     /// Per-request log lines on stderr.
     pub log_requests: bool,
     /// Staging directories for glob file mounts, removed when the app is dropped.
-    staging: Vec<PathBuf>,
+    _staging: Vec<tempfile::TempDir>,
     pub limits: Limits,
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        for dir in &self.staging {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
 }
 
 /// Per-request store data.
@@ -290,18 +282,18 @@ pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
         stores,
         components,
         log_requests: opts.log_requests,
-        staging,
+        _staging: staging,
         limits: opts.limits,
     }))
 }
 
 /// Resolves `files` into (host dir, guest path) preopens. Directory mappings are mounted
-/// directly (edits show up live, as with `spin up`); glob entries are copied into a staging
-/// directory mounted at `/`.
+/// directly (edits show up live, as with `spin up --direct-mounts`; plain `spin up` copies
+/// them); glob entries are copied into a staging directory mounted at `/`.
 fn prepare_mounts(
     dir: &Path,
     c: &crate::manifest::Component,
-    staging: &mut Vec<PathBuf>,
+    staging: &mut Vec<tempfile::TempDir>,
 ) -> Result<Vec<(PathBuf, String)>> {
     let mut mounts = Vec::new();
     let excludes: Vec<glob::Pattern> = c
@@ -377,17 +369,24 @@ fn prepare_mounts(
     Ok(mounts)
 }
 
+/// The component's staging folder, made on first use: a new, private (0700), randomly named
+/// folder in the temp dir, as `spin up`'s `spinup-*` working folder. A predictable name
+/// would let another local user create it first (or a link by that name) and plant or read
+/// the files a component serves.
 fn stage_dir<'a>(
     stage: &'a mut Option<PathBuf>,
-    all: &mut Vec<PathBuf>,
+    all: &mut Vec<tempfile::TempDir>,
     id: &str,
 ) -> Result<&'a Path> {
     if stage.is_none() {
-        let p = std::env::temp_dir().join(format!("spin-local-files-{}-{id}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p)?;
-        all.push(p.clone());
-        *stage = Some(p);
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("spin-local-files-{id}-"))
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .with_context(|| format!("[component.{id}] files: cannot create a staging folder"))?;
+        *stage = Some(dir.path().to_path_buf());
+        all.push(dir);
     }
     Ok(stage.as_deref().expect("just set"))
 }
@@ -786,5 +785,80 @@ impl WasiHttpHooks for OutboundHooks {
             > = Box::new(io);
             Ok((res.map(|b| b.boxed_unsync()), io))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 19, item 8: the staging folder is new, private and unpredictable; a folder (or a
+    /// link) another user made at the old predictable name is never used.
+    #[test]
+    fn glob_files_are_staged_in_a_new_private_randomly_named_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let app = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(app.path().join("assets")).unwrap();
+        std::fs::write(app.path().join("assets/a.css"), "a{}").unwrap();
+        let manifest = crate::manifest::parse(
+            "spin_manifest_version = 2\n[application]\nname = \"a\"\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"web\"\n[component.web]\nsource = \"web.wasm\"\nfiles = [\"assets/*.css\"]\n",
+            &app.path().join("spin.toml"),
+        )
+        .unwrap();
+        let c = &manifest.components["web"];
+        // What another local user could have prepared under the old name.
+        let planted =
+            std::env::temp_dir().join(format!("spin-local-files-{}-web", std::process::id()));
+        let _ = std::fs::create_dir_all(&planted);
+        let mut staging = Vec::new();
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let mounts = prepare_mounts(app.path(), c, &mut staging).unwrap();
+            assert_eq!(mounts.len(), 1);
+            let (dir, guest) = &mounts[0];
+            assert_eq!(guest, "/");
+            assert_ne!(dir, &planted, "the predictable folder was used");
+            assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}: mode {mode:o}", dir.display());
+            assert_eq!(
+                std::fs::read_to_string(dir.join("assets/a.css")).unwrap(),
+                "a{}"
+            );
+            seen.push(dir.clone());
+        }
+        assert_ne!(seen[0], seen[1], "two loads got the same folder");
+        let _ = std::fs::remove_dir_all(&planted);
+        // The folders go with the app.
+        drop(staging);
+        assert!(seen.iter().all(|d| !d.exists()));
+    }
+
+    /// Stricter than Spin (which compares the matched path, not its target): a glob match
+    /// that is a symlink to a file outside the application directory stops start-up.
+    #[test]
+    fn a_glob_match_linking_out_of_the_app_directory_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "s3cret").unwrap();
+        let app = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(app.path().join("assets")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            app.path().join("assets/a.txt"),
+        )
+        .unwrap();
+        let manifest = crate::manifest::parse(
+            "spin_manifest_version = 2\n[application]\nname = \"a\"\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"web\"\n[component.web]\nsource = \"web.wasm\"\nfiles = [\"assets/*\"]\n",
+            &app.path().join("spin.toml"),
+        )
+        .unwrap();
+        let err = prepare_mounts(app.path(), &manifest.components["web"], &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("[component.web]")
+                && err.contains("leads outside the application directory"),
+            "{err}"
+        );
     }
 }

@@ -67,7 +67,6 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let app = app.clone();
-                    // Boxed so that the connection is `Unpin`, which `without_shutdown` needs.
                     Box::pin(async move {
                         let authority = req
                             .headers()
@@ -84,47 +83,22 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
                     })
                 });
             // A client that drops its connection mid-request is not an error worth printing.
-            let served = http1::Builder::new()
+            // The connection ends as Spin's does: a request body a component left unread is
+            // not drained, so the close may reset the connection under the answer (a client
+            // that writes a large refused body before it reads sees a broken pipe, as on
+            // Spin; docs/local-host.md "Where this host differs from Spin").
+            let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_read_timeout)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service)
-                .without_shutdown()
                 .await;
-            if let Ok(parts) = served {
-                linger(parts.io.into_inner()).await;
-            }
         });
     }
     eprintln!("spin-local: shutting down");
     drop(listener);
     tracker.wait(SHUTDOWN_GRACE).await;
     Ok(())
-}
-
-/// How long, and how much, a closing connection may still send us before it is dropped.
-const LINGER_TIME: Duration = Duration::from_secs(5);
-const LINGER_BYTES: usize = 64 << 20;
-
-/// Closes a connection the way nginx's `lingering_close` does. A component may answer (413,
-/// 401) before reading a body, and hyper then ends the connection with that body unread:
-/// closing a socket with unread input resets it, and the reset can destroy the answer before
-/// the client reads it (a client still writing sees "broken pipe" instead of the 413). So
-/// end our side first, then read and discard what the client still sends, within bounds.
-async fn linger(mut stream: tokio::net::TcpStream) {
-    let _ = tokio::time::timeout(LINGER_TIME, async {
-        stream.shutdown().await?;
-        let mut sink = vec![0u8; 16 << 10];
-        let mut drained = 0usize;
-        while drained < LINGER_BYTES {
-            match stream.read(&mut sink).await? {
-                0 => break,
-                n => drained += n,
-            }
-        }
-        Ok::<_, std::io::Error>(())
-    })
-    .await;
 }
 
 /// Answers a connection over the per-address cap with 429 and closes it, without parsing
