@@ -11,8 +11,13 @@
 //! documents for `spin up` and nothing else ([`spin_up_args`]), so every test that starts its
 //! own host — restarts and SIGKILLs included — runs unchanged on real Spin. Tests that rely on
 //! something only the project's host does (its request log, its conformance replay) say
-//! `host_only` in their name and skip with a message under another binary
-//! ([`Host::start_project_host`]).
+//! `host_only` in their name: `scripts/test` filters them out under another binary (the runner
+//! reports them as skipped), and run anyway they return early through [`skip`], which records
+//! them in `EVE_CHAT_SKIP_LOG` so they are counted as skipped, not passed.
+//!
+//! Each host runs in a process group of its own: `spin up` forks `spin trigger http` (the
+//! project's host too), so the harness signals the group on kill, stop and drop, and checks
+//! that the port is free before a restart.
 //!
 //! The harness builds what it runs once per test binary: the project's host (`cargo build
 //! --profile host -p spin-local`, unless another binary is used) and the components (`<bin>
@@ -42,8 +47,12 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// The app's manifest with `/eve/v1/...` routed to the agent directly (as where it must be
-/// reachable by URL), so requests reach it without the proxy.
+/// reachable by URL), so requests reach it without the proxy. It lives in a temporary
+/// application directory laid out the way Spin accepts: the components' `.wasm` files by
+/// absolute path (Spin takes any `source` path), and a copy of `static/dist` inside the
+/// directory, because Spin refuses `files` outside the application directory.
 pub fn public_agent_manifest() -> (tempfile::TempDir, PathBuf) {
+    ensure_built();
     let root = repo_root();
     let text = std::fs::read_to_string(root.join("spin.toml")).unwrap();
     let proxied = "route = \"/eve/v1/...\"\ncomponent = \"eve-proxy\"";
@@ -61,15 +70,64 @@ pub fn public_agent_manifest() -> (tempfile::TempDir, PathBuf) {
         .replace(
             "source = \"target/",
             &format!("source = \"{}/target/", root.display()),
-        )
-        .replace(
-            "source = \"static/",
-            &format!("source = \"{}/static/", root.display()),
         );
     let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root.join("static/dist"), &dir.path().join("static/dist"));
     let path = dir.path().join("spin.toml");
     std::fs::write(&path, text).unwrap();
     (dir, path)
+}
+
+/// Copies the directory tree `from` to `to` (files and folders; what the shell serves).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("create {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst)
+                .unwrap_or_else(|e| panic!("copy {} to {}: {e}", src.display(), dst.display()));
+        }
+    }
+}
+
+/// Names a file the harness appends a line to for each test that skips at run time
+/// (`<test binary> <test name>\t<why>`): such a test returns early and its runner counts it
+/// as passed, so `scripts/test` reads this file and reports it as skipped.
+pub const SKIP_LOG_ENV: &str = "EVE_CHAT_SKIP_LOG";
+
+/// Says that the running test skips, and why: on stderr, and in [`SKIP_LOG_ENV`]'s file. The
+/// caller returns right after. (A test that cannot run under the configured binary is better
+/// filtered out by name, as `host_only_` tests are, so the runner itself shows it skipped.)
+pub fn skip(why: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("(unnamed)")
+        .to_string();
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|stem| match stem.rsplit_once('-') {
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
+            _ => stem,
+        })
+        .unwrap_or_default();
+    eprintln!("skipped: {binary} {test}: {why}");
+    if let Some(path) = std::env::var_os(SKIP_LOG_ENV).filter(|p| !p.is_empty()) {
+        use std::io::Write;
+        let line = format!("{binary} {test}\t{why}\n");
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
 }
 
 /// The project's local host binary.
@@ -253,9 +311,7 @@ impl Host {
     /// skips: configuring or restarting someone else's server is not possible).
     pub fn start(opts: HostOptions) -> Option<Host> {
         if external_base_url().is_some() {
-            eprintln!(
-                "skipped: this test needs its own configurable host, and EVE_CHAT_BASE_URL is set"
-            );
+            skip("this test needs its own configurable host, and EVE_CHAT_BASE_URL is set");
             return None;
         }
         let binary = opts.binary.clone().unwrap_or_else(spin_binary);
@@ -289,10 +345,10 @@ impl Host {
     pub fn start_project_host(opts: HostOptions) -> Option<Host> {
         let binary = opts.binary.clone().unwrap_or_else(spin_binary);
         if !is_project_host(&binary) {
-            eprintln!(
-                "skipped: host_only test (it reads the project host's own request log), and {SPIN_BIN_ENV} names {}",
+            skip(&format!(
+                "host_only test (it reads the project host's own request log), and {SPIN_BIN_ENV} names {}",
                 binary.display()
-            );
+            ));
             return None;
         }
         Host::start(opts)
@@ -339,6 +395,9 @@ impl Host {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .stdin(Stdio::null());
+        // A process group of its own: `spin up` forks `spin trigger http`, which serves; the
+        // harness signals the whole group, never only the parent it started.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.binary.display()));
@@ -375,7 +434,7 @@ impl Host {
                 Err(_) => std::thread::sleep(Duration::from_millis(50)),
             }
         }
-        let _ = child.kill();
+        signal_group(&child, libc::SIGKILL);
         let _ = child.wait();
         Err(false)
     }
@@ -407,40 +466,73 @@ impl Host {
     /// Stops the host gracefully and starts it again on the same state directory.
     pub fn restart(&mut self) {
         self.stop();
+        self.assert_port_free();
         self.spawn();
     }
 
-    /// SIGKILLs the host (no cleanup at all), then starts it again on the same state.
+    /// SIGKILLs the host's whole process group (no cleanup at all: `spin up` and the
+    /// `spin trigger http` it forked), then starts it again on the same state.
     pub fn kill_and_restart(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
+            signal_group(&c, libc::SIGKILL);
             let _ = c.wait();
         }
+        self.assert_port_free();
         self.spawn();
     }
 
-    /// Stops the host: SIGTERM, then SIGKILL if it has not exited within 10 s.
+    /// Stops the host: SIGTERM to its process group, then SIGKILL to the group if `spin up`
+    /// has not exited within 10 s (and in any case, for a straggler it left behind).
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(c.id().to_string())
-                .status();
+            signal_group(&c, libc::SIGTERM);
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = c.try_wait() {
-                    return;
+                    break;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            let _ = c.kill();
+            signal_group(&c, libc::SIGKILL);
             let _ = c.wait();
         }
     }
 
-    /// The host's process id (own hosts only), e.g. to read its memory use.
+    /// Panics unless nothing listens on the host's address any more (within 10 s): a
+    /// restart must not find the old server still there (an orphaned `spin trigger http`
+    /// would go on serving, and finishing, the turns a test meant to kill).
+    fn assert_port_free(&self) {
+        let Some(listen) = self.listen else {
+            return;
+        };
+        assert!(
+            wait_until_free(listen, Duration::from_secs(10)),
+            "{listen} is still in use after the host's process group was stopped: something of the old host still serves it"
+        );
+    }
+
+    /// The process that serves: the child `spin up` forked (`spin trigger http`), or the
+    /// started process itself when it forked none (own hosts only), e.g. to read its
+    /// memory use.
     pub fn pid(&self) -> Option<u32> {
+        let leader = self.child.as_ref()?.id();
+        Some(
+            children_in_group(leader)
+                .into_iter()
+                .next()
+                .unwrap_or(leader),
+        )
+    }
+
+    /// The id of the process the harness started (`spin up`), which leads the host's
+    /// process group (own hosts only).
+    pub fn parent_pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
+    }
+
+    /// The address the host listens on (own hosts only).
+    pub fn listen_addr(&self) -> Option<SocketAddr> {
+        self.listen
     }
 
     /// The state directory (own hosts only).
@@ -541,9 +633,57 @@ impl Host {
 }
 
 impl Drop for Host {
+    /// Stops the whole process group, so no server of a finished test is left listening.
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Sends `signal` to the process group `child` leads (the harness starts each host in a group
+/// of its own).
+fn signal_group(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill(2) on a process group id the harness created; no memory is involved.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), signal);
+    }
+}
+
+/// Whether `addr` can be bound again within `timeout` (nothing listens on it).
+pub fn wait_until_free(addr: SocketAddr, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if TcpListener::bind(addr).is_ok() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes whose parent is `leader` and that are in its process group.
+fn children_in_group(leader: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // /proc/<pid>/stat: "pid (comm) state ppid pgrp ..."; comm may contain spaces.
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.get(1) == Some(&leader.to_string().as_str())
+                && fields.get(2) == Some(&leader.to_string().as_str())
+        })
+        .collect();
+    found.sort_unstable();
+    found
 }
 
 /// A fully read response.

@@ -10,6 +10,7 @@
 use eve_chat_tests::{host_binary, is_project_host, repo_root, spin_binary, Host, HostOptions};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -85,7 +86,9 @@ fn project_host(why: &str) -> bool {
     if is_project_host(&spin_binary()) {
         return true;
     }
-    eprintln!("skipped: host_only test ({why}), and another Spin binary is configured");
+    eve_chat_tests::skip(&format!(
+        "host_only test ({why}), and another Spin binary is configured"
+    ));
     false
 }
 
@@ -398,15 +401,33 @@ fn host_only_files_outside_the_app_directory_stop_start_up() {
     let app = dir.path().join("app");
     std::fs::create_dir_all(&app).unwrap();
     std::fs::write(dir.path().join("secret.txt"), "s3cret").unwrap();
+    // Spin 4.0.2's rule and words for what lies outside (`spin-loader`, `local.rs`).
+    let outside = "cannot be mapped because it is outside the application directory. Files must be within the application directory.";
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("index.html"), "not the app's").unwrap();
+    let absolute_dir = format!(
+        r#"{{ source = "{}", destination = "/" }}"#,
+        elsewhere.display()
+    );
     for (files, want) in [
-        (r#""../*.txt""#, "`..`"),
-        (r#""/etc/*.conf""#, "absolute"),
-        (r#"{ source = "..", destination = "/up" }"#, "`..`"),
+        (r#""../*.txt""#.to_string(), "`..`".to_string()),
+        (r#""/etc/*.conf""#.into(), format!("/etc/*.conf {outside}")),
+        (
+            absolute_dir,
+            format!("{}/**/* {outside}", elsewhere.display()),
+        ),
+        (
+            r#"{ source = "..", destination = "/up" }"#.into(),
+            "`..`".into(),
+        ),
     ] {
-        let manifest = write_manifest(&app, files);
+        let manifest = write_manifest(&app, &files);
         let (ok, err) = up_exits(&manifest);
         assert!(
-            !ok && err.contains("[component.probe]") && err.contains("files") && err.contains(want),
+            !ok && err.contains("[component.probe]")
+                && err.contains("files")
+                && err.contains(&want),
             "{files}: {err}"
         );
     }
@@ -425,6 +446,7 @@ fn up_exits(manifest: &Path) -> (bool, String) {
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -441,7 +463,11 @@ fn up_exits(manifest: &Path) -> (bool, String) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = child.kill();
+    // The whole group: `up` and the trigger it forked.
+    // SAFETY: kill(2) on the process group this function started.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
     let _ = child.wait();
     panic!(
         "{} started serving instead of refusing the manifest",

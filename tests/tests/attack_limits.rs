@@ -221,6 +221,37 @@ fn endless_chunked(h: &Host, method: &str, path: &str, headers: &[(&str, &str)])
     r
 }
 
+/// Sends a request with a `len`-byte body while reading its answer, as browsers and curl do:
+/// the body goes out on another thread, which stops at the first failed write (the server
+/// answered and closed the connection).
+fn sent_while_reading(
+    h: &Host,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    len: usize,
+) -> Raw {
+    let mut s = TcpStream::connect(authority(h)).expect("connect");
+    let head = head_text(h, method, path, headers) + &format!("Content-Length: {len}\r\n\r\n");
+    s.write_all(head.as_bytes()).expect("send the head");
+    let mut w = s.try_clone().expect("clone the socket");
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b'x'; 64 << 10];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            if w.write_all(&chunk[..n]).is_err() {
+                break;
+            }
+            left -= n;
+        }
+    });
+    let r = read_response(&mut s);
+    let _ = s.shutdown(Shutdown::Both);
+    writer.join().expect("the writer");
+    r
+}
+
 /// Opens a following stream and reads up to the end of its response head (the whole response
 /// when it is a refusal); the socket stays open (the stream holds its slot) until dropped.
 fn open_stream(h: &Host, sid: &str, cookie: &str) -> (TcpStream, Raw) {
@@ -334,36 +365,72 @@ fn assert_clean_log(h: &Host) {
 
 // ------------------------------------------------------------------------ item 5: bodies
 
-/// A client that writes its whole body before it reads (as ureq, and many scripts, do) must
-/// still read the refusal, not "broken pipe": the host drains what it did not read before it
-/// closes, instead of resetting the connection under the answer.
+/// A client that reads while it sends its body (as browsers and curl do) gets the refusal of
+/// a body over the cap, on this host and on Spin: the component answers from the head and the
+/// connection is closed with the rest unread (docs/local-host.md, "Where this host differs
+/// from Spin": neither host drains it).
 #[test]
-fn a_client_that_sends_a_refused_body_in_full_before_reading_still_gets_the_answer() {
+fn a_client_that_reads_while_it_sends_a_refused_body_gets_the_answer() {
     let Some(h) = Host::start(password_options()) else {
         return;
     };
     let alice = cookie_of("alice");
     let user = as_user(&h, &alice);
-    // Over every cap, the message routes' too (256 KiB plus one 5 MiB file in base64).
-    let body = vec![b'x'; 16 << 20];
     for round in 0..5 {
-        for (method, path, headers, status) in [
-            ("POST", "/api/auth/login", anonymous(&h), 413),
-            ("POST", "/api/chats", user.clone(), 413),
-            ("POST", "/eve/v1/session", user.clone(), 413),
-            ("POST", "/api/chats", anonymous(&h), 401),
+        for (method, path, headers, status, code) in [
+            (
+                "POST",
+                "/api/auth/login",
+                anonymous(&h),
+                413,
+                "payload_too_large",
+            ),
+            ("POST", "/api/chats", user.clone(), 413, "payload_too_large"),
+            (
+                "POST",
+                "/eve/v1/session",
+                user.clone(),
+                413,
+                "payload_too_large",
+            ),
+            ("POST", "/api/chats", anonymous(&h), 401, "unauthorized"),
         ] {
-            let r = h.send(method, path, &headers, Some(&body));
-            assert_eq!(
-                r.status,
-                status,
-                "round {round}: {method} {path}: {}",
-                r.text()
-            );
+            let r = sent_while_reading(&h, method, path, &headers, REFUSED_BODY);
+            assert_refused(&format!("round {round}: {method} {path}"), &r, status, code);
         }
     }
     assert_clean_log(&h);
 }
+
+/// The other side of the same choice: a client that writes a large refused body in full
+/// before it reads (ureq does) loses the answer to a reset connection, on Spin 4.0.2 as here.
+/// The host does not drain what a component left unread (it used to, as nginx's
+/// `lingering_close` does, and so passed a test Spin fails).
+#[test]
+fn a_client_that_writes_a_large_refused_body_before_reading_loses_the_answer_as_on_spin() {
+    let Some(h) = Host::start(password_options()) else {
+        return;
+    };
+    let body = vec![b'x'; REFUSED_BODY];
+    let headers = anonymous(&h);
+    let mut req = h.client().post(&h.url("/api/auth/login"));
+    for (k, v) in &headers {
+        req = req.set(k, v);
+    }
+    match req.send_bytes(&body) {
+        Err(eve_chat_tests::ureq::Error::Transport(_)) => {}
+        Ok(r) | Err(eve_chat_tests::ureq::Error::Status(_, r)) => panic!(
+            "the host read (or drained) a refused 16 MiB body: {} {}",
+            r.status(),
+            r.into_string().unwrap_or_default()
+        ),
+    }
+    assert_clean_log(&h);
+}
+
+/// A body over every cap, the message routes' too (256 KiB plus one 5 MiB file in base64),
+/// and over what the sockets of a loopback connection buffer.
+const REFUSED_BODY: usize = 16 << 20;
 
 #[test]
 fn a_declared_body_over_the_cap_is_refused_by_every_component_before_it_is_sent() {

@@ -154,3 +154,65 @@ fn a_binary_named_like_eve_chat_spin_bin_is_started_with_exactly_those_flags() {
     assert!(argv.contains(&"chat_create_per_hour=7"), "{argv:?}");
     assert!(argv.contains(&"auth_mode=local-dev"), "{argv:?}");
 }
+
+/// Whether process `pid` has ended (gone, or a zombie waiting to be reaped).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// `spin up` forks `spin trigger http`, and the project's host does the same: SIGKILL of the
+/// process the harness started leaves its child serving (and finishing the turns a test meant
+/// to kill). So the harness kills the host's whole process group, checks that the port is
+/// free before a restart, and leaves nothing running when a host is dropped.
+#[test]
+fn killing_only_spin_up_leaves_its_trigger_serving_so_the_harness_kills_the_group() {
+    let Some(mut host) = Host::start(HostOptions::default()) else {
+        return;
+    };
+    let parent = host.parent_pid().expect("own host");
+    let server = host.pid().expect("own host");
+    assert_ne!(
+        parent, server,
+        "`up` serves from a child process, as `spin up` does"
+    );
+    // SAFETY: kill(2) of a process this test's host started.
+    unsafe {
+        libc::kill(parent as libc::pid_t, libc::SIGKILL);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!ended(server), "the trigger died with its parent");
+    assert_eq!(
+        host.get("/api/setup").status,
+        200,
+        "the orphaned trigger still serves"
+    );
+    // The harness's kill takes the group: the orphan goes, the port is free, the restart
+    // serves on the same address.
+    let base = host.base.clone();
+    host.kill_and_restart();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ended(server) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        ended(server),
+        "the orphaned trigger survived the group kill"
+    );
+    assert_eq!(host.base, base);
+    assert_eq!(host.get("/api/setup").status, 200);
+    // Dropping a host stops its whole group: nothing listens on its address afterwards.
+    let server = host.pid().expect("own host");
+    let listen = host.listen_addr().expect("own host");
+    drop(host);
+    assert!(ended(server), "a dropped host left its trigger running");
+    assert!(eve_chat_tests::wait_until_free(
+        listen,
+        std::time::Duration::from_secs(1)
+    ));
+}

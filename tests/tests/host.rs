@@ -249,10 +249,10 @@ fn own_binary_is_the_project_host(why: &str) -> bool {
     if is_project_host(&bin) {
         return true;
     }
-    eprintln!(
-        "skipped: host_only test ({why}), and {SPIN_BIN_ENV} names {}",
+    eve_chat_tests::skip(&format!(
+        "host_only test ({why}), and {SPIN_BIN_ENV} names {}",
         bin.display()
-    );
+    ));
     false
 }
 
