@@ -27,7 +27,7 @@ use eve_auth::cookie::{SessionClaims, SESSION_COOKIE_NAME};
 use eve_auth::crypto::{b64url, hmac_sha256};
 use eve_auth::AuthConfig;
 use eve_chat_tests::eve::{self, parse_ndjson, types};
-use eve_chat_tests::{public_agent_manifest, repo_root, Host, HostOptions, Response};
+use eve_chat_tests::{public_agent_manifest, repo_root, Host, HostOptions};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -69,14 +69,6 @@ impl Raw {
 
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    fn from_response(r: &Response) -> Raw {
-        Raw {
-            status: r.status,
-            headers: r.headers.clone(),
-            body: r.body.clone(),
-        }
     }
 }
 
@@ -1779,15 +1771,27 @@ fn expired_tampered_and_foreign_cookies_fail_closed_on_every_route() {
         json!({ "password": format!("{PASSWORD} ") }),
         json!({ "password": "x".repeat(100_000) }),
     ] {
-        let r = h.json("POST", "/api/auth/login", &body);
-        check("a wrong password", &Raw::from_response(&r));
+        // The raw client reads the answer even when the host closes before the whole body is
+        // sent: the 100 000-character password is over the login's cap and refused from the
+        // head, unread, and neither Spin nor the local host drains it (docs/local-host.md),
+        // so a client that writes it all before reading (ureq) may see a broken pipe.
+        let mut headers = same_origin(&h);
+        headers.push(("content-type", "application/json".into()));
+        let r = send(
+            &h,
+            "POST",
+            "/api/auth/login",
+            &headers,
+            body.to_string().as_bytes(),
+        );
+        check("a wrong password", &r);
         assert!(
             (400..500).contains(&r.status),
             "a wrong password: {}",
             r.status
         );
         assert!(
-            r.header("set-cookie").is_none(),
+            r.all("set-cookie").is_empty(),
             "a wrong password sets a cookie"
         );
     }
