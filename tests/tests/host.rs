@@ -11,14 +11,18 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The conformance probe app, copied under `target/` and built once per test process (a
-/// fixed path, so repeated runs reuse the compiled probe). Returns its manifest.
+/// fixed path, so repeated runs reuse the compiled probe). Returns its manifest. Test
+/// processes may run side by side (`cargo nextest` runs each test in a process of its own):
+/// one at a time copies and builds, under a file lock, and a file is rewritten only when it
+/// changed, so a probe host another process is running keeps its files.
 fn probe_app() -> &'static Path {
     static APP: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     APP.get_or_init(|| {
         let src = repo_root().join("tests/spin-conformance");
         let dir = repo_root().join("target/spin-conformance/app");
-        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        let lock = std::fs::File::create(dir.with_file_name("build.lock")).unwrap();
+        lock.lock().unwrap();
         for entry in [
             "Cargo.toml",
             "Cargo.lock",
@@ -26,7 +30,7 @@ fn probe_app() -> &'static Path {
             "run.py",
             "expected-spin-4.0.2.jsonl",
         ] {
-            std::fs::copy(src.join(entry), dir.join(entry)).unwrap();
+            copy_if_changed(&src.join(entry), &dir.join(entry));
         }
         copy_dir(&src.join("src"), &dir.join("src"));
         copy_dir(&src.join("static"), &dir.join("static"));
@@ -36,6 +40,7 @@ fn probe_app() -> &'static Path {
             .status()
             .unwrap();
         assert!(status.success(), "building the probe failed");
+        drop(lock);
         dir.join("spin.toml")
     })
 }
@@ -47,8 +52,15 @@ fn copy_dir(from: &Path, to: &Path) {
         if e.path().is_dir() {
             copy_dir(&e.path(), &to.join(e.file_name()));
         } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            copy_if_changed(&e.path(), &to.join(e.file_name()));
         }
+    }
+}
+
+fn copy_if_changed(from: &Path, to: &Path) {
+    let bytes = std::fs::read(from).unwrap();
+    if std::fs::read(to).ok().as_deref() != Some(&bytes[..]) {
+        std::fs::write(to, bytes).unwrap();
     }
 }
 
