@@ -216,3 +216,30 @@ fn killing_only_spin_up_leaves_its_trigger_serving_so_the_harness_kills_the_grou
         std::time::Duration::from_secs(1)
     ));
 }
+
+/// SIGTERM (or Ctrl-C) of `spin up` alone stops the trigger it forked, and `up` exits once
+/// the trigger has: Spin passes the signal on (`ctrlc` with its `termination` feature), and so
+/// does the project's host.
+#[test]
+fn sigterm_of_spin_up_alone_stops_its_trigger_too() {
+    let Some(host) = Host::start(HostOptions::default()) else {
+        return;
+    };
+    let parent = host.parent_pid().expect("own host");
+    let server = host.pid().expect("own host");
+    let listen = host.listen_addr().expect("own host");
+    // SAFETY: kill(2) of a process this test's host started.
+    unsafe {
+        libc::kill(parent as libc::pid_t, libc::SIGTERM);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !(ended(parent) && ended(server)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ended(server), "the trigger outlived a SIGTERM of `up`");
+    assert!(ended(parent), "`up` did not exit after its trigger");
+    assert!(eve_chat_tests::wait_until_free(
+        listen,
+        std::time::Duration::from_secs(1)
+    ));
+}
