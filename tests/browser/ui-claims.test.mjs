@@ -97,6 +97,7 @@ test("the root page's composer shows a spinner while the chat is being created",
   await page.keyboard.press("Enter");
   const send = page.locator("button.send");
   await page.waitForSelector("button.send .spinner", { timeout: 30000 });
+  for (let i = 0; create.seen() === 0 && i < 300; i++) await page.waitForTimeout(100);
   assert.equal(create.seen(), 1, "the create is on its way (held)");
   assert.equal(await send.getAttribute("aria-label"), "Sending");
   assert.equal(await send.getAttribute("title"), "Sending…");
