@@ -9,26 +9,22 @@ import { apiCall, launchBrowser, newPage, screenshot, squash, startApp, startCha
 
 let app;
 let browser;
-let agentReady = false;
 before(async () => {
   app = await startApp();
   browser = await launchBrowser();
   const probe = await apiCall(app.baseUrl, "POST", "/eve/v1/session", { message: "ping" });
-  // eve answers a create with 202 {ok, sessionId, status: "accepted"}.
-  agentReady = probe.status === 202 && probe.json?.ok === true;
+  // eve answers a create with 202 {ok, sessionId, status: "accepted"}. Anything else fails the
+  // suite here: an agent answering 500 must not turn into seven skipped (green) tests.
+  assert.equal(probe.status, 202, `the agent answers eve's create: ${probe.text}`);
+  assert.equal(probe.json?.ok, true, `eve's create body: ${probe.text}`);
 });
 after(async () => {
   await browser?.close();
   await app?.stop();
 });
 
-/** Runs `fn` only when the agent answers the eve protocol (skipped while it is a placeholder). */
-function agentTest(name, fn) {
-  test(name, async (t) => {
-    if (!agentReady) return t.skip("the agent component does not serve /eve/v1 yet");
-    await fn(t);
-  });
-}
+/** A test of the real agent (the probe in `before` asserts that it answers eve's protocol). */
+const agentTest = test;
 
 const countText = (n) => Array.from({ length: n }, (_, i) => i + 1).join(" ");
 
@@ -51,11 +47,21 @@ agentTest("checklist 3 and 4: the first message creates the chat, navigates and 
   await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 30000 });
   assert.ok((await lastAssistantText(page)).length > 0);
 
+  // Optimistic: the bubble shows while the send's requests are still held back (no clock: a
+  // loaded machine is slow, not wrong). The deadline only catches a hang.
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const hold = async (route) => {
+    if (route.request().method() !== "GET") await held;
+    await route.continue();
+  };
+  await page.route("**/api/chats/*/pending", hold);
+  await page.route("**/eve/v1/session/*", hold);
   await page.fill("#composer-input", "Second message");
-  const t0 = Date.now();
   await page.keyboard.press("Enter");
-  await page.waitForSelector(".message.user >> text=Second message");
-  assert.ok(Date.now() - t0 < 1000, "optimistic bubble at once");
+  await page.waitForSelector(".message.user >> text=Second message", { timeout: 30000 });
+  release();
+  await page.unrouteAll({ behavior: "wait" });
   await page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout: 30000 });
   const chat = await waitSettledOnServer(chatId);
   assert.equal(chat.events.filter((e) => e.type === "message.received").length, 2);
@@ -121,10 +127,12 @@ agentTest("stop during a tool call: the UI reacts at once, the chat stays consis
       inputEnabled: !document.querySelector("#composer-input").disabled,
     };
   });
+  // "At once" is the next animation frame, checked structurally above; the time is a deadline
+  // that only catches a hang (a frame on a loaded machine can take far longer than 16 ms).
   assert.ok(reaction.stopGone, "stop button gone in the next frame");
   assert.equal(reaction.interrupted, "interrupted");
   assert.ok(reaction.inputEnabled);
-  assert.ok(reaction.ms < 100, `reacted in ${reaction.ms} ms`);
+  assert.ok(reaction.ms < 5000, `reacted in ${reaction.ms} ms`);
   await screenshot(page, "stopped-tool-call");
 
   // Stop is eve's cancel: the turn ends with turn.cancelled then session.waiting (eve answers

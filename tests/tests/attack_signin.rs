@@ -191,14 +191,18 @@ fn oidc_sign_in(env: &Oidc, user: NextUser) -> Resp {
     env.provider.set_next_user(user);
     let start = env.client.get("/api/auth/oidc/start", &[]);
     assert_eq!(start.status, 303, "{}", start.body);
-    let flow = start.cookie_value("eve_chat_oidc").expect("a flow cookie");
+    let flow = start
+        .cookie_value("__Host-eve_chat_oidc")
+        .expect("a flow cookie");
     let at_provider = env
         .client
         .get_url(start.header("location").expect("to the provider"), &[]);
     assert_eq!(at_provider.status, 302, "{}", at_provider.body);
     let callback = at_provider.header("location").unwrap().to_string();
-    env.client
-        .get_url(&callback, &[("cookie", format!("eve_chat_oidc={flow}"))])
+    env.client.get_url(
+        &callback,
+        &[("cookie", format!("__Host-eve_chat_oidc={flow}"))],
+    )
 }
 
 fn user(sub: &str, email: &str) -> NextUser {
@@ -223,7 +227,7 @@ fn assert_refusal_page(resp: &Resp, expect: &str) {
         "a refused account gets no session"
     );
     assert!(
-        resp.set_cookie("eve_chat_oidc")
+        resp.set_cookie("__Host-eve_chat_oidc")
             .is_some_and(|c| c.contains("Max-Age=0")),
         "the flow cookie is cleared"
     );
@@ -316,6 +320,87 @@ fn narrowing_the_allowlist_ends_existing_sessions() {
     let chats = client.get("/api/chats", &cookie_header(&cookie));
     assert_eq!(chats.status, 401, "{}", chats.body);
     drop(env.host);
+}
+
+#[test]
+fn the_oidc_flow_cookie_is_host_prefixed_and_a_tossed_unprefixed_one_is_ignored() {
+    let env = oidc(&[("oidc_allowed_domains", "example.com")]);
+    env.provider.set_next_user(user("u-1", "eve@example.com"));
+    let start = env.client.get("/api/auth/oidc/start", &[]);
+    assert_eq!(start.status, 303, "{}", start.body);
+    let set = start
+        .set_cookie("__Host-eve_chat_oidc")
+        .unwrap_or_else(|| panic!("a __Host- flow cookie: {:?}", start.headers));
+    assert!(
+        set.contains("; Path=/;") && set.contains("; Secure") && !set.contains("Domain"),
+        "{set}"
+    );
+    let flow = start.cookie_value("__Host-eve_chat_oidc").unwrap();
+    let at_provider = env
+        .client
+        .get_url(start.header("location").expect("to the provider"), &[]);
+    let callback = at_provider.header("location").unwrap().to_string();
+    // A sibling subdomain can plant `eve_chat_oidc` (Domain=.example.com), never a `__Host-`
+    // cookie: a flow presented under any other name is no flow (no login CSRF by tossing).
+    for name in [
+        "eve_chat_oidc",
+        "__host-eve_chat_oidc",
+        "__Secure-eve_chat_oidc",
+    ] {
+        let tossed = env
+            .client
+            .get_url(&callback, &[("cookie", format!("{name}={flow}"))]);
+        assert_eq!(tossed.status, 303, "{}", tossed.body);
+        assert_eq!(
+            tossed.header("location"),
+            Some("/?authError=invalid_state"),
+            "{name}"
+        );
+        assert!(tossed.cookie_value(SESSION_COOKIE_NAME).is_none());
+    }
+    assert_eq!(env.provider.token_requests(), 0);
+    let done = env.client.get_url(
+        &callback,
+        &[("cookie", format!("__Host-eve_chat_oidc={flow}"))],
+    );
+    assert!(
+        done.cookie_value(SESSION_COOKIE_NAME).is_some(),
+        "{:?}",
+        done.headers
+    );
+}
+
+#[test]
+fn oidc_callbacks_are_throttled_per_address() {
+    let env = oidc(&[("oidc_allowed_domains", "example.com")]);
+    let from = IpAddr::from([127, 0, 0, 2]);
+    let forged = "/api/auth/oidc/callback?code=stolen-code&state=forged-state";
+    for i in 0..30 {
+        let resp = request_from(&env.host, from, "GET", forged, &[], None);
+        assert_eq!(resp.status, 303, "callback {i}: {}", resp.body);
+    }
+    let refused = request_from(&env.host, from, "GET", forged, &[], None);
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    let retry: u64 = refused
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After");
+    assert!((1..=900).contains(&retry), "{retry}");
+    assert!(
+        refused
+            .set_cookie("__Host-eve_chat_oidc")
+            .is_some_and(|c| c.contains("Max-Age=0")),
+        "the flow cookie is cleared: {:?}",
+        refused.headers
+    );
+    assert_eq!(env.provider.token_requests(), 0);
+    // Another address signs in as usual.
+    let ok = oidc_sign_in(&env, user("u-1", "eve@example.com"));
+    assert!(
+        ok.cookie_value(SESSION_COOKIE_NAME).is_some(),
+        "{:?}",
+        ok.headers
+    );
 }
 
 #[test]

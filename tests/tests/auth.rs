@@ -580,11 +580,16 @@ fn oidc_env() -> Option<OidcEnv> {
 fn oidc_start(client: &Client, return_to: &str) -> (String, String) {
     let start = client.get(&format!("/api/auth/oidc/start?returnTo={return_to}"), &[]);
     assert_eq!(start.status, 303, "{}", start.body);
-    let flow_cookie = start.cookie_value("eve_chat_oidc").expect("a flow cookie");
-    let flow_set = start.set_cookie("eve_chat_oidc").unwrap();
+    let flow_cookie = start
+        .cookie_value("__Host-eve_chat_oidc")
+        .expect("a flow cookie");
+    let flow_set = start.set_cookie("__Host-eve_chat_oidc").unwrap();
     assert!(
-        flow_set.contains("Path=/api/auth/oidc") && flow_set.contains("HttpOnly"),
-        "{flow_set}"
+        flow_set.contains("; Path=/;")
+            && flow_set.contains("HttpOnly")
+            && flow_set.contains("; Secure")
+            && !flow_set.contains("Domain"),
+        "the __Host- rules: {flow_set}"
     );
     let authorize = start
         .header("location")
@@ -603,7 +608,7 @@ fn oidc_start(client: &Client, return_to: &str) -> (String, String) {
 fn oidc_callback(client: &Client, callback: &str, flow_cookie: &str) -> Resp {
     client.get_url(
         callback,
-        &[("cookie", format!("eve_chat_oidc={flow_cookie}"))],
+        &[("cookie", format!("__Host-eve_chat_oidc={flow_cookie}"))],
     )
 }
 
@@ -631,7 +636,7 @@ fn oidc_sign_in_works_end_to_end_with_a_principal_per_subject() {
         .cookie_value(SESSION_COOKIE_NAME)
         .expect("a session cookie");
     let cleared = done
-        .set_cookie("eve_chat_oidc")
+        .set_cookie("__Host-eve_chat_oidc")
         .expect("the flow cookie is cleared");
     assert!(cleared.contains("Max-Age=0"));
     let viewer = session(&client, Some(&session_cookie))
@@ -705,26 +710,27 @@ fn oidc_with_a_wrong_state_is_refused() {
 }
 
 #[test]
-fn oidc_with_a_replayed_code_is_refused() {
+fn oidc_with_a_replayed_callback_is_refused_before_it_reaches_the_provider() {
     let Some(env) = oidc_env() else { return };
     let client = Client::of(&env.host);
     env.provider.set_next_user(NextUser::default());
     let (callback, flow) = oidc_start(&client, "/");
     let first = oidc_callback(&client, &callback, &flow);
     assert!(first.cookie_value(SESSION_COOKIE_NAME).is_some());
-    let replay = oidc_callback(&client, &callback, &flow);
+    assert_eq!(env.provider.token_requests(), 1);
+    // The same callback URL with the same flow cookie (someone who copied both): each flow
+    // is single-use, so nothing more is sent to the provider with the client secret.
+    for _ in 0..3 {
+        let replay = oidc_callback(&client, &callback, &flow);
+        let location = auth_error(&replay);
+        assert!(location.contains("authError=flow_used"), "{location}");
+        assert!(replay.cookie_value(SESSION_COOKIE_NAME).is_none());
+    }
     assert_eq!(
         env.provider.token_requests(),
-        2,
-        "the replay reached the provider, which refused it"
+        1,
+        "no replay reached the provider's token endpoint"
     );
-    let location = auth_error(&replay);
-    assert!(
-        location.contains("authError=token_exchange_failed"),
-        "{location}"
-    );
-    assert!(location.contains("invalid_grant"), "{location}");
-    assert!(replay.cookie_value(SESSION_COOKIE_NAME).is_none());
 }
 
 #[test]

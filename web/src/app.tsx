@@ -15,7 +15,7 @@ import { HomePage, NotFoundPage, SessionPage } from "./components/pages";
 import { AuthControl, LoginModal, ShortcutSheet, Toasts, type Toast, type ToastAction } from "./components/overlays";
 import { Sidebar } from "./components/sidebar";
 import { LanguageSwitch } from "./components/language";
-import { describeError, fmt, locale as currentLocale, onLocaleChange, setLocale, t, type Locale } from "./i18n";
+import { describeAuthError, describeError, fmt, locale as currentLocale, onLocaleChange, setLocale, t, type Locale } from "./i18n";
 
 const CONNECTIONS_KEY = "eve-chat-connections";
 // Every configured connection is on until the user switches it off.
@@ -181,7 +181,7 @@ export function App({ initialPath, prerender }: AppProps) {
     const params = new URLSearchParams(location.search);
     const authError = params.get("authError");
     if (authError) {
-      toast(fmt(t.app.signInFailed, { reason: authError.replace(/_/g, " ") }));
+      toast(fmt(t.app.signInFailed, { reason: describeAuthError(authError) }));
       history.replaceState(null, "", location.pathname);
     }
     const onPop = () => setRoute(parseRoute(location.pathname));

@@ -11,7 +11,10 @@ import {
   hasLatestUserMessage,
   hasOpenTurn,
   isSettlingEvent,
+  MAX_MESSAGE_CHARS,
+  MESSAGE_FIELD_MAX_LENGTH,
   mergeLocalEvents,
+  messageChars,
   openInputs,
   preserveKnownInitialEvents,
   reduceLog,
@@ -346,6 +349,20 @@ test("with nothing switched every configured connection stays on", () => {
 test("fallback titles come from the first message and are bounded", () => {
   assert.equal(createFallbackTitle("  hello\n world "), "hello world");
   assert.ok(createFallbackTitle("x".repeat(200)).length <= 58);
+});
+
+test("the message limit counts characters (code points) of the trimmed text, as the server does", () => {
+  // The server: eve-store validate::message and eve-agent protocol count `trim().chars()`.
+  assert.equal(messageChars("héllo"), 5);
+  assert.equal(messageChars("😀"), 1, "an emoji (a surrogate pair) is one character");
+  assert.equal(messageChars("👍🏽"), 2, "skin tone: two code points, as Rust's chars() counts");
+  assert.equal(messageChars("  padded \n"), 6);
+  const emoji = "😀".repeat(MAX_MESSAGE_CHARS);
+  assert.equal(emoji.length, 2 * MAX_MESSAGE_CHARS, "16,000 UTF-16 units");
+  assert.equal(messageChars(emoji), MAX_MESSAGE_CHARS, "within the limit");
+  assert.equal(messageChars(emoji + "😀"), MAX_MESSAGE_CHARS + 1, "one over");
+  assert.equal(messageChars(` ${"a".repeat(MAX_MESSAGE_CHARS)} `), MAX_MESSAGE_CHARS, "surrounding spaces are trimmed first");
+  assert.ok(MESSAGE_FIELD_MAX_LENGTH >= emoji.length, "the field's maxlength never cuts an accepted message");
 });
 
 test("routes: root and chat ids, anything else not found", () => {

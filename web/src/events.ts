@@ -713,6 +713,23 @@ export function createConnectionClientContext(enabled: Record<string, boolean>):
 /** The most characters a message may have (checked again by the server). */
 export const MAX_MESSAGE_CHARS = 8000;
 
+/**
+ * A message's length as the server counts it: characters (Unicode code points, Rust's
+ * `chars().count()`) of the trimmed text, not UTF-16 units, so an emoji is one character,
+ * not two (eve-store `validate::message`, eve-agent `protocol::MAX_MESSAGE_CHARS`).
+ */
+export function messageChars(text: string): number {
+  // A string's iterator yields code points (a surrogate pair once).
+  return Array.from(text.trim()).length;
+}
+
+/**
+ * The `maxlength` of a message field: browsers count UTF-16 units there, and the longest
+ * message the server accepts has at most two per character. The real limit is
+ * {@link messageChars}, shown and enforced by the composer.
+ */
+export const MESSAGE_FIELD_MAX_LENGTH = MAX_MESSAGE_CHARS * 2;
+
 /** Seed createFallbackTitle: a sidebar title from the first message. */
 export function createFallbackTitle(message: string): string {
   const line = message.trim().split(/\s+/).join(" ");

@@ -4,7 +4,7 @@ import { en } from "./i18n/en";
 import { zhCN } from "./i18n/zh-CN";
 import { fmt, placeholders, plural, type Plural } from "./i18n/format";
 import { detectLocale, initialLocale, LOCALE_KEY } from "./i18n/detect";
-import { describeError, formatRelative, formatSize, formatWait, setLocale, t } from "./i18n";
+import { describeAuthError, describeError, formatRelative, formatSize, formatWait, setLocale, t } from "./i18n";
 import { ApiError } from "./api";
 import { renderItems, reduceLog } from "./events";
 import type { EveEvent } from "./types";
@@ -91,6 +91,20 @@ test("a language chosen in the account menu wins over the browser's; a bad store
   assert.equal(initialLocale(null, ["zh-SG"]), "zh-CN");
   const throwing = { getItem: () => { throw new Error("denied"); } };
   assert.equal(initialLocale(throwing, ["zh"]), "zh-CN");
+});
+
+test("a failed OIDC sign-in is explained by its code in both languages, unknown codes as words", async () => {
+  // Every code the auth component redirects with (eve_auth::oidc::OidcError::code, docs/auth.md).
+  const codes = ["not_configured", "discovery_failed", "invalid_state", "flow_expired", "flow_used", "unavailable", "provider_error", "token_exchange_failed", "invalid_id_token", "userinfo_failed", "email_required", "https_required"];
+  await setLocale("en");
+  assert.deepEqual(Object.keys(en.app.authErrors).sort(), [...codes].sort());
+  assert.equal(describeAuthError("flow_used"), "this sign-in link was already used; start again");
+  assert.equal(describeAuthError("some_new_code"), "some new code");
+  assert.equal(describeAuthError("toString"), "toString", "only the catalogue's own codes");
+  await setLocale("zh-CN");
+  for (const code of codes) assert.equal(describeAuthError(code), zhCN.app.authErrors[code as keyof typeof zhCN.app.authErrors]);
+  assert.equal(describeAuthError("flow_used"), "此登录链接已被使用，请重新开始");
+  await setLocale("en");
 });
 
 test("server errors are shown by code from the catalogue, the server's text as the fallback", async () => {

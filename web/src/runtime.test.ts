@@ -272,6 +272,25 @@ test("Skip: declined locally at once and saved through the skip route; eve's can
   await until("next turn", () => (backend.chat("chat1").snapshots ?? 0) >= 3 && idle(rt));
 });
 
+test("Skip whose saving fails: the sign-in card comes back, the failure is toasted, eve is not told", async () => {
+  const { backend, runtime, toasts } = setup({ turns: [signInTurn], failSkip: true });
+  const rt = runtime();
+  rt.primeFromCreate("search notion");
+  await until("sign-in card", () => idle(rt) && rt.getState().pendingAuthorizations.length === 1 && (backend.chat("chat1").snapshots ?? 0) >= 1);
+  const auth = rt.getState().pendingAuthorizations[0]!;
+  const before = rt.getState().events.length;
+  const storedBefore = [...(backend.chat("chat1").slots as EveEvent[])];
+  await rt.skipAuthorization(auth);
+  assert.equal(backend.to("/api/chats/chat1/authorization/skip", "POST").length, 1, "the skip was tried");
+  assert.equal(rt.getState().events.length, before, "the local decline is rolled back");
+  assert.equal(rt.getState().pendingAuthorizations.length, 1, "the Connect / Skip card is back");
+  assert.match(toasts.at(-1)!, /^Skip failed: /);
+  const [session] = [...backend.sessions.values()];
+  assert.equal(backend.to(`/eve/v1/session/${session.id}/cancel`).length, 0, "eve's turn is not cancelled");
+  assert.deepEqual(backend.chat("chat1").slots, storedBefore, "nothing was stored");
+  assert.ok(idle(rt));
+});
+
 test("Connect: the stream is followed until the agent continues the turn", async () => {
   const { backend, runtime } = setup({ turns: [signInTurn] });
   const rt = runtime();

@@ -20,6 +20,7 @@ import {
   isLocal,
   localWaiting,
   MAX_MESSAGE_CHARS,
+  messageChars,
   openInputs,
   rebaseLog,
   reduceLog,
@@ -230,7 +231,7 @@ export class ChatRuntime {
     const message = text.trim();
     const files = opts.files?.length ? opts.files : undefined;
     if ((!message && !files) || this.busy) return false;
-    if (message.length > MAX_MESSAGE_CHARS) {
+    if (messageChars(message) > MAX_MESSAGE_CHARS) {
       this.host.toast(fmt(t.pages.messageTooLong, { max: MAX_MESSAGE_CHARS }));
       return false;
     }
@@ -555,11 +556,6 @@ export class ChatRuntime {
     this.streamAbort?.abort();
     const session = this.state.session;
     const before = this.state.events;
-    try {
-    } catch (err) {
-      this.host.toast(fmt(t.runtime.skipFailed, { error: describeError(err) }));
-      return;
-    }
     await this.flush();
     const [completedEvent, waitingEvent] = skipEvents(auth, session?.sessionId ?? "");
     const completed = this.appendLocalEvent(completedEvent);

@@ -226,6 +226,7 @@ export function fakeBackend(opts = {}) {
         return json(200, { ok: true });
       }
       if (rest === "/authorization/skip" && method === "POST") {
+        if (opts.failSkip) return json(500, { error: { code: "internal", message: "the store is down" } });
         for (const { eventIndex, event } of body.events) c.slots[eventIndex] = event;
         c.session = body.session;
         c.pendingUserMessage = null;

@@ -2,19 +2,22 @@
 //! navigations, so a failed flow redirects to `/?authError=<code>` (see `eve_api::auth`)
 //! instead of showing a JSON page, and an account that may not sign in (not on the allowlist,
 //! email not verified) gets a 403 page saying so; the reason is logged without secrets or
-//! tokens.
+//! tokens. Both are throttled per client address (each may cost requests to the provider),
+//! and a flow completes at most once: its callback marks it used in key-value before the
+//! provider is asked anything, so a replayed callback URL and flow cookie is refused.
 
 use eve_api::auth::AUTH_ERROR_QUERY_PARAM;
 use eve_api::ApiError;
 use eve_auth::config::AuthConfig;
-use eve_auth::cookie::{clear_cookie, cookie_values, set_cookie};
+use eve_auth::cookie::cookie_values;
 use eve_auth::oidc::{
     self, Discovery, FlowCodec, FlowState, IdTokenChecks, OidcError, CALLBACK_PATH,
-    FLOW_COOKIE_NAME, FLOW_COOKIE_PATH, FLOW_LIFETIME_SECS, MAX_PROVIDER_BODY_BYTES,
+    FLOW_COOKIE_NAME, MAX_PROVIDER_BODY_BYTES, USED_FLOW_PREFIX,
 };
 use eve_auth::origin::safe_return_path;
 use eve_spin::auth as glue;
 use spin_sdk::http::{Method, Request, Response};
+use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 use crate::reply::Reply;
 
@@ -22,6 +25,11 @@ use crate::reply::Reply;
 const START_LIMIT_PER_ADDRESS: u64 = 30;
 const START_WINDOW_SECS: u64 = 15 * 60;
 const START_PREFIX: &str = "oidc:start";
+/// `oidc:callback` attempts per client address per window: a genuine sign-in needs one, and
+/// each may cost a token and a userinfo request with the client secret.
+const CALLBACK_LIMIT_PER_ADDRESS: u64 = 30;
+const CALLBACK_WINDOW_SECS: u64 = 15 * 60;
+const CALLBACK_PREFIX: &str = "oidc:callback";
 
 /// Everything the flow needs from the configuration, present only when OIDC is ready.
 struct OidcSettings<'a> {
@@ -178,27 +186,29 @@ pub async fn start(req: &Request) -> Reply {
     let return_to = safe_return_path(query_param(req, "returnTo").as_deref());
     let flow = FlowState::new(return_to, glue::now_secs());
     let location = oidc::authorize_url(&discovery, s.client_id, &redirect_uri, &flow);
-    let cookie = set_cookie(
-        FLOW_COOKIE_NAME,
-        &s.flow.seal(&flow),
-        FLOW_COOKIE_PATH,
-        FLOW_LIFETIME_SECS,
-        glue::is_https(&config, req),
-    );
+    let cookie = oidc::flow_set_cookie(&s.flow.seal(&flow));
     Reply::redirect(&location).with_cookie(Some(cookie))
 }
 
 /// `GET /api/auth/oidc/callback?code&state` (or `?error`): checks the state, exchanges the code,
 /// validates the ID token, requires an email, signs the session cookie and returns the browser
-/// to where it started. The flow cookie is cleared whatever happens.
+/// to where it started. The flow cookie is cleared whatever happens. Throttled per address
+/// (429 with `Retry-After`), and each flow is single-use.
 pub async fn callback(req: &Request) -> Reply {
     let config = glue::config();
-    let https = glue::is_https(&config, req);
-    let clear_flow = clear_cookie(FLOW_COOKIE_NAME, FLOW_COOKIE_PATH, https);
+    let clear_flow = oidc::flow_clear_cookie();
     let Some(s) = settings(&config) else {
         return Reply::redirect(&error_location("not_configured", None))
             .with_cookie(Some(clear_flow));
     };
+    if let Err(e) = eve_spin::ratelimit::check(
+        CALLBACK_PREFIX,
+        &glue::client_ip_with(&config, req),
+        CALLBACK_LIMIT_PER_ADDRESS,
+        CALLBACK_WINDOW_SECS,
+    ) {
+        return Reply::error(&e).with_cookie(Some(clear_flow));
+    }
     let reply = match complete(&config, &s, req).await {
         Ok((session_cookie, return_to)) => {
             Reply::redirect(&return_to).with_cookie(Some(session_cookie))
@@ -246,6 +256,7 @@ async fn identify(
         .find_map(|v| s.flow.open(v, now).ok())
         .ok_or(OidcError::InvalidState)?;
     oidc::check_state(&flow, query_param(req, "state").as_deref())?;
+    mark_used(&flow, now)?;
     if let Some(error) = query_param(req, "error") {
         return Err(OidcError::Provider(oidc::sanitize_code(&error)));
     }
@@ -310,4 +321,41 @@ async fn identify(
         }
     }
     Ok((identity, flow.return_to))
+}
+
+fn store_error(e: store::Error) -> OidcError {
+    eprintln!("auth: key-value store error marking an oidc flow used: {e:?}");
+    OidcError::StoreUnavailable
+}
+
+/// Marks `flow` used, or refuses it when a callback of it already ran: one atomic increment of
+/// its marker, so of two racing callbacks exactly one gets 1. Before anything is sent to the
+/// provider. A store failure refuses the flow (fail closed).
+fn mark_used(flow: &FlowState, now: u64) -> Result<(), OidcError> {
+    let bucket = store::open(eve_spin::ratelimit::STORE).map_err(store_error)?;
+    let uses = atomics::increment(&bucket, &oidc::used_flow_key(flow), 1).map_err(store_error)?;
+    sweep_used_flows(&bucket, now);
+    if uses == 1 {
+        Ok(())
+    } else {
+        Err(OidcError::FlowUsed)
+    }
+}
+
+/// Key-value has no TTL: once an hour (the first callback of the hour does it) the markers of
+/// flows that have expired are deleted. Best effort.
+fn sweep_used_flows(bucket: &store::Bucket, now: u64) {
+    let hour = now / 3600;
+    if atomics::increment(bucket, &format!("oidc:used-sweep:{hour}"), 1).ok() != Some(1) {
+        return;
+    }
+    let _ = bucket.delete(&format!("oidc:used-sweep:{}", hour.saturating_sub(1)));
+    let Ok(listing) = bucket.list_keys(None) else {
+        return;
+    };
+    for key in listing.keys {
+        if key.starts_with(USED_FLOW_PREFIX) && oidc::used_flow_key_expired(&key, now) {
+            let _ = bucket.delete(&key);
+        }
+    }
 }

@@ -512,10 +512,10 @@ mod tests {
 
     #[test]
     fn set_cookie_is_http_only_same_site_lax_and_secure_only_on_https() {
-        let c = set_cookie("eve_chat_oidc", "v", "/api/auth/oidc", 60, false);
+        let c = set_cookie("flow", "v", "/api/auth", 60, false);
         assert_eq!(
             c,
-            "eve_chat_oidc=v; Path=/api/auth/oidc; Max-Age=60; HttpOnly; SameSite=Lax"
+            "flow=v; Path=/api/auth; Max-Age=60; HttpOnly; SameSite=Lax"
         );
         assert!(set_cookie("x", "v", "/", 60, true).ends_with("; Secure"));
         assert!(clear_cookie("x", "/", false).contains("Max-Age=0"));

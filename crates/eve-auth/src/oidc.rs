@@ -2,9 +2,9 @@
 //! or three HTTP calls (discovery, token, userinfo) and hands the bodies here.
 //!
 //! Flow: `start` makes a [`FlowState`] (state, PKCE verifier, nonce, where to return), keeps it
-//! in a short-lived signed cookie scoped to `/api/auth/oidc`, and redirects to the provider's
-//! authorize URL. The callback checks the returned `state` against that cookie (constant time),
-//! exchanges the code with the verifier, validates the ID token (issuer, audience, expiry, nonce;
+//! in a short-lived signed `__Host-` cookie, and redirects to the provider's authorize URL. The
+//! callback checks the returned `state` against that cookie (constant time), marks the flow used
+//! (each flow completes at most once, [`used_flow_key`]), exchanges the code with the verifier, validates the ID token (issuer, audience, expiry, nonce;
 //! signature when HS256 — other algorithms come straight from the token endpoint over TLS, which
 //! OIDC Core §3.1.3.7 accepts in place of a signature check), requires an email, and signs the
 //! session cookie for the principal `oidc:<issuer hash>:<sub>`.
@@ -13,7 +13,7 @@ use eve_api::auth::{AuthMode, Principal};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cookie::{SignedValueCodec, CLOCK_SKEW_SECS};
+use crate::cookie::{clear_cookie, set_cookie, SignedValueCodec, CLOCK_SKEW_SECS};
 use crate::crypto::{b64url, b64url_decode, ct_eq, hex, hmac_sha256_verify, random_token, sha256};
 use crate::origin::{is_loopback_host, Origin};
 
@@ -22,10 +22,14 @@ pub const SCOPES: &str = "openid email profile";
 /// The callback route, relative to the app's base URL (the redirect URI registered with the
 /// provider is `<base>/api/auth/oidc/callback`).
 pub const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
-/// The flow cookie: only sent to `/api/auth/oidc/*`, gone after ten minutes or the callback.
-pub const FLOW_COOKIE_NAME: &str = "eve_chat_oidc";
-pub const FLOW_COOKIE_PATH: &str = "/api/auth/oidc";
+/// The flow cookie, gone after ten minutes or the callback. `__Host-`: browsers accept it only
+/// `Secure`, with `Path=/` and no `Domain`, so a sibling subdomain cannot plant one (cookie
+/// tossing, which would let it sign a victim into the attacker's account: login CSRF).
+pub const FLOW_COOKIE_NAME: &str = "__Host-eve_chat_oidc";
+pub const FLOW_COOKIE_PATH: &str = "/";
 pub const FLOW_LIFETIME_SECS: u64 = 600;
+/// Key-value prefix of the markers of flows whose callback has run (single use).
+pub const USED_FLOW_PREFIX: &str = "oidc:used:";
 /// Longest provider response body we read (discovery, token, userinfo).
 pub const MAX_PROVIDER_BODY_BYTES: usize = 256 * 1024;
 
@@ -39,6 +43,10 @@ pub enum OidcError {
     InvalidState,
     /// The flow cookie is older than [`FLOW_LIFETIME_SECS`].
     FlowExpired,
+    /// A callback of this flow already ran (a replayed callback URL and flow cookie).
+    FlowUsed,
+    /// The store that marks used flows did not answer (the flow is refused: fail closed).
+    StoreUnavailable,
     /// The provider redirected back with `error=<code>`.
     Provider(String),
     /// The token endpoint refused the code (for example, it was already used).
@@ -62,6 +70,8 @@ impl OidcError {
             OidcError::Discovery(_) => "discovery_failed",
             OidcError::InvalidState => "invalid_state",
             OidcError::FlowExpired => "flow_expired",
+            OidcError::FlowUsed => "flow_used",
+            OidcError::StoreUnavailable => "unavailable",
             OidcError::Provider(_) => "provider_error",
             OidcError::TokenRejected(_) => "token_exchange_failed",
             OidcError::IdToken(_) => "invalid_id_token",
@@ -223,6 +233,41 @@ impl FlowCodec {
         }
         Ok(flow)
     }
+}
+
+/// `Set-Cookie` for a flow cookie value: always `Secure` and `Path=/` (the `__Host-` rules;
+/// browsers keep `Secure` cookies from http://localhost and 127.0.0.0/8 too).
+pub fn flow_set_cookie(value: &str) -> String {
+    set_cookie(
+        FLOW_COOKIE_NAME,
+        value,
+        FLOW_COOKIE_PATH,
+        FLOW_LIFETIME_SECS,
+        true,
+    )
+}
+
+/// `Set-Cookie` that deletes the flow cookie.
+pub fn flow_clear_cookie() -> String {
+    clear_cookie(FLOW_COOKIE_NAME, FLOW_COOKIE_PATH, true)
+}
+
+/// The key-value key that marks `flow` used: `oidc:used:<exp>:<hash of its state>`. The first
+/// callback of a flow creates it (an atomic increment that returns 1); any later callback with
+/// the same flow cookie finds it and is refused before the provider is asked anything. The
+/// expiry in the key lets a sweep delete markers of flows that can no longer be opened.
+pub fn used_flow_key(flow: &FlowState) -> String {
+    let hash = hex(&sha256(flow.state.as_bytes()));
+    format!("{USED_FLOW_PREFIX}{}:{}", flow.exp, &hash[..32])
+}
+
+/// Whether a used-flow marker can be deleted at `now`: its flow expired (with the clock skew
+/// allowed for cookies to spare), or the key is not one [`used_flow_key`] makes.
+pub fn used_flow_key_expired(key: &str, now: u64) -> bool {
+    key.strip_prefix(USED_FLOW_PREFIX)
+        .and_then(|rest| rest.split_once(':'))
+        .and_then(|(exp, _)| exp.parse::<u64>().ok())
+        .is_none_or(|exp| exp.saturating_add(CLOCK_SKEW_SECS) < now)
 }
 
 /// The callback's `state` must equal the flow cookie's (constant-time).
@@ -989,6 +1034,34 @@ mod tests {
             Err(OidcError::InvalidState)
         );
         assert_eq!(check_state(&flow, None), Err(OidcError::InvalidState));
+    }
+
+    #[test]
+    fn the_flow_cookie_follows_the_host_prefix_rules() {
+        let set = flow_set_cookie("v");
+        assert_eq!(
+            set,
+            "__Host-eve_chat_oidc=v; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure"
+        );
+        assert!(!set.contains("Domain"));
+        let clear = flow_clear_cookie();
+        assert!(clear.starts_with("__Host-eve_chat_oidc=; Path=/; Max-Age=0"));
+        assert!(clear.ends_with("; Secure"));
+    }
+
+    #[test]
+    fn each_flow_has_its_own_used_marker_which_expires_with_the_flow() {
+        let a = FlowState::new("/".into(), 1000);
+        let b = FlowState::new("/".into(), 1000);
+        let key = used_flow_key(&a);
+        assert_eq!(key, used_flow_key(&a.clone()), "stable for one flow");
+        assert_ne!(key, used_flow_key(&b));
+        assert!(key.starts_with(&format!("{USED_FLOW_PREFIX}{}:", a.exp)));
+        assert!(!key.contains(&a.state), "the state itself is not stored");
+        assert!(!used_flow_key_expired(&key, 1000));
+        assert!(!used_flow_key_expired(&key, a.exp + CLOCK_SKEW_SECS));
+        assert!(used_flow_key_expired(&key, a.exp + CLOCK_SKEW_SECS + 1));
+        assert!(used_flow_key_expired("oidc:used:garbage", 0));
     }
 
     #[test]

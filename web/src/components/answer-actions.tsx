@@ -3,7 +3,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { answerText } from "../actions";
-import { MAX_MESSAGE_CHARS, type RenderItem } from "../events";
+import { MESSAGE_FIELD_MAX_LENGTH, type RenderItem } from "../events";
 import { fmt, t } from "../i18n";
 
 export function CopyAnswer({ item, onError, children }: { item: Extract<RenderItem, { kind: "assistant" }>; onError(message: string): void; children?: ComponentChildren }) {
@@ -103,7 +103,7 @@ export function EditMessage(props: { text: string; onSend(text: string): void; o
         class="edit-input"
         aria-label={t.actions.editLabel}
         value={value}
-        maxLength={MAX_MESSAGE_CHARS}
+        maxLength={MESSAGE_FIELD_MAX_LENGTH}
         ref={input}
         onInput={(e) => setValue((e.currentTarget as HTMLTextAreaElement).value)}
         onKeyDown={(e) => {

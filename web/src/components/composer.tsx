@@ -5,7 +5,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type DraftFiles } from "../attachments";
-import { MAX_MESSAGE_CHARS } from "../events";
+import { MAX_MESSAGE_CHARS, MESSAGE_FIELD_MAX_LENGTH, messageChars } from "../events";
 import { fmt, formatSize, t } from "../i18n";
 
 export interface ComposerProps {
@@ -32,8 +32,10 @@ export function Composer(props: ComposerProps) {
   const ref = useRef<HTMLTextAreaElement>(null);
   const reason = disabled ? props.disabledReason ?? t.composer.unavailable : null;
   const inputLocked = disabled || preparing;
-  const over = value.length > MAX_MESSAGE_CHARS;
-  const near = value.length > MAX_MESSAGE_CHARS * 0.9;
+  // Characters as the server counts them (code points of the trimmed text), not UTF-16 units.
+  const chars = messageChars(value);
+  const over = chars > MAX_MESSAGE_CHARS;
+  const near = chars > MAX_MESSAGE_CHARS * 0.9;
   const files = props.files;
   const hasFiles = !!files && files.files.length > 0;
   const empty = !value.trim() && !hasFiles;
@@ -109,7 +111,7 @@ export function Composer(props: ComposerProps) {
           ref={ref}
           rows={1}
           value={value}
-          maxLength={MAX_MESSAGE_CHARS}
+          maxLength={MESSAGE_FIELD_MAX_LENGTH}
           disabled={inputLocked}
           placeholder={props.placeholder ?? t.shell.placeholderHome}
           aria-describedby={reason ? "composer-reason" : undefined}
@@ -162,7 +164,7 @@ export function Composer(props: ComposerProps) {
             )}
             {near && (
               <span class={`char-count${over ? " over" : ""}`} aria-live="polite">
-                {fmt(t.composer.charCount, { count: value.length, max: MAX_MESSAGE_CHARS })}
+                {fmt(t.composer.charCount, { count: chars, max: MAX_MESSAGE_CHARS })}
               </span>
             )}
             {busy ? (

@@ -7,7 +7,7 @@ import { pendingLabel, toFileParts, useDraftFiles, type DraftFiles, type FilePar
 import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
 import { lastUserText, retryableOutcome } from "../actions";
 import { branchAt, conversation, cutBefore } from "../branches";
-import { MAX_MESSAGE_CHARS, type AuthorizationView } from "../events";
+import { MAX_MESSAGE_CHARS, messageChars, type AuthorizationView } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
 import { ModelMenu } from "./models";
@@ -25,7 +25,7 @@ function gate(shell: Shell, message: string): boolean {
     shell.requestSignIn(message);
     return false;
   }
-  if (message.length > MAX_MESSAGE_CHARS) {
+  if (messageChars(message) > MAX_MESSAGE_CHARS) {
     shell.toast(fmt(t.pages.messageTooLong, { max: MAX_MESSAGE_CHARS }));
     return false;
   }

@@ -44,6 +44,21 @@ export const app = {
   goToNewChat: "Go to a new chat",
   startNewChat: "Start a new chat",
   dismiss: "Dismiss",
+  /** Why an OIDC sign-in failed, by the `authError` code it returned with (docs/auth.md). */
+  authErrors: {
+    not_configured: "sign-in is not configured on this server",
+    discovery_failed: "the identity provider could not be reached",
+    invalid_state: "this sign-in was not started in this browser; start again",
+    flow_expired: "the sign-in took longer than 10 minutes; start again",
+    flow_used: "this sign-in link was already used; start again",
+    unavailable: "the server could not check the sign-in; try again shortly",
+    provider_error: "the identity provider refused the sign-in",
+    token_exchange_failed: "the identity provider did not accept the sign-in code",
+    invalid_id_token: "the identity provider's answer could not be verified",
+    userinfo_failed: "the identity provider did not say who you are",
+    email_required: "the identity provider gave no email address",
+    https_required: "sign-in needs https",
+  },
 };
 
 export const auth = {

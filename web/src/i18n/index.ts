@@ -131,6 +131,15 @@ const SPECIFIC_IN_ENGLISH = new Set(["payload_too_large", "too_many_streams"]);
  * server's own text when the catalogue has none (it is the more specific), with the wait of a
  * rate limit appended.
  */
+/**
+ * Why an OIDC sign-in failed, from the `authError` code the callback redirected with: the
+ * catalogue's words for a known code, else the code itself as words (`some_code` → "some code").
+ */
+export function describeAuthError(code: string): string {
+  const known = (t.app.authErrors as Record<string, string>)[code];
+  return Object.hasOwn(t.app.authErrors, code) && known ? known : code.replace(/_/g, " ");
+}
+
 export function describeError(err: unknown): string {
   if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
   const specific = locale === "en" && SPECIFIC_IN_ENGLISH.has(err.code) && !!err.message;

@@ -41,6 +41,20 @@ export const app: Messages["app"] = {
   goToNewChat: "开始新聊天",
   startNewChat: "开始新聊天",
   dismiss: "关闭",
+  authErrors: {
+    not_configured: "此服务器尚未配置登录",
+    discovery_failed: "无法连接身份提供方",
+    invalid_state: "此次登录不是在本浏览器中发起的，请重新开始",
+    flow_expired: "登录用时超过 10 分钟，请重新开始",
+    flow_used: "此登录链接已被使用，请重新开始",
+    unavailable: "服务器暂时无法验证登录，请稍后再试",
+    provider_error: "身份提供方拒绝了登录",
+    token_exchange_failed: "身份提供方未接受登录代码",
+    invalid_id_token: "无法验证身份提供方的应答",
+    userinfo_failed: "身份提供方未提供你的身份信息",
+    email_required: "身份提供方未提供电子邮件地址",
+    https_required: "登录需要加密（安全）连接",
+  },
 };
 
 export const auth: Messages["auth"] = {

@@ -1,0 +1,383 @@
+//! Least privilege in `spin.toml` (issue 19, item 6): every key-value store, SQLite database,
+//! variable and outbound host a component is granted must be one its code uses. The test
+//! reads `spin.toml` and each component's sources (`components/<id>/src`), and fails naming
+//! the component and the grant its code never touches.
+//!
+//! What counts as "uses":
+//! - a variable: its name as a string literal in the component's own sources, or a call there
+//!   into a shared library that reads it ([`LIBRARY_READS`]; each of those is checked against
+//!   the library's source too, so the table cannot vouch for a variable nobody reads);
+//! - the key-value store `default`: a call into code that opens it (rate limits, stream slots,
+//!   the logout check of every authenticated request);
+//! - the SQLite database `default`: a call into `eve_spin::db`;
+//! - an outbound host: a component that sends no request may have none; a named host must be
+//!   named in the component's code or the agent library it sends with; wildcard and loopback
+//!   grants only where a variable names the destination ([`CONFIGURED_HOSTS`]).
+//!
+//! No host needed: it reads files only.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use eve_chat_tests::repo_root;
+
+/// Calls into shared code, and the variables that code reads: (pattern in the component's
+/// sources, the library file that does the reading, the variables).
+const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
+    // Authenticating a request: the mode, the cookie's key and binding, the allowlist, the
+    // app's own origin (local-dev and same-origin checks).
+    (
+        &[
+            "::authenticate(",
+            "authenticate_session(",
+            "authenticate_with(",
+            "chat_request::serve",
+        ],
+        "crates/eve-auth/src/config.rs",
+        &[
+            "auth_mode",
+            "session_secret",
+            "session_secret_previous",
+            "chat_password",
+            "oidc_issuer",
+            "oidc_client_id",
+            "oidc_client_secret",
+            "app_base_url",
+            "oidc_allowed_emails",
+            "oidc_allowed_domains",
+        ],
+    ),
+    // The per-address sign-in throttles believe X-Forwarded-For from these proxies only.
+    (
+        &["client_ip_with(", "client_ip("],
+        "crates/eve-auth/src/config.rs",
+        &["trusted_proxies"],
+    ),
+    // The upstream JWT: eve_jwt_secret with its issuer and audience, or (unset) a key derived
+    // from session_secret, or local-dev's fixed key (auth_mode), read through the sign-in
+    // configuration (see `the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in`).
+    (
+        &["UpstreamJwt::from_config("],
+        "crates/eve-agent/src/jwt.rs",
+        &["eve_jwt_secret", "eve_jwt_issuer", "eve_jwt_audience"],
+    ),
+    (
+        &["UpstreamJwt::from_config("],
+        "crates/eve-auth/src/config.rs",
+        &["auth_mode", "session_secret"],
+    ),
+    // The models a chat may choose (the agent runs them; setup reports missing keys).
+    (
+        &["config::models("],
+        "crates/eve-agent/src/config.rs",
+        &[
+            "llm_provider",
+            "llm_base_url",
+            "llm_api_key",
+            "llm_model",
+            "llm_models",
+            "llm_openai_api_key",
+            "llm_anthropic_api_key",
+            "llm_max_tokens",
+            "llm_context_tokens",
+            "demo_pacing_ms",
+        ],
+    ),
+];
+
+/// Calls into code that opens the key-value store `default` (and the file that opens it).
+const KEY_VALUE_USES: &[(&str, &str)] = &[
+    ("ratelimit::", "crates/eve-spin/src/ratelimit.rs"),
+    ("eve_spin::streams", "crates/eve-spin/src/streams.rs"),
+    ("keyvalue", ""),
+    // Every authenticated request reads the principal's logout time.
+    ("::authenticate(", "crates/eve-spin/src/auth.rs"),
+    ("authenticate_session(", "crates/eve-spin/src/auth.rs"),
+    ("authenticate_with(", "crates/eve-spin/src/auth.rs"),
+    ("chat_request::serve", "crates/eve-spin/src/auth.rs"),
+];
+
+/// Calls into code that opens the SQLite database `default`.
+const SQLITE_USES: &[&str] = &["eve_spin::db", "sqlite::"];
+
+/// Calls that send an outbound request.
+const OUTBOUND_CALLS: &[&str] = &["http::send(", "streaming::send(", "streaming::send_with("];
+
+/// Grants whose destination is configuration, not code: (component, grant, a variable or
+/// code its sources must contain that names the destination, why).
+const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
+    (
+        "auth",
+        "https://*:*",
+        "discover(",
+        "an OIDC provider's endpoints are whatever its discovery document names (the token \
+         and userinfo endpoints are often on other hosts than the issuer, e.g. Google's)",
+    ),
+    (
+        "auth",
+        "http://127.0.0.1:*",
+        "usable_issuer",
+        "a loopback issuer (local test providers)",
+    ),
+    (
+        "auth",
+        "http://localhost:*",
+        "usable_issuer",
+        "a loopback issuer (local test providers)",
+    ),
+    (
+        "eve-proxy",
+        "http://127.0.0.1:*",
+        "\"eve_upstream_url\"",
+        "an eve agent on this machine",
+    ),
+    (
+        "eve-proxy",
+        "http://localhost:*",
+        "\"eve_upstream_url\"",
+        "an eve agent on this machine",
+    ),
+    (
+        "agent",
+        "http://127.0.0.1:*",
+        "\"mcp_connections\"",
+        "a local model server (llm_base_url) or MCP server (mcp_connections)",
+    ),
+    (
+        "agent",
+        "http://localhost:*",
+        "\"mcp_connections\"",
+        "a local model server (llm_base_url) or MCP server (mcp_connections)",
+    ),
+];
+
+/// Shared code a component sends its requests through, searched for named hosts (the model
+/// providers and the ready-made MCP servers live in the agent library).
+const HOST_LIBRARIES: &[(&str, &str)] = &[("agent", "crates/eve-agent/src")];
+
+fn rust_sources(dir: &Path) -> String {
+    let mut text = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for entry in entries {
+            let path: PathBuf = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                text.push_str(&std::fs::read_to_string(&path).unwrap());
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+fn read(root: &Path, file: &str) -> String {
+    std::fs::read_to_string(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// Whether a library file reads `variable`: its name as a literal, or (the per-provider keys
+/// of `llm_models`) the `llm_{provider}_{suffix}` name it builds.
+fn library_reads(library: &str, variable: &str) -> bool {
+    library.contains(&format!("\"{variable}\""))
+        || (variable.starts_with("llm_")
+            && variable.ends_with("_api_key")
+            && library.contains("format!(\"llm_{p}_{suffix}\")"))
+}
+
+fn strings(value: Option<&toml::Value>) -> Vec<String> {
+    value
+        .and_then(toml::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_str().expect("a string").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every grant of every component its code does not use, as readable lines.
+fn excess_grants(manifest: &str, root: &Path) -> Vec<String> {
+    let manifest: toml::Table = manifest
+        .parse()
+        .unwrap_or_else(|e: toml::de::Error| panic!("spin.toml does not parse: {}", e.message()));
+    let components = manifest["component"].as_table().expect("[component.*]");
+    let mut excess = Vec::new();
+    for (id, component) in components {
+        let code = rust_sources(&root.join("components").join(id).join("src"));
+        let calls = |patterns: &[&str]| patterns.iter().any(|p| code.contains(p));
+
+        // Variables.
+        let mut used: BTreeMap<&str, String> = BTreeMap::new();
+        for (patterns, file, variables) in LIBRARY_READS {
+            if !calls(patterns) {
+                continue;
+            }
+            let library = read(root, file);
+            for v in *variables {
+                assert!(
+                    library_reads(&library, v),
+                    "the table says {file} reads `{v}`, but it does not: update LIBRARY_READS"
+                );
+                used.entry(v).or_insert_with(|| format!("through {file}"));
+            }
+        }
+        let granted_vars = component
+            .get("variables")
+            .and_then(toml::Value::as_table)
+            .cloned()
+            .unwrap_or_default();
+        for name in granted_vars.keys() {
+            if !used.contains_key(name.as_str()) && !code.contains(&format!("\"{name}\"")) {
+                excess.push(format!("[component.{id}] variable `{name}`"));
+            }
+        }
+
+        // Stores.
+        for store in strings(component.get("key_value_stores")) {
+            let opens = KEY_VALUE_USES.iter().any(|(pattern, file)| {
+                code.contains(pattern)
+                    && (file.is_empty() || read(root, file).contains("keyvalue::"))
+            });
+            if store != "default" || !opens {
+                excess.push(format!("[component.{id}] key_value_stores `{store}`"));
+            }
+        }
+        for db in strings(component.get("sqlite_databases")) {
+            if db != "default" || !calls(SQLITE_USES) {
+                excess.push(format!("[component.{id}] sqlite_databases `{db}`"));
+            }
+        }
+
+        // Outbound hosts.
+        let hosts = strings(component.get("allowed_outbound_hosts"));
+        let sends = calls(OUTBOUND_CALLS);
+        let mut host_code = code.clone();
+        for (lib_id, dir) in HOST_LIBRARIES {
+            if lib_id == id {
+                host_code.push_str(&rust_sources(&root.join(dir)));
+            }
+        }
+        for host in hosts {
+            let configured = CONFIGURED_HOSTS
+                .iter()
+                .find(|(c, h, _, _)| c == id && *h == host);
+            let ok = sends
+                && match configured {
+                    Some((_, _, evidence, _)) => code.contains(evidence),
+                    None => {
+                        let name = host
+                            .split_once("://")
+                            .map_or(host.as_str(), |(_, rest)| rest)
+                            .split(':')
+                            .next()
+                            .unwrap_or_default();
+                        !name.contains('*') && !name.contains("{{") && host_code.contains(name)
+                    }
+                };
+            if !ok {
+                excess.push(format!("[component.{id}] allowed_outbound_hosts `{host}`"));
+            }
+        }
+    }
+    excess
+}
+
+#[test]
+fn every_component_is_granted_only_the_stores_variables_and_hosts_its_code_uses() {
+    let root = repo_root();
+    let manifest = read(&root, "spin.toml");
+    let excess = excess_grants(&manifest, &root);
+    assert!(
+        excess.is_empty(),
+        "spin.toml grants what the code never touches:\n  {}",
+        excess.join("\n  ")
+    );
+}
+
+/// The check itself catches each kind of excess grant: the agent of before issue 19 (the
+/// `default` key-value store, the sign-in secrets), a host no code names, a wildcard where
+/// no variable names the destination, and anything at all for the static shell.
+#[test]
+fn the_check_names_each_kind_of_excess_grant() {
+    let root = repo_root();
+    let manifest = read(&root, "spin.toml");
+    let agent = "[component.agent]\n";
+    assert!(manifest.contains(agent), "spin.toml changed shape");
+    let widened = manifest
+        .replace(
+            agent,
+            "[component.agent]\nkey_value_stores = [\"default\"]\n",
+        )
+        .replace(
+            "[component.agent.variables]\n",
+            "[component.agent.variables]\nchat_password = \"{{ chat_password }}\"\n\
+             oidc_client_secret = \"{{ oidc_client_secret }}\"\n",
+        )
+        .replace(
+            "[component.shell]\n",
+            "[component.shell]\nallowed_outbound_hosts = [\"https://example.com\"]\n\
+             sqlite_databases = [\"default\"]\n",
+        )
+        .replace(
+            "[component.chats.variables]\n",
+            "[component.chats.variables]\nllm_api_key = \"{{ llm_api_key }}\"\n",
+        )
+        .replace(
+            "\"https://api.anthropic.com\",",
+            "\"https://api.anthropic.com\", \"https://*:*\", \"https://evil.example\",",
+        );
+    let excess = excess_grants(&widened, &root);
+    for expected in [
+        "[component.agent] key_value_stores `default`",
+        "[component.agent] variable `chat_password`",
+        "[component.agent] variable `oidc_client_secret`",
+        "[component.agent] allowed_outbound_hosts `https://*:*`",
+        "[component.agent] allowed_outbound_hosts `https://evil.example`",
+        "[component.shell] allowed_outbound_hosts `https://example.com`",
+        "[component.shell] sqlite_databases `default`",
+        "[component.chats] variable `llm_api_key`",
+    ] {
+        assert!(
+            excess.iter().any(|e| e == expected),
+            "not caught: {expected}\n{excess:#?}"
+        );
+    }
+    assert_eq!(excess.len(), 8, "{excess:#?}");
+}
+
+/// The agent gets `session_secret` and `auth_mode` only for its JWT key (not the password, the
+/// OIDC client secret or the previous secret): `UpstreamJwt::from_config` uses the current
+/// session secret when `eve_jwt_secret` is unset, and local-dev's key only when `auth_mode`
+/// says local-dev, which no other sign-in variable can make it (a derived mode is never
+/// local-dev). `attack.rs` `without_eve_jwt_secret_…` checks the derived key end to end.
+#[test]
+fn the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in() {
+    let root = repo_root();
+    let jwt = read(&root, "crates/eve-agent/src/jwt.rs");
+    let from_config = &jwt[jwt.find("pub fn from_config(").expect("from_config")..];
+    let from_config = &from_config[..from_config.find("\n    }\n").unwrap()];
+    assert!(from_config.contains("config.usable_session_secret()"));
+    assert!(from_config.contains("config.mode() == AuthMode::LocalDev"));
+    for other in [
+        "usable_previous_secret",
+        "chat_password",
+        "oidc_",
+        "allowlist",
+    ] {
+        assert!(
+            !from_config.contains(other),
+            "from_config now uses {other}: grant the agent what that needs"
+        );
+    }
+    let config = read(&root, "crates/eve-auth/src/config.rs");
+    let mode = &config[config.find("pub fn mode(&self)").expect("AuthConfig::mode")..];
+    let mode = &mode[..mode.find("\n    }\n").unwrap()];
+    assert!(mode.contains("Some(\"local-dev\") => AuthMode::LocalDev"));
+    assert_eq!(
+        mode.matches("AuthMode::LocalDev").count(),
+        1,
+        "local-dev comes from auth_mode alone: {mode}"
+    );
+}
