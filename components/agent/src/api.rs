@@ -1,7 +1,7 @@
 //! Request in: who is calling (the proxy's HS256 bearer token, nothing else), which route, and
 //! the dispatch to [`crate::handlers`] and [`crate::reader`]. Every refusal is eve's error body.
 
-use eve_agent::jwt::UpstreamJwt;
+use eve_agent::connections::jwt::UpstreamJwt;
 use eve_agent::protocol::{self, Refusal, Route, MAX_BODY_BYTES};
 use eve_api::auth::Principal;
 use eve_spin::body::BodyError;

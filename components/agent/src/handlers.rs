@@ -3,12 +3,17 @@
 //! invocation ([`runner::drain`]): a reader that goes away never stops it, and a message sent
 //! while a turn runs waits in the inbox for the next turn instead of being refused.
 
-use eve_agent::attachments::{self, Upload, UploadPolicy};
-use eve_agent::mcp_oauth::{self, McpFlow, StoredToken};
-use eve_agent::oauth::{self, FlowState};
+use eve_agent::connections::flow_state::FlowState;
+use eve_agent::connections::mcp_oauth::{self, McpFlow, StoredToken};
+use eve_agent::connections::oauth;
+use eve_agent::protocol::ids;
+use eve_agent::protocol::uploads::{self as attachments, Upload, UploadPolicy};
 use eve_agent::protocol::{self, Refusal, SessionRequest};
-use eve_agent::store::{AgentStore, SessionState};
-use eve_agent::{ids, info, tools, transcript, turn};
+use eve_agent::service::info;
+use eve_agent::session::store::{AgentStore, SessionState};
+use eve_agent::session::transcript;
+use eve_agent::tools::builtin as tools;
+use eve_agent::turn;
 use eve_api::eve::{status, Accepted, Event, APP_ORIGIN_HEADER, SESSION_ID_HEADER};
 use eve_auth::crypto::random_bytes;
 use eve_spin::db::{now_ms, Db};
@@ -53,7 +58,7 @@ fn check_model(m: &protocol::Message) -> Result<(), Refusal> {
         eprintln!("agent: {e}");
         Refusal::bad_request("The model list is misconfigured.")
     })?;
-    if eve_agent::config::choose(&choices, Some(id), None).is_none() {
+    if eve_agent::providers::config::choose(&choices, Some(id), None).is_none() {
         return Err(Refusal::bad_request(format!(
             "Unknown model {id:?}: expected one that /eve/v1/info lists."
         )));
@@ -125,7 +130,7 @@ fn store_uploads(
 ) -> Result<Vec<String>, Refusal> {
     let mut kept: Vec<String> = Vec::new();
     for u in uploads {
-        let aid = attachments::attachment_id(random_bytes::<16>());
+        let aid = ids::attachment_id(random_bytes::<16>());
         let result = store.insert_attachment(
             &aid,
             principal,
@@ -467,7 +472,7 @@ fn display_name(connection: &str) -> String {
     mcp_connection(connection).map_or_else(|| connection.to_string(), |c| c.display_name)
 }
 
-fn mcp_connection(name: &str) -> Option<eve_agent::mcp::McpConnection> {
+fn mcp_connection(name: &str) -> Option<eve_agent::connections::mcp::McpConnection> {
     runner::mcp_connections()
         .into_iter()
         .find(|c| c.name == name)
@@ -497,7 +502,7 @@ pub fn save_sealed(
 /// endpoint travel in the signed state; the browser goes to the authorization endpoint.
 fn redirect_to_mcp_server(
     call: &Call,
-    conn: &eve_agent::mcp::McpConnection,
+    conn: &eve_agent::connections::mcp::McpConnection,
     challenge: Option<String>,
     id: &str,
     authorization_id: &str,

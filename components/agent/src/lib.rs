@@ -11,7 +11,7 @@
 //!   resume), holding and renewing the lease.
 //! - [`transport`]: outbound HTTP for the model providers.
 //!
-//! All the decisions are in `eve-agent`; the SQL is in `eve_agent::store`.
+//! All the decisions are in `eve-agent`; the SQL is in `eve_agent::session::store`.
 
 mod api;
 mod handlers;

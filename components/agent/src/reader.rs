@@ -13,9 +13,9 @@
 
 use std::time::{Duration, Instant};
 
-use eve_agent::framing::{resolve_start, StreamFormat};
+use eve_agent::protocol::framing::{resolve_start, StreamFormat};
 use eve_agent::protocol::{self, Refusal};
-use eve_agent::store::{AgentStore, SessionState};
+use eve_agent::session::store::{AgentStore, SessionState};
 use eve_api::eve::{
     Envelope, SESSION_ID_HEADER, STREAM_FORMAT_HEADER, STREAM_VERSION, STREAM_VERSION_HEADER,
     TAIL_INDEX_HEADER,

@@ -1,7 +1,7 @@
 //! What every route answers with: the call a handler gets, the database, JSON answers and
 //! eve's error body. Shared by [`crate::handlers`] and [`crate::reader`]; [`crate::api`] routes.
 
-use eve_agent::jwt::UpstreamJwt;
+use eve_agent::connections::jwt::UpstreamJwt;
 use eve_agent::protocol::{Refusal, Route};
 use eve_api::auth::Principal;
 use eve_spin::db::Db;

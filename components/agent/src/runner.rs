@@ -5,21 +5,21 @@
 //!
 //! [`drain`] is the one way work runs: it takes the lease (or leaves, when a live runner has
 //! it — that runner will see the new work), resumes a turn whose runner died
-//! (`eve_agent::resume`), then takes the inbox in order (each message starts a turn, or steers
+//! (`eve_agent::session::resume`), then takes the inbox in order (each message starts a turn, or steers
 //! a parked one; a clear or compact waits its turn), and releases. After releasing it looks
 //! once more, so a message that arrived while it was finishing is never left waiting.
 
 use std::time::{Duration, Instant};
 
-use eve_agent::config::{self, ProviderConfig};
-use eve_agent::demo::DemoModel;
-use eve_agent::ids;
-use eve_agent::model::Model;
-use eve_agent::provider::HttpModel;
-use eve_agent::resume::{self, Takeover};
-use eve_agent::store::{AgentStore, RENEW_EVERY_MS};
-use eve_agent::tools::ToolHost;
-use eve_agent::transcript;
+use eve_agent::protocol::ids;
+use eve_agent::providers::config::{self, ProviderConfig};
+use eve_agent::providers::demo::DemoModel;
+use eve_agent::providers::http::HttpModel;
+use eve_agent::providers::model::Model;
+use eve_agent::session::resume::{self, Takeover};
+use eve_agent::session::store::{AgentStore, RENEW_EVERY_MS};
+use eve_agent::session::transcript;
+use eve_agent::tools::builtin::ToolHost;
 use eve_agent::turn::{self, Fenced, TurnContext, TurnHost, TurnOutcome};
 use eve_api::eve::{Compaction, ContextCleared, Envelope, Event, InputResponse, MessagePart, Meta};
 use eve_auth::crypto::{random_bytes, random_token};
@@ -28,8 +28,8 @@ use eve_spin::streaming::sleep_ms;
 use serde::{Deserialize, Serialize};
 
 use crate::transport::{mcp_post, WasiTransport};
-use eve_agent::mcp::{self, HttpAnswer, McpConnection, McpHttp};
-use eve_agent::mcp_oauth;
+use eve_agent::connections::mcp::{self, HttpAnswer, McpConnection, McpHttp};
+use eve_agent::connections::mcp_oauth;
 
 /// How often the cancel request is read while a turn runs.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
