@@ -5,7 +5,20 @@
 use serde_json::{json, Value};
 
 use crate::connections::mcp::McpConnection;
+use crate::service::env::{self, AgentEnv};
+use crate::tools::builtin;
 use crate::tools::spec::ToolSpec;
+
+/// The whole `GET /eve/v1/info` document for this configuration: the default model, every
+/// tool, the MCP connections, the models to choose from, the upload policy.
+pub fn document(env: &dyn AgentEnv) -> Value {
+    let choices = env::model_choices(env).unwrap_or_default();
+    let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
+    let mut doc = agent_info(&model_id, &builtin::specs(), &env::mcp_connections(env));
+    list_models(&mut doc, &choices);
+    list_upload_policy(&mut doc, &env::upload_policy(env));
+    doc
+}
 
 /// The agent-info version the reference eve 0.80.1 serves (its client accepts only this one).
 pub const INFO_VERSION: u64 = 5;

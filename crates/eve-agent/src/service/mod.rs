@@ -3,6 +3,9 @@
 //! [`env::AgentEnv`] (clock, variables, outbound HTTP) and the database behind
 //! `eve_store::sql::Sql`, so all of it runs natively in tests.
 //!
+//! - [`sessions`]: create, send, cancel, clear / compact, reset; with [`uploads`] (a
+//!   message's files: policy, quota, kept all or nothing, served back).
+//! - [`sign_in`]: the connect page, the OAuth callback, the connection menu.
 //! - [`info`]: `GET /eve/v1/info`.
 //! - [`work`]: running a session's work after the request answered (the inbox, turns,
 //!   resume), over [`runner`] (the lease and the [`crate::turn::TurnHost`] over the store).
@@ -13,4 +16,10 @@ pub mod connection_tokens;
 pub mod env;
 pub mod info;
 pub mod runner;
+pub mod sessions;
+pub mod sign_in;
+pub mod uploads;
 pub mod work;
+
+#[cfg(test)]
+mod tests;
