@@ -255,3 +255,42 @@ pub fn failed_events(
         }),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: "wait".into(),
+            input: json!({}),
+        }
+    }
+
+    #[test]
+    fn a_tools_error_output_is_a_failed_result_with_its_text() {
+        let at = TurnRef::new(0).step(0);
+        let Event::ActionResult(r) = tool_result(&at, &call(), json!({ "error": "no" }), true)
+        else {
+            panic!()
+        };
+        assert_eq!(r.status, "failed");
+        assert_eq!(r.error.map(|e| e.message), Some("no".into()));
+        let Event::ActionResult(ok) = tool_result(&at, &call(), json!({ "ok": 1 }), false) else {
+            panic!()
+        };
+        assert_eq!((ok.status.as_str(), ok.error), ("completed", None));
+    }
+
+    #[test]
+    fn a_step_that_called_tools_finishes_with_tool_calls_else_in_eves_words() {
+        assert_eq!(finish_reason(true, Some("stop")), "tool-calls");
+        assert_eq!(finish_reason(false, Some("max_tokens")), "length");
+        assert_eq!(
+            finish_reason(false, Some("content_filter")),
+            "content-filter"
+        );
+        assert_eq!(finish_reason(false, None), "stop");
+    }
+}

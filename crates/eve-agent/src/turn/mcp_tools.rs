@@ -177,3 +177,71 @@ pub(crate) fn without_calling(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> McpConnection {
+        McpConnection {
+            name: "notes".into(),
+            display_name: "Notes".into(),
+            description: "notes".into(),
+            url: "http://127.0.0.1:9/mcp".into(),
+            token: None,
+        }
+    }
+
+    fn server() -> McpServer {
+        McpServer {
+            client: McpClient::new("http://127.0.0.1:9/mcp", None),
+            specs: Vec::new(),
+            unusable: Vec::new(),
+            sign_in: None,
+            unavailable: None,
+        }
+    }
+
+    fn call(input: Value) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: "notes__search".into(),
+            input,
+        }
+    }
+
+    #[test]
+    fn an_unavailable_server_or_an_unusable_tool_fails_without_a_call() {
+        let mut s = server();
+        s.unavailable = Some("down".into());
+        let step = without_calling(&s, &conn(), "search", &call(json!({})), false);
+        assert!(matches!(step, Some(McpStep::Failed("tool_error", _))));
+        let mut s = server();
+        s.unusable.push(("search".into(), "bad schema".into()));
+        let step = without_calling(&s, &conn(), "search", &call(json!({})), false);
+        assert!(matches!(step, Some(McpStep::Failed("invalid_tool", _))));
+    }
+
+    #[test]
+    fn the_sign_in_tool_asks_for_a_sign_in_until_the_user_signed_in() {
+        let mut s = server();
+        s.sign_in = Some(Some("Bearer".into()));
+        let asked = without_calling(&s, &conn(), SIGN_IN_TOOL, &call(json!({})), false);
+        assert_eq!(asked, Some(McpStep::SignIn(Some("Bearer".into()))));
+        let refused = without_calling(&s, &conn(), SIGN_IN_TOOL, &call(json!({})), true);
+        assert!(matches!(refused, Some(McpStep::Failed("unauthorized", _))));
+        let connected = without_calling(&server(), &conn(), SIGN_IN_TOOL, &call(json!({})), true);
+        assert!(matches!(connected, Some(McpStep::Result(_, false))));
+    }
+
+    #[test]
+    fn an_input_that_is_not_an_object_fails_and_anything_else_calls_the_server() {
+        let bad = call(json!({ "_invalidInput": "x" }));
+        let step = without_calling(&server(), &conn(), "search", &bad, false);
+        assert!(matches!(step, Some(McpStep::Failed("invalid_input", _))));
+        assert_eq!(
+            without_calling(&server(), &conn(), "search", &call(json!({})), false),
+            None
+        );
+    }
+}

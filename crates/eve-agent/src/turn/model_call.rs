@@ -169,3 +169,60 @@ pub(crate) fn closing_events(out: &mut StepOutput, at: &StepRef) -> Vec<Event> {
     }
     events
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> StepRef {
+        TurnRef::new(0).step(0)
+    }
+
+    #[test]
+    fn text_after_reasoning_closes_the_reasoning_first() {
+        let mut out = StepOutput::default();
+        let first = on_model_event(&mut out, &at(), ModelEvent::ReasoningDelta("hm".into()));
+        assert_eq!(first.len(), 1);
+        let then = on_model_event(&mut out, &at(), ModelEvent::TextDelta("Hi".into()));
+        let names: Vec<_> = then.iter().map(Event::type_name).collect();
+        assert_eq!(names, ["reasoning.completed", "message.appended"]);
+        assert!(out.reasoning_done);
+    }
+
+    #[test]
+    fn a_tool_calls_input_deltas_carry_the_name_it_started_with() {
+        let mut out = StepOutput::default();
+        let started = ModelEvent::ToolCallStarted {
+            id: "c1".into(),
+            name: "get_weather".into(),
+        };
+        assert!(on_model_event(&mut out, &at(), started).is_empty());
+        let delta = ModelEvent::ToolInputDelta {
+            id: "c1".into(),
+            delta: "{".into(),
+        };
+        let events = on_model_event(&mut out, &at(), delta);
+        let Some(Event::ActionInputAppended(a)) = events.first() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(a.tool_name, "get_weather");
+    }
+
+    #[test]
+    fn a_finished_call_closes_its_reasoning_and_its_text_with_the_finish_reason() {
+        let mut out = StepOutput {
+            text: "Hi".into(),
+            reasoning: "hm".into(),
+            finish: Some("length".into()),
+            ..StepOutput::default()
+        };
+        let events = closing_events(&mut out, &at());
+        let names: Vec<_> = events.iter().map(Event::type_name).collect();
+        assert_eq!(names, ["reasoning.completed", "message.completed"]);
+        let Event::MessageCompleted(m) = &events[1] else {
+            panic!()
+        };
+        assert_eq!(m.finish_reason, "length");
+        assert!(closing_events(&mut StepOutput::default(), &at()).is_empty());
+    }
+}
