@@ -55,62 +55,9 @@ fn with(mut base: Value, extra: Value) -> Value {
 /// (`provider/model`). It passes eve's client validation (`AgentInfoResultSchema`).
 pub fn agent_info(model_id: &str, tools: &[ToolSpec], mcp: &[McpConnection]) -> Value {
     let provider = model_id.split('/').next().unwrap_or("demo");
-    let tools: Vec<Value> = tools
-        .iter()
-        .map(|t| {
-            with(
-                source(&format!("tools/{}", t.name)),
-                json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "hasAuth": false,
-                    "hasExecute": true,
-                    "hasModelOutputProjection": false,
-                    "hasOutputSchema": false,
-                    "inputSchema": t.input_schema,
-                    "requiresApproval": false,
-                }),
-            )
-        })
-        .collect();
-    let connections: Vec<Value> = mcp
-        .iter()
-        .map(|c| {
-            with(
-                source(&format!("connections/{}", c.name)),
-                json!({
-                    "connectionName": c.name,
-                    "description": c.description,
-                    "hasApproval": false,
-                    // A static token needs no sign-in; otherwise the server may ask for one.
-                    "hasAuthorization": c.token.is_none(),
-                    "hasHeaders": c.token.is_some(),
-                    "protocol": "mcp",
-                    "url": c.url,
-                }),
-            )
-        })
-        .collect();
-    let routes: Vec<Value> = [
-        ("GET", "/eve/v1/health"),
-        ("HEAD", "/eve/v1/health"),
-        ("GET", "/eve/v1/info"),
-        ("POST", "/eve/v1/session"),
-        ("POST", "/eve/v1/session/:sessionId"),
-        ("GET", "/eve/v1/session/:sessionId/stream"),
-        ("POST", "/eve/v1/session/:sessionId/cancel"),
-        ("POST", "/eve/v1/session/:sessionId/clear"),
-        ("POST", "/eve/v1/session/:sessionId/compact"),
-        ("POST", "/eve/v1/session/:sessionId/reset"),
-    ]
-    .iter()
-    .map(|(method, path)| {
-        with(
-            source("channels/eve"),
-            json!({ "name": "eve", "method": method, "urlPath": path }),
-        )
-    })
-    .collect();
+    let tools: Vec<Value> = tools.iter().map(tool).collect();
+    let connections: Vec<Value> = mcp.iter().map(connection).collect();
+    let routes = routes();
     json!({
         "agent": {
             "agentRoot": "crates/eve-agent",
@@ -144,6 +91,64 @@ pub fn agent_info(model_id: &str, tools: &[ToolSpec], mcp: &[McpConnection]) -> 
         "version": INFO_VERSION,
         "workspace": { "resourceRoot": null, "rootEntries": [] },
     })
+}
+
+/// A tool as eve's info lists it.
+fn tool(t: &ToolSpec) -> Value {
+    with(
+        source(&format!("tools/{}", t.name)),
+        json!({
+            "name": t.name,
+            "description": t.description,
+            "hasAuth": false,
+            "hasExecute": true,
+            "hasModelOutputProjection": false,
+            "hasOutputSchema": false,
+            "inputSchema": t.input_schema,
+            "requiresApproval": false,
+        }),
+    )
+}
+
+/// An MCP connection as eve's info lists it.
+fn connection(c: &McpConnection) -> Value {
+    with(
+        source(&format!("connections/{}", c.name)),
+        json!({
+            "connectionName": c.name,
+            "description": c.description,
+            "hasApproval": false,
+            // A static token needs no sign-in; otherwise the server may ask for one.
+            "hasAuthorization": c.token.is_none(),
+            "hasHeaders": c.token.is_some(),
+            "protocol": "mcp",
+            "url": c.url,
+        }),
+    )
+}
+
+/// eve's channel routes, as the `eve` channel serves them.
+fn routes() -> Vec<Value> {
+    [
+        ("GET", "/eve/v1/health"),
+        ("HEAD", "/eve/v1/health"),
+        ("GET", "/eve/v1/info"),
+        ("POST", "/eve/v1/session"),
+        ("POST", "/eve/v1/session/:sessionId"),
+        ("GET", "/eve/v1/session/:sessionId/stream"),
+        ("POST", "/eve/v1/session/:sessionId/cancel"),
+        ("POST", "/eve/v1/session/:sessionId/clear"),
+        ("POST", "/eve/v1/session/:sessionId/compact"),
+        ("POST", "/eve/v1/session/:sessionId/reset"),
+    ]
+    .iter()
+    .map(|(method, path)| {
+        with(
+            source("channels/eve"),
+            json!({ "name": "eve", "method": method, "urlPath": path }),
+        )
+    })
+    .collect()
 }
 
 /// Lists the models a chat may choose (`id`, `label`, `provider`) under

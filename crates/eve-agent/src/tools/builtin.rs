@@ -148,33 +148,14 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
     let str_arg = |name: &str| call.input.get(name).and_then(Value::as_str).map(str::trim);
     match call.name.as_str() {
         "get_weather" => match str_arg("city").filter(|c| !c.is_empty()) {
-            Some(city) => {
-                if !host.pause(300) {
-                    return ToolOutcome::Interrupted;
-                }
-                done(weather(city))
-            }
+            Some(city) => get_weather(host, city),
             None => error("get_weather needs a city"),
         },
         "get_time" => {
             let zone = str_arg("timezone")
                 .filter(|z| !z.is_empty())
                 .unwrap_or("UTC");
-            match utc_offset_minutes(zone) {
-                Some(offset) => {
-                    let local = host.now_ms() + offset * 60_000;
-                    let stamp = eve_store::time::format_iso_ms(local);
-                    let time = if offset == 0 {
-                        stamp
-                    } else {
-                        format!("{}{}", stamp.trim_end_matches('Z'), &zone[zone.len() - 6..])
-                    };
-                    done(json!({ "time": time, "timezone": zone }))
-                }
-                None => error(format!(
-                    "unknown timezone {zone:?}: use UTC or an offset like +02:00"
-                )),
-            }
+            get_time(host, zone)
         }
         "wait" => {
             let secs = call
@@ -182,43 +163,76 @@ pub fn run(call: &ToolCall, host: &mut dyn ToolHost) -> ToolOutcome {
                 .get("seconds")
                 .and_then(Value::as_u64)
                 .unwrap_or(5);
-            let secs = secs.clamp(1, MAX_WAIT_SECS);
-            for _ in 0..secs * 10 {
-                if !host.pause(100) {
-                    return ToolOutcome::Interrupted;
-                }
-            }
-            done(json!({ "waitedSeconds": secs }))
+            wait(host, secs.clamp(1, MAX_WAIT_SECS))
         }
-        "remember" => {
-            let fact = str_arg("fact").unwrap_or("");
-            match update_memory(host, |doc| {
-                memory::remember(doc, fact).map(|next| (next, ()))
-            }) {
-                Ok(Ok((next, ()))) => {
-                    done(json!({ "remembered": fact, "facts": memory::facts(&next).len() }))
-                }
-                Ok(Err(e)) => error(e.to_string()),
-                Err(e) => error(format!("memory is unavailable: {e}")),
-            }
-        }
+        "remember" => remember(host, str_arg("fact").unwrap_or("")),
         // Questions are asked by the turn itself (input.requested), never run as a tool.
         "ask_user" => error("ask_user is answered by the user, not run"),
         "recall" => match host.memory() {
             Ok(doc) => done(json!({ "facts": memory::facts(&doc) })),
             Err(e) => error(format!("memory is unavailable: {e}")),
         },
-        "forget" => {
-            let text = str_arg("text").unwrap_or("");
-            match update_memory(host, |doc| {
-                Ok::<_, std::convert::Infallible>(memory::forget(doc, text))
-            }) {
-                Ok(Ok((_, removed))) => done(json!({ "forgotten": removed })),
-                Ok(Err(never)) => match never {},
-                Err(e) => error(format!("memory is unavailable: {e}")),
-            }
-        }
+        "forget" => forget(host, str_arg("text").unwrap_or("")),
         name => error(format!("unknown tool {name:?}")),
+    }
+}
+
+/// `get_weather`: the demo's weather for `city`, after a short pause a stop interrupts.
+fn get_weather(host: &mut dyn ToolHost, city: &str) -> ToolOutcome {
+    if !host.pause(300) {
+        return ToolOutcome::Interrupted;
+    }
+    done(weather(city))
+}
+
+/// `get_time`: the time now in `zone` (`UTC` or an offset like `+02:00`).
+fn get_time(host: &mut dyn ToolHost, zone: &str) -> ToolOutcome {
+    let Some(offset) = utc_offset_minutes(zone) else {
+        return error(format!(
+            "unknown timezone {zone:?}: use UTC or an offset like +02:00"
+        ));
+    };
+    let local = host.now_ms() + offset * 60_000;
+    let stamp = eve_store::time::format_iso_ms(local);
+    let time = if offset == 0 {
+        stamp
+    } else {
+        format!("{}{}", stamp.trim_end_matches('Z'), &zone[zone.len() - 6..])
+    };
+    done(json!({ "time": time, "timezone": zone }))
+}
+
+/// `wait`: `secs` seconds in slices of 100 ms, each a chance to stop.
+fn wait(host: &mut dyn ToolHost, secs: u64) -> ToolOutcome {
+    for _ in 0..secs * 10 {
+        if !host.pause(100) {
+            return ToolOutcome::Interrupted;
+        }
+    }
+    done(json!({ "waitedSeconds": secs }))
+}
+
+/// `remember`: adds `fact` to the user's memory (the memory's own checks may refuse it).
+fn remember(host: &mut dyn ToolHost, fact: &str) -> ToolOutcome {
+    match update_memory(host, |doc| {
+        memory::remember(doc, fact).map(|next| (next, ()))
+    }) {
+        Ok(Ok((next, ()))) => {
+            done(json!({ "remembered": fact, "facts": memory::facts(&next).len() }))
+        }
+        Ok(Err(e)) => error(e.to_string()),
+        Err(e) => error(format!("memory is unavailable: {e}")),
+    }
+}
+
+/// `forget`: removes the facts that mention `text`.
+fn forget(host: &mut dyn ToolHost, text: &str) -> ToolOutcome {
+    match update_memory(host, |doc| {
+        Ok::<_, std::convert::Infallible>(memory::forget(doc, text))
+    }) {
+        Ok(Ok((_, removed))) => done(json!({ "forgotten": removed })),
+        Ok(Err(never)) => match never {},
+        Err(e) => error(format!("memory is unavailable: {e}")),
     }
 }
 
