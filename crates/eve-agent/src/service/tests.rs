@@ -210,3 +210,24 @@ fn files_past_the_principals_quota_are_refused_before_anything_is_kept() {
     assert_eq!(refused.code.as_deref(), Some("attachment_quota_exceeded"));
     assert_eq!(store.attachment_usage("p").unwrap(), 0);
 }
+
+#[test]
+fn a_callback_without_an_authentic_state_is_refused_before_the_database_is_opened() {
+    let open = || -> Result<Lite, crate::protocol::Refusal> { panic!("opened the database") };
+    let callback = crate::service::sign_in::callback(&Offline, open, "p", "state=x&code=y", None);
+    let Err(refused) = callback else {
+        panic!("a callback without a state was taken")
+    };
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.message, "invalid or expired authorization state");
+}
+
+#[test]
+fn the_connect_page_of_a_sign_in_that_is_not_pending_says_so() {
+    use crate::service::sign_in::{connect_page, ConnectPage};
+    let (db, id) = created("hi");
+    let page = connect_page(&Offline, &db, "p", &id, "auth_x", None).unwrap();
+    assert_eq!(page, ConnectPage::NotPending);
+    let unknown = connect_page(&Offline, &db, "q", &id, "auth_x", None).unwrap_err();
+    assert_eq!(unknown.status, 404);
+}
