@@ -8,7 +8,6 @@ use eve_agent::connections::jwt::UpstreamJwt;
 use eve_agent::connections::mcp::HttpAnswer;
 use eve_agent::providers::http::Transport;
 use eve_agent::service::env::{AgentEnv, Method};
-use eve_agent::service::runner::Sink;
 use eve_agent::service::work::{self, First};
 use eve_spin::db::Db;
 
@@ -64,13 +63,8 @@ impl AgentEnv for Spin {
     }
 }
 
-/// Runs whatever the session has to do ([`work::drain`]) in this invocation.
-pub fn drain(
-    db: &Db,
-    session_id: &str,
-    principal: &str,
-    first: First,
-    sink: Option<&mut dyn Sink>,
-) {
-    work::drain(&Spin, db, session_id, principal, first, sink);
+/// Runs whatever the session has to do ([`work::drain`]) in this invocation, after the
+/// request has answered.
+pub fn drain(db: &Db, session_id: &str, principal: &str, first: First) {
+    work::drain(&Spin, db, session_id, principal, first, None);
 }

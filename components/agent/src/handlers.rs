@@ -38,7 +38,7 @@ pub fn create(call: Call, out: ResponseOutparam) {
     match created {
         Ok((db, id)) => {
             accepted(out, 202, &Accepted::new(Some(&id), status::ACCEPTED), true);
-            drain(&db, &id, principal, First::Nothing, None);
+            drain(&db, &id, principal, First::Nothing);
         }
         Err(e) => send_refusal(out, &e),
     }
@@ -54,7 +54,7 @@ pub fn send(call: Call, id: &str, out: ResponseOutparam) {
             let mut a = Accepted::new(Some(id), status::ACCEPTED);
             a.delivery_id = Some(delivery);
             accepted(out, 202, &a, true);
-            drain(&db, id, principal, first, None);
+            drain(&db, id, principal, first);
         }
         Err(e) => send_refusal(out, &e),
     }
@@ -75,7 +75,7 @@ pub fn cancel(call: Call, id: &str, out: ResponseOutparam) {
             if stopping {
                 // A parked turn (or one whose runner died) ends here; a running one at its
                 // next checkpoint.
-                drain(&db, id, principal, First::Nothing, None);
+                drain(&db, id, principal, First::Nothing);
             }
         }
         Ok((_, Cancel::NoSession)) => no_active(out, status::NO_ACTIVE_TURN),
@@ -99,7 +99,7 @@ pub fn control(call: Call, id: &str, kind: &str, out: ResponseOutparam) {
     match result {
         Ok((db, true)) => {
             accepted(out, 202, &Accepted::new(Some(id), status::ACCEPTED), false);
-            drain(&db, id, principal, First::Nothing, None);
+            drain(&db, id, principal, First::Nothing);
         }
         Ok((_, false)) => no_active(out, status::NO_ACTIVE_SESSION),
         Err(e) => send_refusal(out, &e),
@@ -183,7 +183,7 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
                 &format!("{name} connected"),
                 "<p>You can close this window; the chat continues.</p>",
             );
-            drain(&db, &session_id, principal, First::Authorize(true), None);
+            drain(&db, &session_id, principal, First::Authorize(true));
         }
         Ok(Callback::Declined {
             db,
@@ -196,7 +196,7 @@ pub fn connection_callback(call: Call, out: ResponseOutparam) {
                 &format!("{name} not connected"),
                 "<p>You can close this window.</p>",
             );
-            drain(&db, &session_id, principal, First::Authorize(false), None);
+            drain(&db, &session_id, principal, First::Authorize(false));
         }
         Ok(Callback::NotPending) => no_longer_pending(out),
         Ok(Callback::Failed { name, refusal }) => send_html(

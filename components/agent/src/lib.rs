@@ -7,8 +7,9 @@
 //! - [`handlers`]: one function per route (create, send, cancel, clear/compact, reset, info,
 //!   connect page, OAuth callback, connections, attachments): parse, call the one
 //!   `eve_agent::service` function that decides, reply, then run the work.
-//! - [`reader`]: the stream of a session from a cursor: eve's NDJSON (or SSE), following,
-//!   keep-alives, lease control, taking over an orphaned session.
+//! - [`reader`]: the stream of a session from a cursor, served into the response body as it
+//!   is written (`eve_agent::service::stream` decides: eve's NDJSON or SSE, following,
+//!   keep-alives, lease control, taking over an orphaned session).
 //! - [`env`]: the platform the agent's logic runs over (`eve_agent::service::env::AgentEnv`
 //!   over Spin), and running a session's work after the request has answered.
 //! - [`transport`]: outbound HTTP for the model providers, MCP servers and OAuth.

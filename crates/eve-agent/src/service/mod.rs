@@ -6,6 +6,7 @@
 //! - [`sessions`]: create, send, cancel, clear / compact, reset; with [`uploads`] (a
 //!   message's files: policy, quota, kept all or nothing, served back).
 //! - [`sign_in`]: the connect page, the OAuth callback, the connection menu.
+//! - [`stream`]: `GET /eve/v1/session/:id/stream` (following, keep-alives, take-over).
 //! - [`info`]: `GET /eve/v1/info`.
 //! - [`work`]: running a session's work after the request answered (the inbox, turns,
 //!   resume), over [`runner`] (the lease and the [`crate::turn::TurnHost`] over the store).
@@ -18,6 +19,7 @@ pub mod info;
 pub mod runner;
 pub mod sessions;
 pub mod sign_in;
+pub mod stream;
 pub mod uploads;
 pub mod work;
 

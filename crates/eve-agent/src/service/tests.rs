@@ -231,3 +231,63 @@ fn the_connect_page_of_a_sign_in_that_is_not_pending_says_so() {
     let unknown = connect_page(&Offline, &db, "q", &id, "auth_x", None).unwrap_err();
     assert_eq!(unknown.status, 404);
 }
+
+/// A response body kept in memory.
+#[derive(Default)]
+struct Collected(Vec<u8>);
+
+impl crate::service::stream::StreamOut for Collected {
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        self.0.extend_from_slice(bytes);
+        true
+    }
+    fn closed(&self) -> bool {
+        false
+    }
+}
+
+/// Serves the stream of `id` with `query` into memory: what it came to, and its lines (but
+/// the blank preamble and keep-alives).
+fn stream_lines(db: &Lite, id: &str, query: &str) -> (crate::service::stream::Served, Vec<String>) {
+    use crate::protocol::framing::StreamFormat;
+    use crate::service::stream::{open, serve};
+    let query = protocol::stream_query(query, None).unwrap();
+    let format = StreamFormat::from_accept(None);
+    let opened = open(db, "p", id, format, &query).unwrap();
+    let mut out = Collected::default();
+    let served = serve(&Offline, db, "p", id, format, &query, &opened, &mut out);
+    let text = String::from_utf8(out.0).unwrap();
+    let lines = text.lines().filter(|l| !l.is_empty());
+    (served, lines.map(str::to_string).collect())
+}
+
+#[test]
+fn a_stream_that_does_not_follow_sends_the_log_up_to_its_tail_and_ends() {
+    use crate::service::stream::Served;
+    let (db, id) = created("hi");
+    let (served, lines) = stream_lines(&db, &id, "follow=false");
+    assert_eq!(served, Served::Finish);
+    assert_eq!(lines.len(), types(&db, &id).len());
+    let (_, last_two) = stream_lines(&db, &id, "follow=false&startIndex=-2");
+    assert_eq!(last_two.len(), 2);
+}
+
+#[test]
+fn a_following_stream_of_a_reset_session_sends_everything_and_ends() {
+    use crate::service::stream::Served;
+    let (db, id) = created("hi");
+    assert!(sessions::reset(&Offline, &db, "p", &id).unwrap());
+    let (served, lines) = stream_lines(&db, &id, "streamControlVersion=1");
+    assert_eq!(served, Served::Finish);
+    assert!(lines.last().unwrap().contains("session.completed"));
+}
+
+#[test]
+fn another_principals_stream_is_not_found() {
+    use crate::protocol::framing::StreamFormat;
+    let (db, id) = created("hi");
+    let query = protocol::stream_query("", None).unwrap();
+    let format = StreamFormat::from_accept(None);
+    let refused = crate::service::stream::open(&db, "q", &id, format, &query).unwrap_err();
+    assert_eq!(refused.status, 404);
+}
