@@ -39,9 +39,7 @@ pub fn stream(call: Call, id: &str, out: ResponseOutparam) {
         Err(r) => return send_refusal(out, &r),
     };
     let mut body = Body(BodyWriter::start(out, 200, &opened.headers));
-    match stream::serve(
-        &Spin, &db, principal, id, format, &query, &opened, &mut body,
-    ) {
+    match stream::serve(&Spin, &db, &opened, &mut body) {
         Served::Finish => body.0.finish(),
         // The reader went away; the work (if any) ran on regardless.
         Served::Gone => {}

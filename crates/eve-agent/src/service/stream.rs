@@ -58,9 +58,13 @@ pub fn keepalive_interval(env: &dyn AgentEnv) -> Duration {
     Duration::from_secs(secs)
 }
 
-/// A stream about to be served: its headers, and where it starts and ends.
+/// A stream about to be served: whose, how, its headers, and where it starts and ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opened {
+    pub session_id: String,
+    pub principal: String,
+    pub format: StreamFormat,
+    pub query: StreamQuery,
     pub headers: Vec<(String, Vec<u8>)>,
     /// The first index it sends.
     pub start: u64,
@@ -83,6 +87,10 @@ pub fn open<S: Sql>(
         .ok_or_else(Refusal::session_not_found)?;
     let tail = row.len;
     Ok(Opened {
+        session_id: id.to_string(),
+        principal: principal.to_string(),
+        format,
+        query: *query,
         headers: headers(id, format, query, tail),
         start: resolve_start(query.start_index, tail),
         tail,
@@ -135,17 +143,14 @@ pub enum Served {
 /// Serves the body of an [`Opened`] stream into `out`: the preamble, then the events up to
 /// the tail (`follow=false`) or followed until the session ends, the reader goes away or the
 /// lifetime passes.
-#[allow(clippy::too_many_arguments)]
 pub fn serve<S: Sql>(
     env: &dyn AgentEnv,
     db: &S,
-    principal: &str,
-    id: &str,
-    format: StreamFormat,
-    query: &StreamQuery,
     opened: &Opened,
     out: &mut dyn StreamOut,
 ) -> Served {
+    let (id, principal) = (opened.session_id.as_str(), opened.principal.as_str());
+    let (format, query) = (opened.format, &opened.query);
     out.write(format.preamble().as_bytes());
     let store = AgentStore::new(db);
     if !query.follow {

@@ -255,7 +255,7 @@ fn stream_lines(db: &Lite, id: &str, query: &str) -> (crate::service::stream::Se
     let format = StreamFormat::from_accept(None);
     let opened = open(db, "p", id, format, &query).unwrap();
     let mut out = Collected::default();
-    let served = serve(&Offline, db, "p", id, format, &query, &opened, &mut out);
+    let served = serve(&Offline, db, &opened, &mut out);
     let text = String::from_utf8(out.0).unwrap();
     let lines = text.lines().filter(|l| !l.is_empty());
     (served, lines.map(str::to_string).collect())
