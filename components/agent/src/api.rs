@@ -1,21 +1,23 @@
 //! Request in: who is calling (the proxy's HS256 bearer token, nothing else), which route, and
 //! the dispatch to [`crate::handlers`] and [`crate::reader`]. Every refusal is eve's error body.
 
-use eve_agent::jwt::UpstreamJwt;
+use eve_agent::connections::jwt::UpstreamJwt;
 use eve_agent::protocol::{self, Refusal, Route, MAX_BODY_BYTES};
+use eve_agent::service::env::{self, AgentEnv};
 use eve_api::auth::Principal;
 use eve_spin::body::BodyError;
 use eve_spin::streaming;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
-use crate::reply::{header, json_headers, send_refusal, upstream_jwt, Call};
+use crate::env::Spin;
+use crate::reply::{header, json_headers, send_refusal, Call};
 
 /// The principal of the proxy's bearer token; 401 without a valid one.
 fn principal(headers: &[(String, Vec<u8>)]) -> Result<Principal, Refusal> {
     let token = header(headers, "authorization")
         .and_then(UpstreamJwt::from_bearer)
         .ok_or_else(Refusal::unauthorized)?;
-    upstream_jwt()
+    Spin.upstream_jwt()
         .and_then(|j| j.verify(token, eve_spin::auth::now_secs()))
         .ok_or_else(Refusal::unauthorized)
 }
@@ -57,7 +59,7 @@ pub async fn serve(req: IncomingRequest, out: ResponseOutparam) {
     let body = if method == "POST" {
         // A message may carry a file at the upload cap (in base64).
         let max = if route.takes_session_request() {
-            crate::handlers::upload_policy().message_body_cap()
+            env::upload_policy(&Spin).message_body_cap()
         } else {
             MAX_BODY_BYTES
         };

@@ -1,7 +1,7 @@
-//! What every route answers with: the call a handler gets, the database, JSON answers and
-//! eve's error body. Shared by [`crate::handlers`] and [`crate::reader`]; [`crate::api`] routes.
+//! What every route answers with: the call a handler gets, the database, JSON answers, eve's
+//! error body and the connect pages' HTML. Shared by [`crate::handlers`] and
+//! [`crate::reader`]; [`crate::api`] routes.
 
-use eve_agent::jwt::UpstreamJwt;
 use eve_agent::protocol::{Refusal, Route};
 use eve_api::auth::Principal;
 use eve_spin::db::Db;
@@ -38,12 +38,6 @@ pub fn open_db() -> Result<Db, Refusal> {
         Refusal::unavailable()
     })?;
     Ok(db)
-}
-
-/// A database error: logged, answered as 503 without details.
-pub fn db_refusal(e: String) -> Refusal {
-    eprintln!("agent: database: {e}");
-    Refusal::unavailable()
 }
 
 pub fn json_headers(extra: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
@@ -87,11 +81,29 @@ pub fn send_refusal(out: ResponseOutparam, r: &Refusal) {
     streaming::respond(out, r.status, &json_headers(&extra), r.to_json().as_bytes());
 }
 
-pub fn variable(name: &str) -> Option<String> {
-    spin_sdk::variables::get(name).ok()
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
-/// The codec of the proxy's tokens for this configuration.
-pub fn upstream_jwt() -> Option<UpstreamJwt> {
-    UpstreamJwt::from_config(&eve_spin::auth::config(), variable)
+/// Sends one of the connect pages (the browser's window during a sign-in).
+pub fn send_html(out: ResponseOutparam, status: u16, title: &str, body: &str) {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+         <title>{t}</title><style>body{{font:16px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#111}}\
+         button{{font:inherit;padding:.5rem 1rem;margin-right:.5rem;border-radius:.5rem;border:1px solid #999;background:#fff;cursor:pointer}}\
+         button.primary{{background:#111;color:#fff;border-color:#111}}</style></head><body><h1>{t}</h1>{body}</body></html>",
+        t = html_escape(title)
+    );
+    let headers = vec![
+        ("content-type".to_string(), b"text/html; charset=utf-8".to_vec()),
+        ("cache-control".to_string(), b"no-store".to_vec()),
+        (
+            "content-security-policy".to_string(),
+            b"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'".to_vec(),
+        ),
+    ];
+    streaming::respond(out, status, &headers, page.as_bytes());
 }

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use eve_agent::provider::{ByteStream, HttpRequest, Read, Transport};
+use eve_agent::providers::http::{ByteStream, HttpRequest, Read, Transport};
 use eve_spin::streaming::{self, Incoming};
 use spin_sdk::http::Method;
 
 /// How long a provider may take to answer with its response head.
 const CONNECT_WAIT: Duration = Duration::from_secs(120);
-/// One read's wait (see `eve_agent::provider::MAX_IDLE_POLLS`).
+/// One read's wait (see `eve_agent::providers::http::MAX_IDLE_POLLS`).
 const POLL: Duration = Duration::from_millis(250);
 
 pub struct WasiTransport;
@@ -61,7 +61,7 @@ pub fn mcp_post(
     body: &[u8],
     timeout: Duration,
     waiting: &mut dyn FnMut() -> bool,
-) -> Result<eve_agent::mcp::HttpAnswer, String> {
+) -> Result<eve_agent::connections::mcp::HttpAnswer, String> {
     let deadline = std::time::Instant::now() + timeout;
     let headers: Vec<(String, Vec<u8>)> = headers
         .iter()
@@ -87,7 +87,7 @@ pub fn mcp_post(
             ));
         }
         if !waiting() {
-            return Err(eve_agent::provider::INTERRUPTED.into());
+            return Err(eve_agent::providers::http::INTERRUPTED.into());
         }
         match incoming.read(POLL)? {
             streaming::Read::Data(b) => {
@@ -108,7 +108,7 @@ pub fn mcp_post(
         .iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect();
-    Ok(eve_agent::mcp::HttpAnswer {
+    Ok(eve_agent::connections::mcp::HttpAnswer {
         status: incoming.status,
         headers,
         body: answer,

@@ -3,7 +3,7 @@
 //! the wire; the SSE decoder never panics and does not depend on where a byte stream is split;
 //! and no `Accept`, `Last-Event-ID` or query string makes the cursor code panic.
 
-use eve_agent::framing::{query_param, resolve_start, SseDecoder, StreamFormat};
+use eve_agent::protocol::framing::{query_param, resolve_start, SseDecoder, StreamFormat};
 use eve_agent::protocol::stream_query;
 use eve_api::eve::*;
 use proptest::prelude::*;
@@ -127,7 +127,7 @@ fn chunks(bytes: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
     out
 }
 
-fn decode(parts: &[Vec<u8>]) -> Vec<eve_agent::framing::SseMessage> {
+fn decode(parts: &[Vec<u8>]) -> Vec<eve_agent::protocol::framing::SseMessage> {
     let mut d = SseDecoder::new();
     let mut all = Vec::new();
     for part in parts {

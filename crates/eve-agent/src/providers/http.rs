@@ -1,0 +1,287 @@
+//! Model providers over HTTP: the seam to the network ([`Transport`]), a wire protocol
+//! ([`WireProtocol`]: request body + SSE stream parser), and the driver that joins them
+//! ([`HttpModel`]). The component supplies the transport (wasi:http); tests a scripted one.
+
+use crate::protocol::framing::{SseDecoder, SseMessage};
+use crate::providers::model::{Flow, Model, ModelError, ModelEvent, ModelRequest};
+
+/// An outgoing HTTP request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// One read of a response body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    Data(Vec<u8>),
+    /// Nothing arrived within the transport's poll interval.
+    Idle,
+    End,
+}
+
+/// A response body being received.
+pub trait ByteStream {
+    fn read(&mut self) -> Result<Read, String>;
+}
+
+/// Sends requests.
+pub trait Transport {
+    /// POSTs `request`; answers the status and the body stream as soon as headers arrive.
+    /// While it waits for them it calls `waiting` every poll interval; `false` abandons the
+    /// request (answered as [`INTERRUPTED`]).
+    fn post(
+        &mut self,
+        request: HttpRequest,
+        waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<(u16, Box<dyn ByteStream>), String>;
+}
+
+/// A boxed transport is one (the component hands out its transport boxed).
+impl<T: Transport + ?Sized> Transport for Box<T> {
+    fn post(
+        &mut self,
+        request: HttpRequest,
+        waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<(u16, Box<dyn ByteStream>), String> {
+        (**self).post(request, waiting)
+    }
+}
+
+/// A provider's wire format.
+pub trait WireProtocol {
+    /// A fresh parser for one response.
+    type Parser: StreamParser;
+    fn request(&self, request: &ModelRequest) -> HttpRequest;
+    fn parser(&self) -> Self::Parser;
+    /// The provider's name for messages (`OpenAI-compatible`, `Anthropic`).
+    fn name(&self) -> &'static str;
+}
+
+/// Turns a provider's SSE messages into model events.
+pub trait StreamParser {
+    /// One decoded SSE message → events (or a provider error event).
+    fn message(&mut self, msg: &SseMessage) -> Result<Vec<ModelEvent>, ModelError>;
+    /// The body ended: `Ok` only if the model had finished.
+    fn end(&mut self) -> Result<Vec<ModelEvent>, ModelError>;
+}
+
+/// The transport's error when `waiting` abandoned a request.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// How long a model may stay silent before the call fails (in transport polls: the component's
+/// transport polls every 250 ms, so 1200 polls = 5 minutes).
+pub const MAX_IDLE_POLLS: u32 = 1200;
+/// Error bodies are read up to this size for the message.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// A model reached over HTTP.
+pub struct HttpModel<P: WireProtocol, T: Transport> {
+    pub protocol: P,
+    pub transport: T,
+}
+
+/// What a reader of the stream is told about a failed model call with the error `code`
+/// ([`ModelError::Provider`]): generic on purpose, the details go to the log.
+pub fn user_message(code: &str) -> &'static str {
+    match code {
+        "unreachable" => "The model provider could not be reached.",
+        _ => "The model provider returned an error.",
+    }
+}
+
+impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
+    fn stream(
+        &mut self,
+        request: &ModelRequest,
+        on: &mut dyn FnMut(ModelEvent) -> Flow,
+    ) -> Result<(), ModelError> {
+        let name = self.protocol.name();
+        let mut waiting = || on(ModelEvent::Waiting) == Flow::Continue;
+        let (status, mut body) = match self
+            .transport
+            .post(self.protocol.request(request), &mut waiting)
+        {
+            Ok(r) => r,
+            Err(e) if e == INTERRUPTED => return Err(ModelError::Interrupted),
+            Err(e) => {
+                return Err(ModelError::provider(
+                    "unreachable",
+                    format!("{name} provider unreachable: {e}"),
+                ))
+            }
+        };
+        if !(200..300).contains(&status) {
+            let text = read_error_body(body.as_mut(), on)?;
+            // The provider's own message, as eve reports it (`step.failed.message`).
+            let summary = summarize_error(&text);
+            let message = if summary.trim().is_empty() {
+                format!("{name} provider answered HTTP {status}")
+            } else {
+                summary
+            };
+            return Err(ModelError::provider("http_status", message));
+        }
+        let mut decoder = SseDecoder::new();
+        let mut parser = self.protocol.parser();
+        let mut idle = 0u32;
+        loop {
+            match body.read() {
+                Ok(Read::Data(bytes)) => {
+                    idle = 0;
+                    for msg in decoder.push(&bytes) {
+                        for ev in parser.message(&msg)? {
+                            if on(ev) == Flow::Stop {
+                                return Err(ModelError::Interrupted);
+                            }
+                        }
+                    }
+                }
+                Ok(Read::Idle) => {
+                    idle += 1;
+                    if on(ModelEvent::Waiting) == Flow::Stop {
+                        return Err(ModelError::Interrupted);
+                    }
+                    if idle >= MAX_IDLE_POLLS {
+                        return Err(ModelError::provider(
+                            "timeout",
+                            format!("{name} provider sent nothing for too long"),
+                        ));
+                    }
+                }
+                Ok(Read::End) => {
+                    for ev in parser.end()? {
+                        if on(ev) == Flow::Stop {
+                            return Err(ModelError::Interrupted);
+                        }
+                    }
+                    return Ok(());
+                }
+                Err(e) => {
+                    return Err(ModelError::provider(
+                        "stream_cut",
+                        format!("{name} provider stream broke: {e}"),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+fn read_error_body(
+    body: &mut dyn ByteStream,
+    on: &mut dyn FnMut(ModelEvent) -> Flow,
+) -> Result<String, ModelError> {
+    let mut buf = Vec::new();
+    let mut idle = 0;
+    while buf.len() < MAX_ERROR_BODY && idle < 40 {
+        match body.read() {
+            Ok(Read::Data(b)) => buf.extend(b),
+            Ok(Read::Idle) => {
+                idle += 1;
+                if on(ModelEvent::Waiting) == Flow::Stop {
+                    return Err(ModelError::Interrupted);
+                }
+            }
+            Ok(Read::End) | Err(_) => break,
+        }
+    }
+    buf.truncate(MAX_ERROR_BODY);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The `error.message` of a JSON error body, else the body's start.
+pub fn summarize_error(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        if let Some(m) = v
+            .pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"))
+            .and_then(|m| m.as_str())
+        {
+            return m.chars().take(300).collect();
+        }
+    }
+    body.chars().take(300).collect()
+}
+
+/// Parses a tool call's accumulated argument text: `{}` when empty; a non-object or invalid
+/// JSON is kept as `{"_invalidInput": <text>}` so the tool answers a clear error.
+pub fn parse_arguments(text: &str) -> serde_json::Value {
+    if text.trim().is_empty() {
+        return serde_json::json!({});
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => serde_json::json!({ "_invalidInput": text }),
+    }
+}
+
+#[cfg(test)]
+pub mod testing {
+    //! A scripted transport for provider tests.
+    use super::*;
+    use std::collections::VecDeque;
+
+    pub struct Scripted {
+        pub status: u16,
+        pub chunks: VecDeque<Read>,
+        pub sent: Vec<HttpRequest>,
+        pub fail: Option<String>,
+    }
+
+    impl Scripted {
+        pub fn new(status: u16, chunks: &[&str]) -> Self {
+            Scripted {
+                status,
+                chunks: chunks
+                    .iter()
+                    .map(|c| Read::Data(c.as_bytes().to_vec()))
+                    .collect(),
+                sent: Vec::new(),
+                fail: None,
+            }
+        }
+    }
+
+    struct Body(VecDeque<Read>);
+    impl ByteStream for Body {
+        fn read(&mut self) -> Result<Read, String> {
+            Ok(self.0.pop_front().unwrap_or(Read::End))
+        }
+    }
+
+    impl Transport for &mut Scripted {
+        fn post(
+            &mut self,
+            request: HttpRequest,
+            _waiting: &mut dyn FnMut() -> bool,
+        ) -> Result<(u16, Box<dyn ByteStream>), String> {
+            self.sent.push(request);
+            if let Some(e) = &self.fail {
+                return Err(e.clone());
+            }
+            Ok((
+                self.status,
+                Box::new(Body(std::mem::take(&mut self.chunks))),
+            ))
+        }
+    }
+
+    /// Runs a model to the end, collecting its events.
+    pub fn collect(
+        model: &mut dyn Model,
+        req: &ModelRequest,
+    ) -> (Vec<ModelEvent>, Result<(), ModelError>) {
+        let mut events = Vec::new();
+        let r = model.stream(req, &mut |e| {
+            if e != ModelEvent::Waiting {
+                events.push(e);
+            }
+            Flow::Continue
+        });
+        (events, r)
+    }
+}

@@ -1,0 +1,92 @@
+//! The seam to the platform: what the agent's routes and its work need besides the database
+//! (the clock, sleeping, variables, outbound HTTP, the proxy's token keys). The `agent`
+//! component implements [`AgentEnv`] over Spin; native tests implement it in memory. The
+//! configuration read through it (models, MCP servers, upload policy, storage quota) is
+//! decided here, once.
+
+use std::time::Duration;
+
+use crate::connections::jwt::UpstreamJwt;
+use crate::connections::mcp::{self, HttpAnswer, McpConnection};
+use crate::protocol::uploads::UploadPolicy;
+use crate::protocol::Refusal;
+use crate::providers::config::{self, ModelChoice};
+use crate::providers::http::Transport;
+
+/// The HTTP methods of [`AgentEnv::fetch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+}
+
+/// What the agent needs from the platform it runs on.
+pub trait AgentEnv {
+    /// Milliseconds since the epoch.
+    fn now_ms(&self) -> i64;
+    /// Waits `ms` milliseconds.
+    fn sleep_ms(&self, ms: u64);
+    /// A variable of the owner's configuration (`None`: unset).
+    fn variable(&self, name: &str) -> Option<String>;
+    /// The codec of the proxy's tokens for this configuration (`None`: none verifies).
+    fn upstream_jwt(&self) -> Option<UpstreamJwt>;
+    /// Outbound HTTP for the model providers.
+    fn model_transport(&self) -> Box<dyn Transport>;
+    /// One POST to an MCP server, its answer read whole within `timeout`; `waiting` runs
+    /// between polls (`false` abandons the request).
+    fn mcp_post(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+        timeout: Duration,
+        waiting: &mut dyn FnMut() -> bool,
+    ) -> Result<HttpAnswer, String>;
+    /// A small request (OAuth metadata, registration, tokens): its status and body.
+    fn fetch(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<(u16, Vec<u8>), String>;
+}
+
+/// The configured MCP servers; a broken `mcp_connections` is logged and gives none.
+pub fn mcp_connections(env: &dyn AgentEnv) -> Vec<McpConnection> {
+    mcp::parse_connections(env.variable("mcp_connections").as_deref()).unwrap_or_else(|e| {
+        eprintln!("agent: {e}");
+        Vec::new()
+    })
+}
+
+/// The models the owner allows (`llm_models`), the default first.
+pub fn model_choices(env: &dyn AgentEnv) -> Result<Vec<ModelChoice>, String> {
+    config::models(|name| env.variable(name))
+}
+
+/// The owner's upload policy (`attachment_max_bytes`, `attachment_types`,
+/// `attachment_quota_bytes`).
+pub fn upload_policy(env: &dyn AgentEnv) -> UploadPolicy {
+    UploadPolicy::from_vars(
+        env.variable("attachment_max_bytes").as_deref(),
+        env.variable("attachment_types").as_deref(),
+        env.variable("attachment_quota_bytes").as_deref(),
+    )
+}
+
+/// How long an MCP call may take (`mcp_timeout_secs`, default 30 s).
+pub fn mcp_timeout(env: &dyn AgentEnv) -> Duration {
+    let secs = env
+        .variable("mcp_timeout_secs")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .unwrap_or(30);
+    Duration::from_secs(secs)
+}
+
+/// A database error: logged, answered as 503 without details.
+pub fn db_refusal(e: String) -> Refusal {
+    eprintln!("agent: database: {e}");
+    Refusal::unavailable()
+}

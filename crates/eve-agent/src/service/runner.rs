@@ -1,0 +1,267 @@
+//! A session's runner: the [`TurnHost`] over the store. It holds the session's lease (renewed
+//! every 400 ms; a runner that loses it is fenced out of the log), reads the cancel request at
+//! the checkpoints (at most every 100 ms), and writes each event as an envelope, handing it to
+//! the reader whose request runs the work ([`Sink`]).
+
+use std::time::{Duration, Instant};
+
+use eve_api::eve::{Envelope, Event, Meta};
+use eve_store::sql::Sql;
+
+use crate::connections::mcp::{HttpAnswer, McpHttp};
+use crate::protocol::ids;
+use crate::service::connection_tokens;
+use crate::service::env::{self, AgentEnv};
+use crate::session::resume;
+use crate::session::store::{AgentStore, RENEW_EVERY_MS};
+use crate::tools::builtin::ToolHost;
+use crate::turn::host::{Fenced, TurnHost};
+
+/// How often the cancel request is read while a turn runs.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// Where events also go as they are persisted: the reader whose request runs the work.
+pub trait Sink {
+    /// `envelope` was persisted at `index`.
+    fn appended(&mut self, index: u64, envelope: &Envelope);
+    /// Called at the checkpoints (at most every 100 ms): a chance to send a keep-alive.
+    fn idle(&mut self);
+}
+
+/// A fresh envelope for `event` at `now_ms` (its `meta` is minted here, once).
+pub fn envelope(event: Event, delivery_ids: &[String], now_ms: i64) -> Envelope {
+    Envelope {
+        event,
+        meta: Meta {
+            at: ids::iso8601(now_ms),
+            id: ids::event_id(now_ms, eve_auth::crypto::random_bytes::<10>()),
+            delivery_ids: delivery_ids.to_vec(),
+        },
+    }
+}
+
+/// The runner of one session while it holds the lease.
+pub struct Runner<'a, 's, 'o, S: Sql> {
+    pub env: &'a dyn AgentEnv,
+    pub store: AgentStore<'a, S>,
+    pub session_id: &'a str,
+    pub principal: &'a str,
+    pub runner_id: String,
+    /// The log index of the open turn's `turn.started` (a cancel reaches that turn only).
+    pub turn_start: usize,
+    pub cancel_at: i64,
+    pub delivery_ids: Vec<String>,
+    last_check: Instant,
+    last_renew: Instant,
+    lost: bool,
+    sink: Option<&'s mut (dyn Sink + 'o)>,
+}
+
+impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
+    /// The runner of a lease just claimed (`cancel_at`: the session's cancel request).
+    pub fn new(
+        env: &'a dyn AgentEnv,
+        db: &'a S,
+        session_id: &'a str,
+        principal: &'a str,
+        runner_id: String,
+        cancel_at: i64,
+        sink: Option<&'s mut (dyn Sink + 'o)>,
+    ) -> Self {
+        Runner {
+            env,
+            store: AgentStore::new(db),
+            session_id,
+            principal,
+            runner_id,
+            turn_start: usize::MAX,
+            cancel_at,
+            delivery_ids: Vec::new(),
+            last_check: Instant::now(),
+            last_renew: Instant::now(),
+            lost: false,
+            sink,
+        }
+    }
+
+    /// A checkpoint: renews the lease when due (else reads who holds it) and the cancel
+    /// request, at most every [`CHECK_EVERY`]; gives the sink its chance for a keep-alive.
+    fn check(&mut self) {
+        if self.lost || self.last_check.elapsed() < CHECK_EVERY {
+            return;
+        }
+        self.last_check = Instant::now();
+        if let Some(sink) = self.sink.as_mut() {
+            sink.idle();
+        }
+        let now = self.env.now_ms();
+        let state = if self.last_renew.elapsed() >= Duration::from_millis(RENEW_EVERY_MS as u64) {
+            self.last_renew = Instant::now();
+            self.store
+                .renew(self.session_id, &self.runner_id, now)
+                .map(|r| r.map(|cancel_at| (cancel_at, true)))
+        } else {
+            self.store.runner_state(self.session_id).map(|r| {
+                r.map(|(cancel_at, owner, active)| {
+                    (
+                        cancel_at,
+                        active && owner.as_deref() == Some(self.runner_id.as_str()),
+                    )
+                })
+            })
+        };
+        match state {
+            Ok(Some((cancel_at, owner))) => {
+                self.lost = !owner;
+                self.cancel_at = cancel_at;
+            }
+            Ok(None) => self.lost = true,
+            // A passing database error: try again at the next checkpoint.
+            Err(e) => eprintln!("agent: checkpoint: {e}"),
+        }
+    }
+
+    /// Appends one event now (outside a turn, or to open one).
+    pub fn write(&mut self, event: Event) -> Result<(), Fenced> {
+        self.emit(&event)
+    }
+
+    /// Appends `events` in order.
+    pub fn write_all(&mut self, events: Vec<Event>) -> Result<(), Fenced> {
+        for e in events {
+            self.write(e)?;
+        }
+        Ok(())
+    }
+
+    /// The session's log as envelopes (a read error stops this runner).
+    pub fn log(&self) -> Result<Vec<Envelope>, Fenced> {
+        self.store.envelopes(self.session_id).map_err(|e| {
+            eprintln!("agent: reading the log: {e}");
+            Fenced
+        })
+    }
+
+    /// The session's log as events.
+    pub fn events(&self) -> Result<Vec<Event>, Fenced> {
+        Ok(events_of(&self.log()?))
+    }
+}
+
+/// The events of `log`.
+pub fn events_of(log: &[Envelope]) -> Vec<Event> {
+    log.iter().map(|e| e.event.clone()).collect()
+}
+
+impl<S: Sql> ToolHost for Runner<'_, '_, '_, S> {
+    fn memory(&mut self) -> Result<String, String> {
+        self.store.memory(self.principal)
+    }
+
+    fn replace_memory(&mut self, expected: &str, document: &str) -> Result<bool, String> {
+        self.store
+            .replace_memory(self.principal, expected, document, self.env.now_ms())
+    }
+
+    fn now_ms(&mut self) -> i64 {
+        self.env.now_ms()
+    }
+
+    fn pause(&mut self, ms: u64) -> bool {
+        let until = Instant::now() + Duration::from_millis(ms);
+        loop {
+            if self.stop_requested() {
+                return false;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            self.env.sleep_ms(left.as_millis().min(50) as u64);
+        }
+    }
+}
+
+impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
+    fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
+        let env = envelope(event.clone(), &self.delivery_ids, self.env.now_ms());
+        // One retry for a passing error; then this runner gives up (the next reader or request
+        // takes the session over once the lease expires).
+        for _ in 0..2 {
+            match self.store.append(
+                self.session_id,
+                Some(&self.runner_id),
+                &env,
+                self.env.now_ms(),
+            ) {
+                Ok(Some(index)) => {
+                    if let Some(sink) = self.sink.as_mut() {
+                        sink.appended(index, &env);
+                    }
+                    return Ok(());
+                }
+                Ok(None) => {
+                    self.lost = true;
+                    return Err(Fenced);
+                }
+                Err(e) => {
+                    eprintln!("agent: append: {e}");
+                    self.env.sleep_ms(50);
+                }
+            }
+        }
+        Err(Fenced)
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.check();
+        self.lost || resume::cancel_applies(self.cancel_at, self.turn_start)
+    }
+
+    fn store_output_aside(&mut self, call_id: &str, output: &str) {
+        if let Err(e) =
+            self.store
+                .store_tool_output(self.session_id, call_id, output, self.env.now_ms())
+        {
+            eprintln!("agent: storing a large tool output: {e}");
+        }
+    }
+
+    fn mcp_http(&mut self) -> &mut dyn McpHttp {
+        self
+    }
+
+    fn attachment(&mut self, id: &str) -> Option<Vec<u8>> {
+        match self.store.attachment(id, self.principal) {
+            Ok(a) => a.map(|a| a.data),
+            Err(e) => {
+                eprintln!("agent: reading attachment {id}: {e}");
+                None
+            }
+        }
+    }
+
+    fn connection_token(&mut self, connection: &str) -> Option<String> {
+        connection_tokens::connection_token(self.env, &self.store, self.principal, connection)
+    }
+
+    fn connect_url(&self, attempt_id: &str) -> String {
+        format!(
+            "/eve/v1/session/{}/authorizations/{attempt_id}",
+            self.session_id
+        )
+    }
+}
+
+impl<S: Sql> McpHttp for Runner<'_, '_, '_, S> {
+    fn post(
+        &mut self,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<HttpAnswer, String> {
+        let platform = self.env;
+        let timeout = env::mcp_timeout(platform);
+        platform.mcp_post(url, headers, body, timeout, &mut || !self.stop_requested())
+    }
+}

@@ -1,0 +1,296 @@
+//! The session routes, as eve answers them. A request that brings work (a message, an
+//! answer, a control) is checked, recorded durably, and answered `202`; the component then
+//! runs the work in the same invocation ([`crate::service::work::drain`]): a reader that goes
+//! away never stops it, and a message sent while a turn runs waits in the inbox for the next
+//! turn instead of being refused.
+//!
+//! Each function here is one route's decision over the store; what it returns says what the
+//! component answers and whether work runs after.
+
+use eve_api::eve::{Event, InputResponse};
+use eve_store::sql::Sql;
+
+use crate::protocol::uploads::{Upload, UploadPolicy};
+use crate::protocol::{ids, Message, Refusal, SessionRequest};
+use crate::providers::config;
+use crate::service::env::{self, db_refusal, AgentEnv};
+use crate::service::runner::envelope;
+use crate::service::uploads;
+use crate::service::work::{First, Queued};
+use crate::session::store::{AgentStore, SessionState};
+use crate::session::transcript;
+use crate::turn;
+
+/// A new delivery id.
+fn delivery_id() -> String {
+    ids::delivery_id(eve_auth::crypto::random_bytes::<16>())
+}
+
+/// A message's `model` must be one the owner allows (400 otherwise, before anything is kept).
+pub fn check_model(env: &dyn AgentEnv, m: &Message) -> Result<(), Refusal> {
+    let Some(id) = m.model.as_deref() else {
+        return Ok(());
+    };
+    let choices = env::model_choices(env).map_err(|e| {
+        eprintln!("agent: {e}");
+        Refusal::bad_request("The model list is misconfigured.")
+    })?;
+    if config::choose(&choices, Some(id), None).is_none() {
+        return Err(Refusal::bad_request(format!(
+            "Unknown model {id:?}: expected one that /eve/v1/info lists."
+        )));
+    }
+    Ok(())
+}
+
+/// New work (a message, an answer) is refused while the principal's storage is full
+/// (`principal_max_bytes`), before anything is kept. A turn already running is not cut: it
+/// finishes, and may end somewhat past the cap.
+pub fn check_room<S: Sql>(
+    env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
+    principal: &str,
+) -> Result<(), Refusal> {
+    let max = env.variable("principal_max_bytes");
+    let quota = eve_store::limits::storage_quota(None, max.as_deref());
+    if store.has_room(principal, &quota).map_err(db_refusal)? {
+        Ok(())
+    } else {
+        Err(Refusal::storage_full())
+    }
+}
+
+/// Keeps the message's files (checked already) and queues it; nothing stays behind when
+/// either fails. Its delivery id.
+fn keep_message<S: Sql>(
+    env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
+    id: &str,
+    principal: &str,
+    mut m: Message,
+    files: Vec<Upload>,
+    policy: &UploadPolicy,
+) -> Result<String, Refusal> {
+    let kept = uploads::keep(store, id, principal, &mut m, files, policy, env.now_ms())?;
+    queue_message(env, store, id, &m).inspect_err(|_| uploads::forget(store, principal, &kept))
+}
+
+fn queue_message<S: Sql>(
+    env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
+    id: &str,
+    m: &Message,
+) -> Result<String, Refusal> {
+    let delivery = delivery_id();
+    let body = serde_json::to_string(&Queued {
+        text: m.text.clone(),
+        parts: m.parts.clone(),
+        client_context: m.client_context.clone(),
+        model: m.model.clone(),
+    })
+    .expect("messages serialize");
+    store
+        .push_inbox(id, "message", &delivery, &body, env.now_ms())
+        .map_err(db_refusal)?;
+    Ok(delivery)
+}
+
+/// `POST /eve/v1/session` (its body parsed already): a new session, with its first message or
+/// parked without one. The database (`open`ed once the request is known to be valid) and the
+/// new session's id.
+pub fn create<S: Sql>(
+    env: &dyn AgentEnv,
+    open: impl FnOnce() -> Result<S, Refusal>,
+    principal: &str,
+    request: SessionRequest,
+) -> Result<(S, String), Refusal> {
+    if let SessionRequest::Message(m) = &request {
+        check_model(env, m)?;
+    }
+    let db = open()?;
+    let now = env.now_ms();
+    let id = ids::session_id(now, eve_auth::crypto::random_bytes::<10>());
+    let store = AgentStore::new(&db);
+    let policy = env::upload_policy(env);
+    let files = match &request {
+        SessionRequest::Message(m) => {
+            check_room(env, &store, principal)?;
+            uploads::check(&store, principal, m, &policy)?
+        }
+        _ => Vec::new(),
+    };
+    store
+        .create_session(&id, principal, now)
+        .map_err(db_refusal)?;
+    if let SessionRequest::Message(m) = request {
+        keep_message(env, &store, &id, principal, m, files, &policy)?;
+    }
+    Ok((db, id))
+}
+
+/// The active session of this principal; eve's 409 `session_not_active` for anything else
+/// (unknown, another principal's, reset, failed).
+fn active<S: Sql>(
+    env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
+    id: &str,
+    principal: &str,
+) -> Result<Vec<Event>, Refusal> {
+    store
+        .session(id, principal)
+        .map_err(db_refusal)?
+        .filter(|r| r.state(env.now_ms()) != SessionState::Ended)
+        .ok_or_else(Refusal::session_not_active)?;
+    store.all_events(id).map_err(db_refusal)
+}
+
+/// `POST /eve/v1/session/:id`: the next message (it starts the next turn, or steers a parked
+/// one), or answers to what the session asks (its body parsed already). The database, the
+/// delivery id, and what the work does first.
+pub fn send<S: Sql>(
+    env: &dyn AgentEnv,
+    open: impl FnOnce() -> Result<S, Refusal>,
+    principal: &str,
+    id: &str,
+    request: SessionRequest,
+) -> Result<(S, String, First), Refusal> {
+    let db = open()?;
+    let store = AgentStore::new(&db);
+    let log = active(env, &store, id, principal)?;
+    if !matches!(request, SessionRequest::Empty) {
+        check_room(env, &store, principal)?;
+    }
+    match request {
+        SessionRequest::Message(m) => {
+            check_model(env, &m)?;
+            let policy = env::upload_policy(env);
+            let files = uploads::check(&store, principal, &m, &policy)?;
+            let delivery = keep_message(env, &store, id, principal, m, files, &policy)?;
+            Ok((db, delivery, First::Nothing))
+        }
+        SessionRequest::InputResponses(responses) => {
+            check_answers(&log, &responses)?;
+            Ok((db, delivery_id(), First::Answer(responses)))
+        }
+        SessionRequest::Empty => Err(Refusal::bad_request(
+            "Expected a non-empty 'message' or a non-empty 'inputResponses' array.",
+        )),
+    }
+}
+
+/// Answers must answer what the session asks: eve's 409 `input_not_pending` otherwise.
+pub fn check_answers(log: &[Event], responses: &[InputResponse]) -> Result<(), Refusal> {
+    if responses
+        .iter()
+        .any(|r| turn::answer_events(log, r).is_some())
+    {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        409,
+        Some("input_not_pending"),
+        "No pending input request matches these responses.",
+    ))
+}
+
+/// What a cancel came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancel {
+    /// No live session: eve's `200 no_active_turn`.
+    NoSession,
+    /// A live session: `202`; `stopping` when the open turn (or the named one) was asked to
+    /// stop, and its work then runs.
+    Accepted { stopping: bool },
+}
+
+/// `POST /eve/v1/session/:id/cancel` (its optional `turnId` parsed already): asks the open
+/// turn to stop.
+pub fn cancel<S: Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+    principal: &str,
+    id: &str,
+    turn_id: Option<&str>,
+) -> Result<Cancel, Refusal> {
+    let store = AgentStore::new(db);
+    let Some(row) = store.session(id, principal).map_err(db_refusal)? else {
+        return Ok(Cancel::NoSession);
+    };
+    if row.state(env.now_ms()) == SessionState::Ended {
+        return Ok(Cancel::NoSession);
+    }
+    let log = store.all_events(id).map_err(db_refusal)?;
+    let stopping = cancels_open_turn(&log, turn_id);
+    if stopping {
+        store
+            .request_cancel(id, principal, log.len() as u64, env.now_ms())
+            .map_err(db_refusal)?;
+    }
+    Ok(Cancel::Accepted { stopping })
+}
+
+/// Whether a cancel (of `turn_id`, or of whatever runs) reaches the open turn of `log`.
+pub fn cancels_open_turn(log: &[Event], turn_id: Option<&str>) -> bool {
+    match (transcript::open_turn(log), turn_id) {
+        (Some(o), Some(t)) => o.turn.turn_id == t,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// `POST /eve/v1/session/:id/clear` and `/compact`: queued until the open turn settles.
+/// `false`: no live session.
+pub fn control<S: Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+    principal: &str,
+    id: &str,
+    kind: &str,
+) -> Result<bool, Refusal> {
+    let store = AgentStore::new(db);
+    let live = store
+        .session(id, principal)
+        .map_err(db_refusal)?
+        .is_some_and(|r| r.state(env.now_ms()) != SessionState::Ended);
+    if !live {
+        return Ok(false);
+    }
+    store
+        .push_inbox(id, kind, &delivery_id(), "{}", env.now_ms())
+        .map_err(db_refusal)?;
+    Ok(true)
+}
+
+/// `POST /eve/v1/session/:id/reset` (optional `reason`): retires the session for good; its
+/// stream ends with `session.completed`. `false`: no live session.
+pub fn reset<S: Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+    principal: &str,
+    id: &str,
+) -> Result<bool, Refusal> {
+    let store = AgentStore::new(db);
+    if !store
+        .mark_reset(id, principal, env.now_ms())
+        .map_err(db_refusal)?
+    {
+        return Ok(false);
+    }
+    let log = store.envelopes(id).map_err(db_refusal)?;
+    let events: Vec<Event> = log.iter().map(|e| e.event.clone()).collect();
+    let usage = transcript::usage(&events);
+    // The session's end belongs to its latest turn's deliveries, as the reference's.
+    let deliveries = log
+        .last()
+        .map(|e| e.meta.delivery_ids.clone())
+        .unwrap_or_default();
+    let end = envelope(
+        Event::SessionCompleted(serde_json::json!({ "usage": usage })),
+        &deliveries,
+        env.now_ms(),
+    );
+    store
+        .append(id, None, &end, env.now_ms())
+        .map_err(db_refusal)?;
+    Ok(true)
+}

@@ -1,0 +1,408 @@
+//! `GET /eve/v1/session/:id/stream`: the session's durable stream from a cursor, as eve serves
+//! it — NDJSON envelopes (SSE with `id:` = index when asked for `text/event-stream`, our
+//! addition), eve's headers, negative cursors from the tail, `follow=false` bounded at the tail
+//! (with `x-eve-stream-tail-index`), and a following stream that stays open after
+//! `session.waiting` until the session ends. Only persisted events are read, so whatever a
+//! reader sees is durable. Quiet streams get a bare-newline keep-alive; with
+//! `streamControlVersion=1` the stream ends after a bounded lifetime with eve's lease-ended
+//! control line, and the client reconnects from its cursor.
+//!
+//! A session whose runner died (lease expired, log unsettled) or whose inbox waits with nobody
+//! to run it is taken over here: its work runs in this request, and its new events are written
+//! to this reader as they are persisted. The response body is behind [`StreamOut`].
+
+use std::time::{Duration, Instant};
+
+use eve_api::eve::{
+    Envelope, SESSION_ID_HEADER, STREAM_FORMAT_HEADER, STREAM_VERSION, STREAM_VERSION_HEADER,
+    TAIL_INDEX_HEADER,
+};
+use eve_store::sql::Sql;
+
+use crate::protocol::framing::{resolve_start, StreamFormat};
+use crate::protocol::{Refusal, StreamQuery};
+use crate::service::env::{db_refusal, AgentEnv};
+use crate::service::runner::Sink;
+use crate::service::work::{drain, First};
+use crate::session::store::{AgentStore, SessionState};
+
+/// Events read per query.
+const PAGE: u32 = 256;
+/// Poll interval while tailing: short after activity, backing off to this when quiet.
+const MIN_POLL_MS: u64 = 5;
+const MAX_POLL_MS: u64 = 100;
+/// The longest poll interval while the session is idle.
+const IDLE_POLL_MS: u64 = 250;
+/// A stream without lease control ends after this long (the client reconnects).
+const MAX_STREAM: Duration = Duration::from_secs(30 * 60);
+/// A leased stream (`streamControlVersion=1`) lasts this long, as eve's.
+const LEASED_STREAM: Duration = Duration::from_secs(60);
+/// Default keep-alive interval (variable `agent_keepalive_secs`), as eve's heartbeat.
+const DEFAULT_KEEPALIVE_SECS: u64 = 10;
+
+/// The response body of a stream.
+pub trait StreamOut {
+    /// Writes `bytes` now; `false` when the reader went away (it is not written to again).
+    fn write(&mut self, bytes: &[u8]) -> bool;
+    /// Whether the reader went away.
+    fn closed(&self) -> bool;
+}
+
+/// The keep-alive interval (`agent_keepalive_secs`, 1–300, default 10 s).
+pub fn keepalive_interval(env: &dyn AgentEnv) -> Duration {
+    let secs = env
+        .variable("agent_keepalive_secs")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| (1..=300).contains(s))
+        .unwrap_or(DEFAULT_KEEPALIVE_SECS);
+    Duration::from_secs(secs)
+}
+
+/// A stream about to be served: whose, how, its headers, and where it starts and ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    pub session_id: String,
+    pub principal: String,
+    pub format: StreamFormat,
+    pub query: StreamQuery,
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The first index it sends.
+    pub start: u64,
+    /// The log's length when it opened.
+    pub tail: u64,
+}
+
+/// Opens the stream of session `id` for `principal`: eve's 404 for an unknown session
+/// (another principal's too).
+pub fn open<S: Sql>(
+    db: &S,
+    principal: &str,
+    id: &str,
+    format: StreamFormat,
+    query: &StreamQuery,
+) -> Result<Opened, Refusal> {
+    let row = AgentStore::new(db)
+        .session(id, principal)
+        .map_err(db_refusal)?
+        .ok_or_else(Refusal::session_not_found)?;
+    let tail = row.len;
+    Ok(Opened {
+        session_id: id.to_string(),
+        principal: principal.to_string(),
+        format,
+        query: *query,
+        headers: headers(id, format, query, tail),
+        start: resolve_start(query.start_index, tail),
+        tail,
+    })
+}
+
+/// eve's stream headers (the tail index when asked for, or when the stream ends there).
+pub fn headers(
+    id: &str,
+    format: StreamFormat,
+    query: &StreamQuery,
+    tail: u64,
+) -> Vec<(String, Vec<u8>)> {
+    let mut headers = vec![
+        (
+            "cache-control".to_string(),
+            b"no-store, no-transform".to_vec(),
+        ),
+        (
+            "content-type".to_string(),
+            format.content_type().as_bytes().to_vec(),
+        ),
+        ("x-accel-buffering".to_string(), b"no".to_vec()),
+        (SESSION_ID_HEADER.to_string(), id.as_bytes().to_vec()),
+        (
+            STREAM_FORMAT_HEADER.to_string(),
+            format.name().as_bytes().to_vec(),
+        ),
+        (
+            STREAM_VERSION_HEADER.to_string(),
+            STREAM_VERSION.to_string().into_bytes(),
+        ),
+    ];
+    if query.include_tail_index {
+        let t = tail as i64 - 1;
+        headers.push((TAIL_INDEX_HEADER.to_string(), t.to_string().into_bytes()));
+    }
+    headers
+}
+
+/// What serving a stream came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// The stream ends: the body is finished.
+    Finish,
+    /// The reader went away: nothing more is written.
+    Gone,
+}
+
+/// Serves the body of an [`Opened`] stream into `out`: the preamble, then the events up to
+/// the tail (`follow=false`) or followed until the session ends, the reader goes away or the
+/// lifetime passes.
+pub fn serve<S: Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+    opened: &Opened,
+    out: &mut dyn StreamOut,
+) -> Served {
+    let (id, principal) = (opened.session_id.as_str(), opened.principal.as_str());
+    let (format, query) = (opened.format, &opened.query);
+    out.write(format.preamble().as_bytes());
+    let store = AgentStore::new(db);
+    if !query.follow {
+        return read_to(&store, id, format, out, opened.start, opened.tail);
+    }
+    let mut reader = Follow {
+        env,
+        db,
+        store: &store,
+        id,
+        principal,
+        format,
+        out,
+        pos: opened.start,
+        last_write: Instant::now(),
+        keepalive: keepalive_interval(env),
+        ended: false,
+    };
+    reader.follow(query)
+}
+
+/// A `follow=false` read: the events from `pos` up to the tail as it was, then the end.
+fn read_to<S: Sql>(
+    store: &AgentStore<'_, S>,
+    id: &str,
+    format: StreamFormat,
+    out: &mut dyn StreamOut,
+    mut pos: u64,
+    tail: u64,
+) -> Served {
+    while pos < tail {
+        let events = match store.events_from(id, pos, PAGE) {
+            Ok(e) if !e.is_empty() => e,
+            _ => break,
+        };
+        let mut chunk = String::new();
+        for e in events.iter().take_while(|e| e.index < tail) {
+            chunk.push_str(&format.frame(e.index, &e.body));
+            pos = e.index + 1;
+        }
+        if !out.write(chunk.as_bytes()) {
+            return Served::Gone;
+        }
+    }
+    Served::Finish
+}
+
+/// What one read of new events found.
+enum Got {
+    /// Events, written to the reader.
+    Events,
+    /// Nothing new.
+    Nothing,
+    /// The log could not be read: the stream ends.
+    Broken,
+    /// The reader went away: nothing more is written.
+    Gone,
+}
+
+/// A following read: new events as they are persisted, keep-alives while quiet.
+struct Follow<'a, S: Sql> {
+    env: &'a dyn AgentEnv,
+    db: &'a S,
+    store: &'a AgentStore<'a, S>,
+    id: &'a str,
+    principal: &'a str,
+    format: StreamFormat,
+    out: &'a mut dyn StreamOut,
+    pos: u64,
+    last_write: Instant,
+    keepalive: Duration,
+    ended: bool,
+}
+
+impl<S: Sql> Follow<'_, S> {
+    /// Follows until the session ends, the reader goes away or the lifetime passes (a leased
+    /// stream then ends with eve's lease-ended control line).
+    fn follow(&mut self, query: &StreamQuery) -> Served {
+        let lifetime = if query.stream_control {
+            LEASED_STREAM
+        } else {
+            MAX_STREAM
+        };
+        let opened = Instant::now();
+        let mut poll_ms = MIN_POLL_MS;
+        while opened.elapsed() < lifetime {
+            match self.read_new() {
+                Got::Events => {
+                    poll_ms = MIN_POLL_MS;
+                    continue;
+                }
+                Got::Nothing => {}
+                Got::Broken => break,
+                Got::Gone => return Served::Gone,
+            }
+            if self.ended {
+                return Served::Finish;
+            }
+            let state = match self.store.session(self.id, self.principal) {
+                Ok(Some(row)) => row.state(self.env.now_ms()),
+                Ok(None) => break,
+                Err(e) => {
+                    eprintln!("agent: stream state: {e}");
+                    break;
+                }
+            };
+            match state {
+                SessionState::Orphaned => {
+                    if !self.take_over() {
+                        return Served::Gone;
+                    }
+                    continue;
+                }
+                // A reset session's last event is its `session.completed`: read it, then end.
+                SessionState::Ended => {
+                    self.ended = true;
+                    continue;
+                }
+                SessionState::Running | SessionState::Idle => {}
+            }
+            if !self.keep_alive() {
+                return Served::Gone;
+            }
+            self.env.sleep_ms(poll_ms);
+            let cap = if state == SessionState::Running {
+                MAX_POLL_MS
+            } else {
+                IDLE_POLL_MS
+            };
+            poll_ms = (poll_ms * 2).min(cap);
+        }
+        if query.stream_control && !self.ended {
+            self.out.write(self.format.lease_ended().as_bytes());
+        }
+        Served::Finish
+    }
+
+    /// Writes the events persisted since the last read.
+    fn read_new(&mut self) -> Got {
+        let events = match self.store.events_from(self.id, self.pos, PAGE) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("agent: stream read: {e}");
+                return Got::Broken;
+            }
+        };
+        if events.is_empty() {
+            return Got::Nothing;
+        }
+        let mut chunk = String::new();
+        for e in &events {
+            chunk.push_str(&self.format.frame(e.index, &e.body));
+            self.pos = e.index + 1;
+            self.ended |= matches!(e.kind.as_str(), "session.completed" | "session.failed");
+        }
+        if !self.out.write(chunk.as_bytes()) {
+            return Got::Gone; // The reader went away; the work (if any) runs on regardless.
+        }
+        self.last_write = Instant::now();
+        Got::Events
+    }
+
+    /// Runs the work of a session nobody runs, writing its events to this reader as they are
+    /// persisted. `false`: the reader went away.
+    fn take_over(&mut self) -> bool {
+        let mut sink = ReaderSink {
+            out: &mut *self.out,
+            store: self.store,
+            id: self.id,
+            format: self.format,
+            pos: self.pos,
+            last_write: self.last_write,
+            keepalive: self.keepalive,
+        };
+        let (env, db) = (self.env, self.db);
+        drain(
+            env,
+            db,
+            self.id,
+            self.principal,
+            First::Nothing,
+            Some(&mut sink),
+        );
+        (self.pos, self.last_write) = (sink.pos, sink.last_write);
+        !self.out.closed()
+    }
+
+    /// A keep-alive when the stream was quiet for the interval. `false`: the reader went away.
+    fn keep_alive(&mut self) -> bool {
+        if self.last_write.elapsed() >= self.keepalive {
+            if !self.out.write(self.format.keepalive().as_bytes()) {
+                return false;
+            }
+            self.last_write = Instant::now();
+        }
+        true
+    }
+}
+
+/// The reader of a request that runs the session's work: each event is written as soon as it
+/// is persisted (from the table when it is not the next one this reader expects).
+struct ReaderSink<'a, S: Sql> {
+    out: &'a mut dyn StreamOut,
+    store: &'a AgentStore<'a, S>,
+    id: &'a str,
+    format: StreamFormat,
+    pos: u64,
+    last_write: Instant,
+    keepalive: Duration,
+}
+
+impl<S: Sql> ReaderSink<'_, S> {
+    fn write(&mut self, bytes: &[u8]) {
+        // A reader that went away is not written to again; the work runs on.
+        if self.out.write(bytes) {
+            self.last_write = Instant::now();
+        }
+    }
+}
+
+impl<S: Sql> Sink for ReaderSink<'_, S> {
+    fn appended(&mut self, index: u64, envelope: &Envelope) {
+        if self.out.closed() || index < self.pos {
+            return;
+        }
+        if index == self.pos {
+            let frame = self.format.frame(index, &envelope.to_json());
+            self.pos = index + 1;
+            return self.write(frame.as_bytes());
+        }
+        // Catch up from the table (never a gap).
+        while self.pos <= index {
+            let events = match self.store.events_from(self.id, self.pos, PAGE) {
+                Ok(e) if !e.is_empty() => e,
+                _ => return,
+            };
+            let mut chunk = String::new();
+            for e in events.iter().take_while(|e| e.index <= index) {
+                chunk.push_str(&self.format.frame(e.index, &e.body));
+                self.pos = e.index + 1;
+            }
+            self.write(chunk.as_bytes());
+            if self.out.closed() {
+                return;
+            }
+        }
+    }
+
+    fn idle(&mut self) {
+        if !self.out.closed() && self.last_write.elapsed() >= self.keepalive {
+            let k = self.format.keepalive();
+            self.write(k.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The routes' decisions and the work loop, run natively: an in-memory SQLite behind the
+//! `Sql` seam and an offline platform (the demo model, no network, no waiting).
+
+use std::time::Duration;
+
+use eve_api::eve::{Event, InputResponse};
+
+use crate::connections::jwt::UpstreamJwt;
+use crate::connections::mcp::HttpAnswer;
+use crate::protocol::{self, SessionRequest};
+use crate::providers::http::Transport;
+use crate::service::env::{AgentEnv, Method};
+use crate::service::sessions::{self, Cancel};
+use crate::service::work::{drain, First};
+use crate::session::store::testing::Lite;
+use crate::session::store::AgentStore;
+
+/// The platform of these tests: the real clock (leases are timed), no sleeping, the
+/// default configuration (the demo model), and no network.
+struct Offline;
+
+impl AgentEnv for Offline {
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or_default()
+    }
+    fn sleep_ms(&self, _: u64) {}
+    fn variable(&self, _: &str) -> Option<String> {
+        None
+    }
+    fn upstream_jwt(&self) -> Option<UpstreamJwt> {
+        None
+    }
+    fn model_transport(&self) -> Box<dyn Transport> {
+        unreachable!("the demo model needs no transport")
+    }
+    fn mcp_post(
+        &self,
+        url: &str,
+        _: &[(String, String)],
+        _: &[u8],
+        _: Duration,
+        _: &mut dyn FnMut() -> bool,
+    ) -> Result<HttpAnswer, String> {
+        Err(format!("{url} is not reachable in unit tests"))
+    }
+    fn fetch(
+        &self,
+        _: Method,
+        url: &str,
+        _: &[(&str, &str)],
+        _: &[u8],
+    ) -> Result<(u16, Vec<u8>), String> {
+        Err(format!("{url} is not reachable in unit tests"))
+    }
+}
+
+fn db() -> Lite {
+    let db = Lite::memory();
+    eve_store::migrations::migrate(&db, 1).unwrap();
+    db
+}
+
+fn request(body: &str, new_session: bool) -> SessionRequest {
+    protocol::session_request(body.as_bytes(), new_session).unwrap()
+}
+
+fn types(db: &Lite, id: &str) -> Vec<&'static str> {
+    let events = AgentStore::new(db).all_events(id).unwrap();
+    events.iter().map(Event::type_name).collect()
+}
+
+/// A session created with `message` and its work run, as `POST /session` does.
+fn created(message: &str) -> (Lite, String) {
+    let body = format!(r#"{{"message":{message:?}}}"#);
+    let (db, id) = sessions::create(&Offline, || Ok(db()), "p", request(&body, true)).unwrap();
+    drain(&Offline, &db, &id, "p", First::Nothing, None);
+    (db, id)
+}
+
+#[test]
+fn a_created_sessions_first_message_runs_to_session_waiting_in_the_same_invocation() {
+    let (db, id) = created("hi");
+    let t = types(&db, &id);
+    assert_eq!(
+        &t[..3],
+        ["session.started", "turn.started", "message.received"]
+    );
+    assert_eq!(&t[t.len() - 2..], ["turn.completed", "session.waiting"]);
+}
+
+#[test]
+fn a_message_sent_to_a_waiting_session_opens_its_next_turn() {
+    let (db, id) = created("hi");
+    let before = types(&db, &id).len();
+    let (db, delivery, first) = sessions::send(
+        &Offline,
+        || Ok(db),
+        "p",
+        &id,
+        request(r#"{"message":"again"}"#, false),
+    )
+    .unwrap();
+    assert!(!delivery.is_empty());
+    drain(&Offline, &db, &id, "p", first, None);
+    let t = types(&db, &id);
+    assert_eq!(&t[before..before + 2], ["turn.started", "message.received"]);
+    assert_eq!(t.last(), Some(&"session.waiting"));
+}
+
+#[test]
+fn another_principals_session_is_not_active_for_a_send() {
+    let (db, id) = created("hi");
+    let sent = sessions::send(
+        &Offline,
+        || Ok(db),
+        "q",
+        &id,
+        request(r#"{"message":"x"}"#, false),
+    );
+    let Err(refused) = sent else {
+        panic!("sent to another principal's session")
+    };
+    assert_eq!(refused.status, 409);
+    assert_eq!(refused.code.as_deref(), Some("session_not_active"));
+}
+
+#[test]
+fn answers_that_match_no_pending_question_are_refused_with_input_not_pending() {
+    let (db, id) = created("hi");
+    let answer = InputResponse {
+        request_id: "req_x".into(),
+        option_id: Some("option_0".into()),
+        text: None,
+    };
+    let log = AgentStore::new(&db).all_events(&id).unwrap();
+    let refused = sessions::check_answers(&log, &[answer]).unwrap_err();
+    assert_eq!(refused.status, 409);
+    assert_eq!(refused.code.as_deref(), Some("input_not_pending"));
+}
+
+#[test]
+fn a_question_parks_the_turn_and_its_answer_continues_it() {
+    let (db, id) = created("ask me something");
+    assert_eq!(types(&db, &id).last(), Some(&"turn.waiting"));
+    let log = AgentStore::new(&db).all_events(&id).unwrap();
+    let question = crate::turn::pending_question(&log).expect("a question");
+    let body = format!(
+        r#"{{"inputResponses":[{{"requestId":{:?},"optionId":"option_0"}}]}}"#,
+        question.request_id
+    );
+    let (db, _, first) =
+        sessions::send(&Offline, || Ok(db), "p", &id, request(&body, false)).unwrap();
+    assert!(matches!(first, First::Answer(_)));
+    drain(&Offline, &db, &id, "p", first, None);
+    let t = types(&db, &id);
+    assert!(t.contains(&"input.resolved"));
+    assert_eq!(t.last(), Some(&"session.waiting"));
+}
+
+#[test]
+fn a_cancel_of_an_idle_session_is_accepted_and_stops_nothing() {
+    let (db, id) = created("hi");
+    let cancel = sessions::cancel(&Offline, &db, "p", &id, None).unwrap();
+    assert_eq!(cancel, Cancel::Accepted { stopping: false });
+    let unknown = sessions::cancel(&Offline, &db, "p", "wrun_none", None).unwrap();
+    assert_eq!(unknown, Cancel::NoSession);
+}
+
+#[test]
+fn a_cancel_reaches_only_the_named_open_turn() {
+    let (db, id) = created("ask me something");
+    let log = AgentStore::new(&db).all_events(&id).unwrap();
+    assert!(sessions::cancels_open_turn(&log, None));
+    assert!(sessions::cancels_open_turn(&log, Some("turn_0")));
+    assert!(!sessions::cancels_open_turn(&log, Some("turn_9")));
+}
+
+#[test]
+fn a_clear_waits_its_turn_then_clears_the_context_and_settles() {
+    let (db, id) = created("hi");
+    assert!(sessions::control(&Offline, &db, "p", &id, "clear").unwrap());
+    drain(&Offline, &db, &id, "p", First::Nothing, None);
+    let t = types(&db, &id);
+    assert_eq!(&t[t.len() - 2..], ["context.cleared", "session.waiting"]);
+}
+
+#[test]
+fn a_reset_session_ends_with_session_completed_and_takes_nothing_more() {
+    let (db, id) = created("hi");
+    assert!(sessions::reset(&Offline, &db, "p", &id).unwrap());
+    assert_eq!(types(&db, &id).last(), Some(&"session.completed"));
+    assert!(!sessions::reset(&Offline, &db, "p", &id).unwrap());
+    assert!(!sessions::control(&Offline, &db, "p", &id, "clear").unwrap());
+}
+
+#[test]
+fn files_past_the_principals_quota_are_refused_before_anything_is_kept() {
+    let db = db();
+    let body = r#"{"message":[{"type":"text","text":"see"},{"type":"file","mediaType":"text/plain","filename":"a.txt","data":"aGVsbG8="}]}"#;
+    let policy = crate::protocol::uploads::UploadPolicy::from_vars(None, None, Some("3"));
+    let SessionRequest::Message(m) = request(body, true) else {
+        panic!("a message")
+    };
+    let store = AgentStore::new(&db);
+    let refused = crate::service::uploads::check(&store, "p", &m, &policy).unwrap_err();
+    assert_eq!(refused.status, 413);
+    assert_eq!(refused.code.as_deref(), Some("attachment_quota_exceeded"));
+    assert_eq!(store.attachment_usage("p").unwrap(), 0);
+}
+
+#[test]
+fn a_callback_without_an_authentic_state_is_refused_before_the_database_is_opened() {
+    let open = || -> Result<Lite, crate::protocol::Refusal> { panic!("opened the database") };
+    let callback = crate::service::sign_in::callback(&Offline, open, "p", "state=x&code=y", None);
+    let Err(refused) = callback else {
+        panic!("a callback without a state was taken")
+    };
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.message, "invalid or expired authorization state");
+}
+
+#[test]
+fn the_connect_page_of_a_sign_in_that_is_not_pending_says_so() {
+    use crate::service::sign_in::{connect_page, ConnectPage};
+    let (db, id) = created("hi");
+    let page = connect_page(&Offline, &db, "p", &id, "auth_x", None).unwrap();
+    assert_eq!(page, ConnectPage::NotPending);
+    let unknown = connect_page(&Offline, &db, "q", &id, "auth_x", None).unwrap_err();
+    assert_eq!(unknown.status, 404);
+}
+
+/// A response body kept in memory.
+#[derive(Default)]
+struct Collected(Vec<u8>);
+
+impl crate::service::stream::StreamOut for Collected {
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        self.0.extend_from_slice(bytes);
+        true
+    }
+    fn closed(&self) -> bool {
+        false
+    }
+}
+
+/// Serves the stream of `id` with `query` into memory: what it came to, and its lines (but
+/// the blank preamble and keep-alives).
+fn stream_lines(db: &Lite, id: &str, query: &str) -> (crate::service::stream::Served, Vec<String>) {
+    use crate::protocol::framing::StreamFormat;
+    use crate::service::stream::{open, serve};
+    let query = protocol::stream_query(query, None).unwrap();
+    let format = StreamFormat::from_accept(None);
+    let opened = open(db, "p", id, format, &query).unwrap();
+    let mut out = Collected::default();
+    let served = serve(&Offline, db, &opened, &mut out);
+    let text = String::from_utf8(out.0).unwrap();
+    let lines = text.lines().filter(|l| !l.is_empty());
+    (served, lines.map(str::to_string).collect())
+}
+
+#[test]
+fn a_stream_that_does_not_follow_sends_the_log_up_to_its_tail_and_ends() {
+    use crate::service::stream::Served;
+    let (db, id) = created("hi");
+    let (served, lines) = stream_lines(&db, &id, "follow=false");
+    assert_eq!(served, Served::Finish);
+    assert_eq!(lines.len(), types(&db, &id).len());
+    let (_, last_two) = stream_lines(&db, &id, "follow=false&startIndex=-2");
+    assert_eq!(last_two.len(), 2);
+}
+
+#[test]
+fn a_following_stream_of_a_reset_session_sends_everything_and_ends() {
+    use crate::service::stream::Served;
+    let (db, id) = created("hi");
+    assert!(sessions::reset(&Offline, &db, "p", &id).unwrap());
+    let (served, lines) = stream_lines(&db, &id, "streamControlVersion=1");
+    assert_eq!(served, Served::Finish);
+    assert!(lines.last().unwrap().contains("session.completed"));
+}
+
+#[test]
+fn another_principals_stream_is_not_found() {
+    use crate::protocol::framing::StreamFormat;
+    let (db, id) = created("hi");
+    let query = protocol::stream_query("", None).unwrap();
+    let format = StreamFormat::from_accept(None);
+    let refused = crate::service::stream::open(&db, "q", &id, format, &query).unwrap_err();
+    assert_eq!(refused.status, 404);
+}

@@ -1,0 +1,8 @@
+//! What the model may call that runs inside the agent: the built-in tools and their output
+//! bounds ([`builtin`]), and long-term memory with its safety checks ([`memory`]). Tools of
+//! MCP servers are in [`crate::connections`]; approving a call is part of the turn
+//! ([`crate::turn`]).
+
+pub mod builtin;
+pub mod memory;
+pub mod spec;

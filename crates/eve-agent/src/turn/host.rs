@@ -1,0 +1,82 @@
+//! What a turn needs from its environment ([`TurnHost`]), what it runs with ([`TurnContext`]),
+//! how it ends or stops for now ([`TurnOutcome`]), and its log as it grows ([`TurnLog`]):
+//! every event is persisted through the host before the turn reads it back.
+
+use eve_api::eve::Event;
+
+use crate::connections::mcp::{McpConnection, McpHttp};
+use crate::tools::builtin::ToolHost;
+
+/// This runner no longer owns the session (its lease was taken over): stop without writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fenced;
+
+/// What a turn needs from its environment.
+pub trait TurnHost: ToolHost {
+    /// Persists `event` as the session's next event (before any reader sees it).
+    fn emit(&mut self, event: &Event) -> Result<(), Fenced>;
+    /// A checkpoint: whether the turn was asked to stop. Also keeps the lease alive.
+    fn stop_requested(&mut self) -> bool;
+    /// Keeps an oversized tool output aside (the event and the model get a preview).
+    fn store_output_aside(&mut self, call_id: &str, output: &str);
+    /// Where the user authorizes a connection for this session.
+    fn connect_url(&self, attempt_id: &str) -> String;
+    /// The network to MCP servers.
+    fn mcp_http(&mut self) -> &mut dyn McpHttp;
+    /// The caller's token for `connection`, from its sign-in.
+    fn connection_token(&mut self, connection: &str) -> Option<String>;
+    /// The bytes of the session principal's attachment `id` (`None`: gone, or not theirs).
+    fn attachment(&mut self, _id: &str) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// What a turn runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnContext {
+    pub session_id: String,
+    pub model_id: String,
+    pub client_context: Option<String>,
+    /// How many characters of history fit the model's context window
+    /// ([`crate::providers::config::ModelChoice::context_chars`]); older exchanges are trimmed.
+    pub context_chars: usize,
+    /// The configured MCP servers (`mcp_connections`).
+    pub mcp: Vec<McpConnection>,
+}
+
+/// How a turn ended (or stopped for now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Completed,
+    Cancelled,
+    Failed(String),
+    /// Parked on a question or a sign-in (`turn.waiting`).
+    Waiting,
+    /// Nothing to run: the log has no open turn.
+    Idle,
+    /// Lost the session to another runner; nothing more was written.
+    Fenced,
+}
+
+/// The turn's log as it grows: an event is persisted through the host first, then kept.
+pub(crate) struct TurnLog<'h> {
+    pub host: &'h mut dyn TurnHost,
+    pub events: Vec<Event>,
+}
+
+impl TurnLog<'_> {
+    /// Persists `event`, then keeps it.
+    pub fn emit(&mut self, event: Event) -> Result<(), Fenced> {
+        self.host.emit(&event)?;
+        self.events.push(event);
+        Ok(())
+    }
+
+    /// Persists and keeps `events` in order, stopping at a fence.
+    pub fn emit_all(&mut self, events: Vec<Event>) -> Result<(), Fenced> {
+        for e in events {
+            self.emit(e)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,228 @@
+//! One model call of a step: the request (the history fitted to the context window, the
+//! files read, the system prompt), its stream turned into eve's delta events as they arrive
+//! (with the cancel checkpoint while it streams), and the completed blocks written after it.
+
+use eve_api::eve::*;
+
+use crate::providers::model::{self, Flow, Model, ModelError, ModelEvent, ModelRequest};
+use crate::session::transcript;
+use crate::tools::spec::{ToolCall, ToolSpec};
+use crate::turn::events::finish_reason;
+use crate::turn::host::{Fenced, TurnContext, TurnLog};
+use crate::turn::prompt::system_prompt;
+
+/// What one model call produced.
+#[derive(Default)]
+pub(crate) struct StepOutput {
+    pub text: String,
+    pub reasoning: String,
+    pub reasoning_done: bool,
+    pub calls: Vec<ToolCall>,
+    pub names: Vec<(String, String)>,
+    pub usage: Option<StepUsage>,
+    /// The provider's finish reason.
+    pub finish: Option<String>,
+}
+
+/// One model call: streams its deltas, then writes its completed blocks. The outer
+/// `Result` is a fence; the inner one the model's error.
+pub(crate) fn model_step(
+    w: &mut TurnLog,
+    ctx: &TurnContext,
+    model: &mut dyn Model,
+    at: &StepRef,
+    specs: &[ToolSpec],
+) -> Result<Result<StepOutput, ModelError>, Fenced> {
+    let request = request(w, ctx, at, specs)?;
+    let mut out = StepOutput::default();
+    let mut fenced = false;
+    let result = model.stream(&request, &mut |ev| {
+        // Checkpoint 2: while the model streams.
+        if w.host.stop_requested() {
+            return Flow::Stop;
+        }
+        for e in on_model_event(&mut out, at, ev) {
+            if w.emit(e).is_err() {
+                fenced = true;
+                return Flow::Stop;
+            }
+        }
+        Flow::Continue
+    });
+    if fenced {
+        return Err(Fenced);
+    }
+    if let Err(e) = result {
+        return Ok(Err(e));
+    }
+    w.emit_all(closing_events(&mut out, at))?;
+    Ok(Ok(out))
+}
+
+/// The request of step `at`: the history fitted to the context window with its files read.
+/// When the fit drops exchanges, the compaction is said once per turn, as eve's own.
+fn request(
+    w: &mut TurnLog,
+    ctx: &TurnContext,
+    at: &StepRef,
+    specs: &[ToolSpec],
+) -> Result<ModelRequest, Fenced> {
+    let memory = w.host.memory().unwrap_or_default();
+    let (mut messages, trimmed) =
+        transcript::fit_context(transcript::messages(&w.events), ctx.context_chars);
+    model::resolve_files(&mut messages, &mut |id| w.host.attachment(id));
+    if trimmed && !transcript::compacted_in_turn(&w.events) {
+        // Said once per turn, as eve's own compaction: the model no longer sees the
+        // oldest exchanges.
+        let c = Compaction {
+            model_id: ctx.model_id.clone(),
+            sequence: at.sequence,
+            session_id: ctx.session_id.clone(),
+            step_index: at.step_index,
+            turn_id: at.turn_id.clone(),
+            usage_input_tokens: None,
+        };
+        w.emit(Event::CompactionRequested(c.clone()))?;
+        w.emit(Event::CompactionCompleted(c))?;
+    }
+    Ok(ModelRequest {
+        system: system_prompt(&memory, ctx.client_context.as_deref()),
+        messages,
+        tools: specs.to_vec(),
+    })
+}
+
+/// What one event of the model's stream adds to `out`, and the delta events it writes.
+pub(crate) fn on_model_event(out: &mut StepOutput, at: &StepRef, ev: ModelEvent) -> Vec<Event> {
+    let mut events = Vec::new();
+    match ev {
+        ModelEvent::ReasoningDelta(delta) => {
+            out.reasoning.push_str(&delta);
+            events.push(Event::ReasoningAppended(ReasoningAppended {
+                reasoning_delta: delta,
+                at: at.clone(),
+            }));
+        }
+        ModelEvent::TextDelta(delta) => {
+            if !out.reasoning.is_empty() && !out.reasoning_done {
+                out.reasoning_done = true;
+                events.push(Event::ReasoningCompleted(ReasoningCompleted {
+                    reasoning: out.reasoning.clone(),
+                    at: at.clone(),
+                }));
+            }
+            out.text.push_str(&delta);
+            events.push(Event::MessageAppended(MessageAppended {
+                message_delta: delta,
+                at: at.clone(),
+            }));
+        }
+        ModelEvent::ToolCallStarted { id, name } => out.names.push((id, name)),
+        ModelEvent::ToolInputDelta { id, delta } => {
+            let name = out
+                .names
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, n)| n.clone())
+                .unwrap_or_default();
+            events.push(Event::ActionInputAppended(ActionInputAppended {
+                call_id: id,
+                input_text_delta: delta,
+                tool_name: name,
+                at: at.clone(),
+            }));
+        }
+        ModelEvent::ToolCallReady(call) => out.calls.push(call),
+        ModelEvent::Usage {
+            input_tokens,
+            output_tokens,
+        } => {
+            out.usage = Some(StepUsage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens: 0,
+            })
+        }
+        ModelEvent::Finished { reason } => out.finish = Some(reason),
+        ModelEvent::Waiting => {}
+    }
+    events
+}
+
+/// The completed blocks of a finished call: `reasoning.completed` if no text closed the
+/// reasoning yet, then `message.completed` with the authoritative text.
+pub(crate) fn closing_events(out: &mut StepOutput, at: &StepRef) -> Vec<Event> {
+    let mut events = Vec::new();
+    if !out.reasoning.is_empty() && !out.reasoning_done {
+        out.reasoning_done = true;
+        events.push(Event::ReasoningCompleted(ReasoningCompleted {
+            reasoning: out.reasoning.clone(),
+            at: at.clone(),
+        }));
+    }
+    if !out.text.is_empty() {
+        events.push(Event::MessageCompleted(MessageCompleted {
+            finish_reason: finish_reason(!out.calls.is_empty(), out.finish.as_deref()),
+            message: out.text.clone(),
+            at: at.clone(),
+        }));
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> StepRef {
+        TurnRef::new(0).step(0)
+    }
+
+    #[test]
+    fn text_after_reasoning_closes_the_reasoning_first() {
+        let mut out = StepOutput::default();
+        let first = on_model_event(&mut out, &at(), ModelEvent::ReasoningDelta("hm".into()));
+        assert_eq!(first.len(), 1);
+        let then = on_model_event(&mut out, &at(), ModelEvent::TextDelta("Hi".into()));
+        let names: Vec<_> = then.iter().map(Event::type_name).collect();
+        assert_eq!(names, ["reasoning.completed", "message.appended"]);
+        assert!(out.reasoning_done);
+    }
+
+    #[test]
+    fn a_tool_calls_input_deltas_carry_the_name_it_started_with() {
+        let mut out = StepOutput::default();
+        let started = ModelEvent::ToolCallStarted {
+            id: "c1".into(),
+            name: "get_weather".into(),
+        };
+        assert!(on_model_event(&mut out, &at(), started).is_empty());
+        let delta = ModelEvent::ToolInputDelta {
+            id: "c1".into(),
+            delta: "{".into(),
+        };
+        let events = on_model_event(&mut out, &at(), delta);
+        let Some(Event::ActionInputAppended(a)) = events.first() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(a.tool_name, "get_weather");
+    }
+
+    #[test]
+    fn a_finished_call_closes_its_reasoning_and_its_text_with_the_finish_reason() {
+        let mut out = StepOutput {
+            text: "Hi".into(),
+            reasoning: "hm".into(),
+            finish: Some("length".into()),
+            ..StepOutput::default()
+        };
+        let events = closing_events(&mut out, &at());
+        let names: Vec<_> = events.iter().map(Event::type_name).collect();
+        assert_eq!(names, ["reasoning.completed", "message.completed"]);
+        let Event::MessageCompleted(m) = &events[1] else {
+            panic!()
+        };
+        assert_eq!(m.finish_reason, "length");
+        assert!(closing_events(&mut StepOutput::default(), &at()).is_empty());
+    }
+}

@@ -1,0 +1,76 @@
+//! A recording [`TurnHost`] for native tests.
+
+use eve_api::eve::Event;
+
+use crate::tools::builtin::ToolHost;
+use crate::turn::host::{Fenced, TurnHost};
+
+/// Records events; stops after a given number of checkpoints (or when `stop_when` says);
+/// counts tool side effects; fences after `fence_after` events.
+#[derive(Default)]
+pub struct Host {
+    pub events: Vec<Event>,
+    pub checks: usize,
+    pub stop_at_check: Option<usize>,
+    pub stop_when: Option<fn(&[Event]) -> bool>,
+    pub memory: String,
+    pub fence_after: Option<usize>,
+    pub pauses: usize,
+}
+
+impl ToolHost for Host {
+    fn memory(&mut self) -> Result<String, String> {
+        Ok(self.memory.clone())
+    }
+    fn replace_memory(&mut self, expected: &str, d: &str) -> Result<bool, String> {
+        if self.memory != expected {
+            return Ok(false);
+        }
+        self.memory = d.into();
+        Ok(true)
+    }
+    fn pause(&mut self, _ms: u64) -> bool {
+        self.pauses += 1;
+        !self.stop_requested()
+    }
+    fn now_ms(&mut self) -> i64 {
+        1_796_105_696_230
+    }
+}
+
+impl TurnHost for Host {
+    fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
+        if self.fence_after.is_some_and(|n| self.events.len() >= n) {
+            return Err(Fenced);
+        }
+        self.events.push(event.clone());
+        Ok(())
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.checks += 1;
+        self.stop_at_check.is_some_and(|n| self.checks >= n)
+            || self.stop_when.is_some_and(|f| f(&self.events))
+    }
+    fn store_output_aside(&mut self, _: &str, _: &str) {}
+    fn connect_url(&self, id: &str) -> String {
+        format!("/eve/v1/session/s/authorizations/{id}")
+    }
+    fn mcp_http(&mut self) -> &mut dyn crate::connections::mcp::McpHttp {
+        self
+    }
+    fn connection_token(&mut self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// No MCP server is configured in these tests; the real servers are in tests/tests/mcp.rs.
+impl crate::connections::mcp::McpHttp for Host {
+    fn post(
+        &mut self,
+        url: &str,
+        _: &[(String, String)],
+        _: &[u8],
+    ) -> Result<crate::connections::mcp::HttpAnswer, String> {
+        Err(format!("{url} is not reachable in unit tests"))
+    }
+}

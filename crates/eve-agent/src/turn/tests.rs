@@ -1,0 +1,322 @@
+//! The turn, driven natively over the demo model and a recording host.
+
+use eve_api::eve::*;
+
+use super::testing::Host;
+use super::*;
+use crate::providers::demo::DemoModel;
+use crate::session::transcript;
+
+fn demo() -> DemoModel<fn(u64)> {
+    DemoModel {
+        pacing_ms: 0,
+        sleep: |_| {},
+    }
+}
+
+fn ctx() -> TurnContext {
+    TurnContext {
+        session_id: "wrun_s".into(),
+        model_id: "demo/eve-demo".into(),
+        client_context: None,
+        context_chars: usize::MAX,
+        mcp: Vec::new(),
+    }
+}
+
+fn opened(text: &str) -> Vec<Event> {
+    start_events(0, true, text, &[MessagePart::Text { text: text.into() }])
+}
+
+fn types(events: &[Event]) -> Vec<&'static str> {
+    events.iter().map(Event::type_name).collect()
+}
+
+/// Runs the turn of `log` on `h`; the log with the new events.
+fn drive(h: &mut Host, log: Vec<Event>) -> (TurnOutcome, Vec<Event>) {
+    let out = run(h, &mut demo(), log.clone(), &ctx());
+    let mut all = log;
+    all.append(&mut h.events);
+    (out, all)
+}
+
+#[test]
+fn a_turn_that_ended_without_its_session_event_is_settled() {
+    let (_, log) = drive(&mut Host::default(), opened("hi"));
+    assert_eq!(unsettled_end("wrun_s", &log), None, "settled already");
+    let ended = &log[..log.len() - 1];
+    assert_eq!(
+        unsettled_end("wrun_s", ended).map(|e| e.type_name()),
+        Some("session.waiting")
+    );
+    let (_, failed) = drive(&mut Host::default(), opened("please fail"));
+    let Some(Event::SessionFailed(want)) = failed.last().cloned() else {
+        panic!("{:?}", types(&failed))
+    };
+    assert_eq!(
+        unsettled_end("wrun_s", &failed[..failed.len() - 1]),
+        Some(Event::SessionFailed(want))
+    );
+    assert_eq!(
+        unsettled_end("wrun_s", &opened("hi")),
+        None,
+        "a turn still open"
+    );
+}
+
+#[test]
+fn a_turn_opens_with_session_started_turn_started_and_message_received() {
+    assert_eq!(
+        types(&opened("hi")),
+        vec!["session.started", "turn.started", "message.received"]
+    );
+    assert_eq!(
+        types(&start_events(3, false, "hi", &[])),
+        vec!["turn.started", "message.received"]
+    );
+}
+
+#[test]
+fn a_tool_turn_is_eves_step_sequence() {
+    let (out, log) = drive(&mut Host::default(), opened("weather in Paris"));
+    assert_eq!(out, TurnOutcome::Completed);
+    let t = types(&log);
+    let pos = |x: &str| t.iter().position(|y| *y == x).unwrap();
+    assert!(pos("step.started") < pos("actions.requested"));
+    assert!(pos("actions.requested") < pos("action.result"));
+    assert!(pos("action.result") < pos("step.completed"), "{t:?}");
+    assert_eq!(&t[t.len() - 2..], ["turn.completed", "session.waiting"]);
+    let steps: Vec<u64> = log
+        .iter()
+        .filter_map(|e| match e {
+            Event::StepStarted(s) => Some(s.at.step_index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, vec![0, 1]);
+    let Some(Event::StepCompleted(first)) =
+        log.iter().find(|e| matches!(e, Event::StepCompleted(_)))
+    else {
+        panic!()
+    };
+    assert_eq!(first.finish_reason, "tool-calls");
+    let text: String = log
+        .iter()
+        .filter_map(|e| match e {
+            Event::MessageAppended(m) => Some(m.message_delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    let completed = log.iter().rev().find_map(|e| match e {
+        Event::MessageCompleted(m) => Some(m.message.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        completed.as_deref(),
+        Some(text.as_str()),
+        "completed is the deltas joined"
+    );
+    let Some(Event::SessionWaiting(w)) = log.last() else {
+        panic!()
+    };
+    assert_eq!(w.continuation_token, "wrun_s");
+    assert!(w.usage.unwrap().input_tokens > 0);
+}
+
+#[test]
+fn a_cancel_before_the_model_call_ends_the_turn_cancelled() {
+    let mut h = Host {
+        stop_at_check: Some(1),
+        ..Default::default()
+    };
+    let (out, log) = drive(&mut h, opened("hello"));
+    assert_eq!(out, TurnOutcome::Cancelled);
+    assert_eq!(&types(&log)[3..], ["turn.cancelled", "session.waiting"]);
+}
+
+#[test]
+fn a_cancel_while_streaming_stops_the_step_without_completing_it() {
+    let mut h = Host {
+        stop_when: Some(|e| {
+            e.iter()
+                .filter(|e| matches!(e, Event::MessageAppended(_)))
+                .count()
+                >= 3
+        }),
+        ..Default::default()
+    };
+    let (out, log) = drive(&mut h, opened("count to 100"));
+    assert_eq!(out, TurnOutcome::Cancelled);
+    let t = types(&log);
+    assert!(
+        !t.contains(&"message.completed") && !t.contains(&"step.completed"),
+        "{t:?}"
+    );
+    assert_eq!(&t[t.len() - 2..], ["turn.cancelled", "session.waiting"]);
+}
+
+#[test]
+fn a_cancel_while_a_tool_runs_answers_the_call_as_cancelled_in_the_history() {
+    let mut h = Host {
+        stop_when: Some(|e| e.iter().any(|e| matches!(e, Event::ActionsRequested(_)))),
+        ..Default::default()
+    };
+    let (out, log) = drive(&mut h, opened("wait 5"));
+    assert_eq!(out, TurnOutcome::Cancelled);
+    assert!(
+        !log.iter().any(|e| matches!(e, Event::ActionResult(_))),
+        "the stopped call is not answered on the stream, as eve"
+    );
+    // The model's history stays consistent: the call and a cancelled result both appear.
+    let m = transcript::messages(&log);
+    let answered = m.iter().any(|m| {
+        matches!(m, crate::providers::model::ModelMessage::ToolResult { content, is_error: true, .. }
+            if content.contains(CANCELLED_BY_USER))
+    });
+    assert!(answered, "{m:?}");
+}
+
+#[test]
+fn a_provider_failure_is_eves_terminal_cascade() {
+    let (out, log) = drive(&mut Host::default(), opened("please fail"));
+    assert!(matches!(out, TurnOutcome::Failed(_)));
+    let t = types(&log);
+    assert_eq!(
+        &t[t.len() - 3..],
+        ["step.failed", "turn.failed", "session.failed"]
+    );
+    let Some(Event::TurnFailed(f)) = log.iter().find(|e| matches!(e, Event::TurnFailed(_))) else {
+        panic!()
+    };
+    assert_eq!(
+        (f.code.as_str(), f.terminal),
+        (MODEL_CALL_FAILED, Some(true))
+    );
+    assert!(transcript::is_terminal(&log));
+    // The provider's own text stays in the log; the stream says only that it failed.
+    assert_eq!(f.message, "The model provider returned an error.");
+    let streamed = serde_json::to_string(&log).unwrap();
+    assert!(!streamed.contains("simulated failure"), "{streamed}");
+}
+
+#[test]
+fn a_question_parks_the_turn_and_its_answer_continues_it() {
+    let (out, log) = drive(&mut Host::default(), opened("ask me something"));
+    assert_eq!(out, TurnOutcome::Waiting);
+    assert_eq!(
+        &types(&log)[log.len() - 2..],
+        ["input.requested", "turn.waiting"]
+    );
+    let q = pending_question(&log).expect("a pending question");
+    assert_eq!(q.kind, "question");
+    let response = InputResponse {
+        request_id: q.request_id.clone(),
+        option_id: q.options.first().map(|o| o.id.clone()),
+        text: None,
+    };
+    let mut log = log;
+    let answer = answer_events(&log, &response).unwrap();
+    assert_eq!(types(&answer), ["input.resolved", "action.result"]);
+    log.extend(answer);
+    let (out, log) = drive(&mut Host::default(), log);
+    assert_eq!(out, TurnOutcome::Completed);
+    assert_eq!(
+        &types(&log)[log.len() - 2..],
+        ["turn.completed", "session.waiting"]
+    );
+    // One turn throughout: every event carries turn_0.
+    assert!(log
+        .iter()
+        .all(|e| !matches!(e, Event::TurnStarted(t) if t.sequence != 0)));
+    let wrong = InputResponse {
+        request_id: "req_other".into(),
+        option_id: None,
+        text: Some("x".into()),
+    };
+    assert_eq!(answer_events(&log, &wrong), None);
+}
+
+#[test]
+fn a_parked_question_is_withdrawn_by_a_cancel() {
+    let (_, log) = drive(&mut Host::default(), opened("ask me something"));
+    let v = cancel_events("wrun_s", &log);
+    assert_eq!(
+        types(&v),
+        ["input.resolved", "turn.cancelled", "session.waiting"]
+    );
+    let Event::InputResolved(r) = &v[0] else {
+        panic!()
+    };
+    assert_eq!(r.resolutions[0].outcome, "cancelled");
+}
+
+#[test]
+fn a_turn_whose_runner_died_mid_step_runs_that_step_again() {
+    // The runner died after streaming part of step 0 of a plain answer.
+    let mut h = Host {
+        fence_after: Some(8),
+        ..Default::default()
+    };
+    let (out, log) = drive(&mut h, opened("count to 30"));
+    assert_eq!(out, TurnOutcome::Fenced);
+    let (out, all) = drive(&mut Host::default(), log.clone());
+    assert_eq!(out, TurnOutcome::Completed);
+    let restarted: Vec<u64> = all[log.len()..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::StepStarted(s) => Some(s.at.step_index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        restarted,
+        vec![0],
+        "the interrupted step runs again under its index"
+    );
+    let completed: Vec<&str> = all
+        .iter()
+        .filter_map(|e| match e {
+            Event::MessageCompleted(m) => Some(m.message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(completed.len(), 1);
+    assert!(completed[0].starts_with('1'), "{completed:?}");
+}
+
+#[test]
+fn a_resumed_turn_does_not_run_a_tool_whose_result_is_persisted() {
+    // Died right after the first tool result of "weather in Paris and Tokyo".
+    let stop_after_result = |e: &[Event]| e.iter().any(|e| matches!(e, Event::ActionResult(_)));
+    let mut h = Host::default();
+    let log = opened("weather in Paris and Tokyo");
+    let _ = run(&mut h, &mut demo(), log.clone(), &ctx());
+    let cut = h
+        .events
+        .iter()
+        .position(|e| matches!(e, Event::ActionResult(_)))
+        .unwrap()
+        + 1;
+    let mut partial = log;
+    partial.extend(h.events[..cut].iter().cloned());
+    assert!(stop_after_result(&partial));
+    let mut h2 = Host::default();
+    let (out, all) = drive(&mut h2, partial.clone());
+    assert_eq!(out, TurnOutcome::Completed);
+    let results = all
+        .iter()
+        .filter(|e| matches!(e, Event::ActionResult(_)))
+        .count();
+    assert_eq!(results, 2, "one persisted, one run now — not three");
+}
+
+#[test]
+fn a_fenced_runner_writes_nothing_more() {
+    let mut h = Host {
+        fence_after: Some(2),
+        ..Default::default()
+    };
+    let (out, log) = drive(&mut h, opened("hello"));
+    assert_eq!(out, TurnOutcome::Fenced);
+    assert_eq!(log.len(), 3 + 2);
+}
