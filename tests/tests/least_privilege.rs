@@ -58,7 +58,7 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     // configuration (see `the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in`).
     (
         &["UpstreamJwt::from_config("],
-        "crates/eve-agent/src/jwt.rs",
+        "crates/eve-agent/src/connections/jwt.rs",
         &["eve_jwt_secret", "eve_jwt_issuer", "eve_jwt_audience"],
     ),
     (
@@ -68,8 +68,8 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     ),
     // The models a chat may choose (the agent runs them; setup reports missing keys).
     (
-        &["config::models("],
-        "crates/eve-agent/src/config.rs",
+        &["config::models(", "impl AgentEnv for"],
+        "crates/eve-agent/src/providers/config.rs",
         &[
             "llm_provider",
             "llm_base_url",
@@ -82,6 +82,28 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "llm_context_tokens",
             "demo_pacing_ms",
         ],
+    ),
+    // The agent's service reads its own settings through the component's `AgentEnv`.
+    (
+        &["impl AgentEnv for"],
+        "crates/eve-agent/src/service/env.rs",
+        &[
+            "mcp_connections",
+            "mcp_timeout_secs",
+            "attachment_max_bytes",
+            "attachment_types",
+            "attachment_quota_bytes",
+        ],
+    ),
+    (
+        &["impl AgentEnv for"],
+        "crates/eve-agent/src/service/stream.rs",
+        &["agent_keepalive_secs"],
+    ),
+    (
+        &["impl AgentEnv for"],
+        "crates/eve-agent/src/service/sessions.rs",
+        &["principal_max_bytes"],
     ),
 ];
 
@@ -265,7 +287,7 @@ fn excess_grants(manifest: &str, root: &Path) -> Vec<String> {
                 .find(|(c, h, _, _)| c == id && *h == host);
             let ok = sends
                 && match configured {
-                    Some((_, _, evidence, _)) => code.contains(evidence),
+                    Some((_, _, evidence, _)) => host_code.contains(evidence),
                     None => {
                         let name = host
                             .split_once("://")
@@ -355,7 +377,7 @@ fn the_check_names_each_kind_of_excess_grant() {
 #[test]
 fn the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in() {
     let root = repo_root();
-    let jwt = read(&root, "crates/eve-agent/src/jwt.rs");
+    let jwt = read(&root, "crates/eve-agent/src/connections/jwt.rs");
     let from_config = &jwt[jwt.find("pub fn from_config(").expect("from_config")..];
     let from_config = &from_config[..from_config.find("\n    }\n").unwrap()];
     assert!(from_config.contains("config.usable_session_secret()"));
