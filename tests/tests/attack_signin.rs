@@ -17,6 +17,7 @@ use eve_api::auth::{AuthMode, SessionResponse, SetupStatus, PASSWORD_PRINCIPAL_I
 use eve_auth::config::missing;
 use eve_auth::cookie::SESSION_COOKIE_NAME;
 use eve_auth::throttle::{ACCOUNT_FAILURES_PER_WINDOW, FREE_FAILURES};
+use eve_chat_tests::eve::{is_settling, stream_path, Stream};
 use eve_chat_tests::Host;
 use oidc_provider::{NextUser, Provider, CLIENT_ID, CLIENT_SECRET};
 use support::{start_host, Client, Resp};
@@ -689,6 +690,48 @@ fn logout_revokes_a_copied_cookie_in_every_component() {
         Some(PASSWORD_PRINCIPAL_ID)
     );
     assert_eq!(viewer(&client, &stolen), None, "the old one stays dead");
+}
+
+/// A logout ends the streams its cookie already has open, not only the requests that come
+/// after (issue 19, item 11): the proxy asks again every few seconds while it streams.
+#[test]
+fn logout_ends_a_stream_that_is_already_open() {
+    let host = host(&password_vars());
+    let client = Client::of(&host);
+    let cookie = signed_in(&client);
+    let created = client.post_json(
+        "/eve/v1/session",
+        &serde_json::json!({"message": "hello"}),
+        &cookie_header(&cookie),
+    );
+    assert_eq!(created.status, 202, "{}", created.body);
+    let sid = created.json::<serde_json::Value>()["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let header = format!("{SESSION_COOKIE_NAME}={cookie}");
+    // Held open for far longer than the check takes: a stream that outlives the logout
+    // reads until this runs out.
+    let mut stream = Stream::open_path_for(
+        &host,
+        &stream_path(&sid, "startIndex=0"),
+        &[("cookie", header.as_str())],
+        0,
+        Duration::from_secs(40),
+    );
+    stream.until(is_settling);
+    let out = client.post_json(
+        "/api/auth/logout",
+        &serde_json::json!({}),
+        &cookie_header(&cookie),
+    );
+    assert_eq!(out.status, 200, "{}", out.body);
+    let after = stream.rest();
+    assert!(
+        !stream.timed_out,
+        "the stream stayed open after logout; it read {} more events",
+        after.len()
+    );
 }
 
 #[test]

@@ -21,6 +21,10 @@ const UPSTREAM_READ_WAIT: Duration = Duration::from_secs(600);
 
 /// One read's wait: the stream's slot is renewed between reads (`eve_spin::streams`).
 const READ_POLL: Duration = Duration::from_secs(2);
+/// How often an open stream asks again whether its reader is still signed in: a logout, a
+/// narrowed allow-list or a rotated secret ends the streams already open within this time,
+/// not only the requests that come after.
+const SIGN_IN_RECHECK: Duration = Duration::from_secs(4);
 
 /// Request headers forwarded to the agent.
 const FORWARDED_REQUEST_HEADERS: &[&str] = &["content-type", "accept", "last-event-id"];
@@ -147,17 +151,28 @@ pub fn response_headers(
 
 /// Streams the agent's response through: status and headers first, then each chunk the
 /// moment it is read. Nothing is buffered; a browser that goes away drops the upstream stream.
+/// Every [`SIGN_IN_RECHECK`] the reader's sign-in is asked again (`signed_in`); once it is
+/// gone the stream ends, as a new request would be refused.
 pub fn pipe(
     mut incoming: Incoming,
     out: ResponseOutparam,
     headers: &[(String, Vec<u8>)],
     lease: &mut Option<StreamLease>,
+    signed_in: &mut dyn FnMut() -> bool,
 ) {
     let mut w = BodyWriter::start(out, incoming.status, headers);
     let mut quiet = Duration::ZERO;
+    let mut checked = std::time::Instant::now();
     loop {
         if let Some(lease) = lease.as_mut() {
             lease.renew_if_due();
+        }
+        if checked.elapsed() >= SIGN_IN_RECHECK {
+            checked = std::time::Instant::now();
+            if !signed_in() {
+                eprintln!("eve-proxy: the reader is no longer signed in; ending the stream");
+                break;
+            }
         }
         match incoming.read(READ_POLL) {
             Ok(Read::Data(bytes)) => {

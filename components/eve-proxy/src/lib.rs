@@ -19,7 +19,8 @@
 //! 6. Streams the agent's response through as it arrives: status and headers
 //!    (`x-eve-session-id`, content type) first, then each chunk the moment it is read. Nothing
 //!    is buffered; a browser that goes away drops the upstream stream (the turn runs on in the
-//!    agent regardless).
+//!    agent regardless). An open stream asks every few seconds whether its cookie still signs
+//!    in, and ends once a logout, a narrowed allow-list or a rotated secret says no.
 //!
 //! The steps are one module each: [`admission`] (head and body checks), [`body`] (the capped
 //! read), [`lease`] (the stream slot), [`forward`] (the call and the streamed answer);
@@ -63,6 +64,7 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
     } = ready;
     let upstream = forward::upstream();
     let url = forward::upstream_url(&upstream, req.path(), req.query());
+    let bearer_sent = bearer.is_some();
     let headers = forward::request_headers(&req, bearer);
     let response = match forward::send(&req, &upstream, &url, &headers, &mut lease) {
         Ok(r) => r,
@@ -75,7 +77,20 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         return send_error(out, &e, cookie.as_deref());
     }
     let headers = forward::response_headers(&response.headers, cookie.as_deref());
-    forward::pipe(response, out, &headers, &mut lease);
+    let signs_in = bearer_sent;
+    forward::pipe(response, out, &headers, &mut lease, &mut || {
+        !signs_in || still_signed_in(&req)
+    });
+}
+
+/// Whether the request's cookie still signs its principal in (not logged out, still allowed,
+/// the secret not rotated away). Only a definite 401 ends a stream: a key-value store that
+/// cannot answer for a moment does not cut every open stream.
+fn still_signed_in(req: &Request) -> bool {
+    match eve_spin::auth::authenticate(req) {
+        Ok(_) => true,
+        Err(e) => e.code != eve_api::error::ErrorCode::Unauthorized,
+    }
 }
 
 /// Every check, in order: the head (route, cookie, origin), the body (read capped, then

@@ -387,6 +387,10 @@ pub enum StepState {
     Interrupted,
     /// `step`'s model call finished with these calls; some may lack results.
     Calls(Vec<ActionRequest>),
+    /// The last step answered without calling a tool, so the turn's end is all that is left
+    /// to write (its runner died between `step.completed` and `turn.completed`): another model
+    /// call would answer twice.
+    Answered,
 }
 
 /// What a parked turn waits for.
@@ -434,7 +438,11 @@ pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
             }
             Event::StepCompleted(s) => {
                 step = s.at.step_index + 1;
-                step_state = StepState::Fresh;
+                step_state = if s.finish_reason == "tool-calls" {
+                    StepState::Fresh
+                } else {
+                    StepState::Answered
+                };
             }
             Event::InputRequested(r) => {
                 waiting = r.requests.first().map(|q| Waiting::Input {
@@ -730,5 +738,21 @@ mod tests {
         assert_eq!((t.step, t.step_state), (1, StepState::Fresh));
         log.push(Event::TurnCompleted(turn(0)));
         assert_eq!(open_turn(&log), None);
+    }
+
+    #[test]
+    fn a_turn_whose_last_step_answered_has_only_its_end_left() {
+        let mut log = vec![Event::TurnStarted(turn(0)), received(0, "hi")];
+        log.push(Event::StepStarted(StepStarted {
+            model_id: "m".into(),
+            at: turn(0).step(0),
+        }));
+        log.push(Event::StepCompleted(StepCompleted {
+            finish_reason: "stop".into(),
+            at: turn(0).step(0),
+            usage: None,
+        }));
+        let t = open_turn(&log).unwrap();
+        assert_eq!((t.step, t.step_state), (1, StepState::Answered));
     }
 }

@@ -75,6 +75,7 @@ impl Turn<'_> {
         loop {
             let at = open.turn.step(step);
             let calls = match state {
+                StepState::Answered => return self.completed(&open.turn),
                 StepState::Calls(calls) => calls,
                 StepState::Fresh | StepState::Interrupted => {
                     match self.call_model(model, &open.turn, &at, &offered.specs, &mut usage)? {

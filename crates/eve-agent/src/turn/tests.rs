@@ -311,6 +311,22 @@ fn a_resumed_turn_does_not_run_a_tool_whose_result_is_persisted() {
 }
 
 #[test]
+fn a_turn_whose_runner_died_after_its_answering_step_completed_only_ends() {
+    // Died between the last `step.completed` (the model answered, no tool) and
+    // `turn.completed`: resuming must not ask the model again.
+    let log = opened("what is the weather in Paris?");
+    let (_, whole) = drive(&mut Host::default(), log.clone());
+    let cut = whole
+        .iter()
+        .rposition(|e| matches!(e, Event::StepCompleted(_)))
+        .unwrap()
+        + 1;
+    let (out, resumed) = drive(&mut Host::default(), whole[..cut].to_vec());
+    assert_eq!(out, TurnOutcome::Completed);
+    assert_eq!(types(&resumed), types(&whole));
+}
+
+#[test]
 fn a_fenced_runner_writes_nothing_more() {
     let mut h = Host {
         fence_after: Some(2),
