@@ -68,9 +68,11 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         Ok(r) => r,
         Err(e) => return send_error(out, &e, cookie.as_deref()),
     };
+    // A body the agent meant (eve's JSON error, or one of its pages: a sign-in that could not
+    // start is a 502 page the user must read) passes; a failure without one is replaced.
     let is_json = response
         .header("content-type")
-        .is_some_and(|v| v.starts_with(b"application/json"));
+        .is_some_and(|v| v.starts_with(b"application/json") || v.starts_with(b"text/html"));
     if let Some(e) = forward::agent_failure(response.status, is_json) {
         return send_error(out, &e, cookie.as_deref());
     }
