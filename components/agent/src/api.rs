@@ -3,12 +3,11 @@
 
 use eve_agent::connections::jwt::UpstreamJwt;
 use eve_agent::protocol::{self, Refusal, Route, MAX_BODY_BYTES};
+use eve_agent::service::env::{self, AgentEnv};
 use eve_api::auth::Principal;
 use eve_spin::body::BodyError;
 use eve_spin::streaming;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
-
-use eve_agent::service::env::{self, AgentEnv};
 
 use crate::env::Spin;
 use crate::reply::{header, json_headers, send_refusal, Call};
