@@ -629,3 +629,35 @@ fn a_sign_in_whose_metadata_names_another_resource_or_issuer_or_address_is_refus
         .unwrap();
     assert_eq!(tokens, 0, "no token is stored");
 }
+
+/// Issue 19 item 2: the connect page discovers and registers at the provider once per
+/// connection, not on every visit; the cached client signs in as a fresh one does.
+#[test]
+fn the_connect_page_registers_once_and_reuses_the_client() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events, required) = parked_sign_in(&h, read_notes("roadmap"));
+    let connect = connect_url(&required);
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        let r = h.get(&connect);
+        assert_eq!(r.status, 302, "{}", r.text());
+        let location = r.header("location").unwrap().to_string();
+        let client = location
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("client_id="))
+            .unwrap()
+            .to_string();
+        clients.push(client);
+    }
+    assert!(clients.iter().all(|c| *c == clients[0]), "{clients:?}");
+    let s = stats(&server);
+    assert_eq!(s["registrations"], 1, "{s}");
+    assert_eq!(s["metadataReads"], 2, "one discovery: {s}");
+    // The cached client completes the sign-in.
+    sign_in(&h, &required);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(after[0]["data"]["outcome"], "authorized");
+    assert_eq!(result_of(&after)["status"], "completed");
+    assert_eq!(stats(&server)["registrations"], 1);
+}

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::connections::flow_state::FlowState;
 use crate::connections::jwt::UpstreamJwt;
 use crate::connections::mcp::McpConnection;
-use crate::connections::mcp_oauth::{self, McpFlow, StoredToken};
+use crate::connections::mcp_oauth::{self, McpFlow, ServerMetadata, StoredToken};
 use crate::connections::oauth;
 use crate::protocol::Refusal;
 use crate::service::connection_tokens::{save_sealed, token_request, token_seal};
@@ -96,7 +96,7 @@ pub fn connect_page<S: Sql>(
         attempt_id,
         app_origin,
     };
-    Ok(match authorize_url(env, &conn, challenge, &at) {
+    Ok(match authorize_url(env, &store, &conn, challenge, &at) {
         Ok(location) => ConnectPage::Redirect(location),
         Err(e) => ConnectPage::Failed(e),
     })
@@ -113,14 +113,73 @@ struct SignInAt<'a> {
 /// The sign-in of an MCP server, discovered from its challenge: protected-resource metadata
 /// → authorization-server metadata → dynamic client registration. The client and its token
 /// endpoint travel in the signed state; the browser goes to the authorization endpoint.
-fn authorize_url(
+fn authorize_url<S: Sql>(
     env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
     conn: &McpConnection,
     challenge: Option<String>,
     at: &SignInAt,
 ) -> Result<String, Refusal> {
     let jwt = env.upstream_jwt().ok_or_else(Refusal::unauthorized)?;
     let redirect_uri = callback_uri(at.app_origin)?;
+    let (meta, flow) = match cached_client(env, store, conn, &redirect_uri) {
+        Some(found) => found,
+        None => {
+            let (meta, flow) = discover_and_register(env, conn, challenge, &redirect_uri)?;
+            let (m, f) = (json!(meta).to_string(), json!(flow).to_string());
+            let saved = store.save_mcp_oauth_client(
+                &conn.name,
+                &conn.url,
+                &redirect_uri,
+                &m,
+                &f,
+                env.now_ms(),
+            );
+            if let Err(e) = saved {
+                eprintln!("agent: {} sign-in not cached: {e}", conn.name);
+            }
+            (meta, flow)
+        }
+    };
+    let state = jwt.state_codec().seal(&FlowState {
+        session_id: at.session_id.to_string(),
+        authorization_id: at.attempt_id.to_string(),
+        principal: at.principal.to_string(),
+        exp: (env.now_ms() / 1000) as u64 + oauth::STATE_TTL_SECS,
+        mcp: Some(flow.clone()),
+    });
+    let verifier = jwt.pkce_verifier(&state);
+    Ok(flow.authorize_url(&meta, &redirect_uri, &state, &verifier))
+}
+
+/// How long a connection's discovered and registered sign-in is used again (issue 19 item 2:
+/// the connect page no longer repeats discovery and registration at the provider on every
+/// visit). A token exchange the server refuses forgets it sooner.
+pub const CLIENT_CACHE_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The connection's sign-in found on an earlier visit, if still fresh and still for this URL.
+fn cached_client<S: Sql>(
+    env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
+    conn: &McpConnection,
+    redirect_uri: &str,
+) -> Option<(ServerMetadata, McpFlow)> {
+    let after = env.now_ms() - CLIENT_CACHE_MS;
+    let (m, f) = store
+        .mcp_oauth_client(&conn.name, &conn.url, redirect_uri, after)
+        .ok()??;
+    let meta: ServerMetadata = serde_json::from_str(&m).ok()?;
+    let flow: McpFlow = serde_json::from_str(&f).ok()?;
+    (flow.resource == conn.url).then_some((meta, flow))
+}
+
+/// Discovery from the server's challenge and dynamic client registration.
+fn discover_and_register(
+    env: &dyn AgentEnv,
+    conn: &McpConnection,
+    challenge: Option<String>,
+    redirect_uri: &str,
+) -> Result<(ServerMetadata, McpFlow), Refusal> {
     let upstream = |what: &str, e: String| {
         eprintln!("agent: {} sign-in: {what}: {e}", conn.name);
         Refusal::new(
@@ -170,7 +229,7 @@ fn authorize_url(
         )
     })?;
     let (client_id, client_secret) =
-        register(env, &registration, &redirect_uri).map_err(|e| upstream("registration", e))?;
+        register(env, &registration, redirect_uri).map_err(|e| upstream("registration", e))?;
     let flow = McpFlow {
         client_id,
         client_secret,
@@ -179,15 +238,7 @@ fn authorize_url(
         // RFC 8707: always the connection itself, never what the metadata says.
         resource: conn.url.clone(),
     };
-    let state = jwt.state_codec().seal(&FlowState {
-        session_id: at.session_id.to_string(),
-        authorization_id: at.attempt_id.to_string(),
-        principal: at.principal.to_string(),
-        exp: (env.now_ms() / 1000) as u64 + oauth::STATE_TTL_SECS,
-        mcp: Some(flow.clone()),
-    });
-    let verifier = jwt.pkce_verifier(&state);
-    Ok(flow.authorize_url(&meta, &redirect_uri, &state, &verifier))
+    Ok((meta, flow))
 }
 
 /// The refusal of a sign-in whose metadata cannot be trusted: a page in English and
@@ -298,6 +349,10 @@ pub fn callback<S: Sql>(
     let token = callback_uri(app_origin)
         .and_then(|redirect_uri| exchange(env, &flow, &state, &code, &redirect_uri, &name));
     if let Err(refusal) = token.and_then(|t| save_sealed(env, &store, principal, &connection, &t)) {
+        // The next Connect discovers and registers afresh (the server may have forgotten us).
+        if let Some(conn) = mcp_connection(env, &connection) {
+            let _ = store.forget_mcp_oauth_client(&conn.name, &conn.url);
+        }
         return Ok(Callback::Failed { name, refusal });
     }
     store

@@ -26,6 +26,14 @@ pub const INSERT_SESSION_CAPPED: &str = "INSERT INTO eve_session \
     SELECT ?1, ?2, ?3, ?3, 'active', -1, NULL, 0, NULL \
     WHERE (SELECT count(*) FROM eve_session WHERE principal = ?2) < ?4 RETURNING id";
 
+/// The cached sign-in of an MCP connection (migration 0008), if made after ?4.
+pub const SELECT_MCP_OAUTH_CLIENT: &str = "SELECT metadata, flow FROM agent_mcp_oauth_client \
+    WHERE connection = ?1 AND connection_url = ?2 AND redirect_uri = ?3 AND created_at > ?4";
+pub const UPSERT_MCP_OAUTH_CLIENT: &str = "INSERT OR REPLACE INTO agent_mcp_oauth_client \
+    (connection, connection_url, redirect_uri, metadata, flow, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+pub const DELETE_MCP_OAUTH_CLIENT: &str =
+    "DELETE FROM agent_mcp_oauth_client WHERE connection = ?1 AND connection_url = ?2";
+
 /// Frees the principal's sessions that never held anything — no event, no inbox row, no
 /// attachment — that no chat refers to, created before ?2 (empty creates nobody used).
 pub const DELETE_UNUSED_SESSIONS: &str = "DELETE FROM eve_session \
@@ -250,6 +258,67 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .execute(
                 INSERT_SESSION,
                 vec![id.into(), principal.into(), now_ms.into()],
+            )
+            .map(|_| ())
+    }
+
+    /// The cached `(metadata, flow)` JSON of a connection's sign-in, made after `after_ms`.
+    pub fn mcp_oauth_client(
+        &self,
+        connection: &str,
+        connection_url: &str,
+        redirect_uri: &str,
+        after_ms: i64,
+    ) -> Result<Option<(String, String)>, String> {
+        let rows = self.db.execute(
+            SELECT_MCP_OAUTH_CLIENT,
+            vec![
+                connection.into(),
+                connection_url.into(),
+                redirect_uri.into(),
+                after_ms.into(),
+            ],
+        )?;
+        Ok(rows
+            .first()
+            .and_then(|r| Some((text(r.first())?, text(r.get(1))?))))
+    }
+
+    /// Keeps a connection's discovered and registered sign-in.
+    pub fn save_mcp_oauth_client(
+        &self,
+        connection: &str,
+        connection_url: &str,
+        redirect_uri: &str,
+        metadata: &str,
+        flow: &str,
+        now_ms: i64,
+    ) -> Result<(), String> {
+        self.db
+            .execute(
+                UPSERT_MCP_OAUTH_CLIENT,
+                vec![
+                    connection.into(),
+                    connection_url.into(),
+                    redirect_uri.into(),
+                    metadata.into(),
+                    flow.into(),
+                    now_ms.into(),
+                ],
+            )
+            .map(|_| ())
+    }
+
+    /// Forgets a connection's cached sign-in (the server refused its client).
+    pub fn forget_mcp_oauth_client(
+        &self,
+        connection: &str,
+        connection_url: &str,
+    ) -> Result<(), String> {
+        self.db
+            .execute(
+                DELETE_MCP_OAUTH_CLIENT,
+                vec![connection.into(), connection_url.into()],
             )
             .map(|_| ())
     }
