@@ -1,4 +1,5 @@
--- 0008: the sign-in of an MCP connection, discovered and registered once (issue 19 item 2).
+-- 0008 (issue 19 item 2): the sign-in of an MCP connection, discovered and registered once;
+-- an index to free unused sessions.
 --
 -- The connect page used to run discovery (protected-resource and authorization-server
 -- metadata) and RFC 7591 dynamic client registration at the provider on every visit. What it
@@ -14,3 +15,7 @@ CREATE TABLE IF NOT EXISTS agent_mcp_oauth_client (
     created_at     INTEGER NOT NULL,
     PRIMARY KEY (connection, connection_url, redirect_uri)
 ) WITHOUT ROWID;
+
+-- Which chat names a session: looked up by session when unused sessions are freed (issue 19
+-- item 2, `DELETE_UNUSED_SESSIONS`); the primary key is by chat.
+CREATE INDEX IF NOT EXISTS chat_agent_session_by_session ON chat_agent_session (session_id);
