@@ -356,6 +356,25 @@ fn deleting_the_chat_deletes_its_attachments_and_gives_their_bytes_back() {
     assert_eq!(h.get(&url).status, 404);
 }
 
+/// Issue 19 item 7: an attachment is not kept in the browser's cache, where it would outlive a
+/// logout or the chat's delete (it was `private, max-age=86400`).
+#[test]
+fn an_attachment_is_never_kept_in_the_browser_cache() {
+    let h = host(&[]);
+    let sid = create(
+        &h,
+        &json!({"message": [file("image/png", "p.png", &png(2000)), file("text/plain", "n.txt", b"notes")]}),
+    );
+    let events = read_until_settled(&h, &sid, 0);
+    let files = received_files(&events);
+    assert_eq!(files.len(), 2);
+    for f in files {
+        let r = h.get(f["url"].as_str().unwrap());
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("cache-control"), Some("no-store"), "{f}");
+    }
+}
+
 const SECRET: &str = "a-session-secret-of-at-least-32-characters";
 const PASSWORD: &str = "correct horse battery staple";
 

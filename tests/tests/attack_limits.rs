@@ -685,18 +685,140 @@ fn oauth_callbacks_count_toward_chat_send_per_hour_and_the_connect_page_does_not
         "{:?}",
         eve::types(&rest)
     );
-    // 3: a callback whose state is not valid is counted too, before the agent could tell.
-    let forged = h.get("/eve/v1/connections/callback?state=forged&code=c");
+    // 3: a cross-site page navigating the victim to the callback with a made-up state (the Lax
+    // cookie travels on a top-level navigation) spends nothing (issue 19 item 4): only a
+    // callback whose state verifies is counted.
+    let cross_site = [
+        ("sec-fetch-site", "cross-site"),
+        ("sec-fetch-mode", "navigate"),
+        ("referer", "https://evil.example/"),
+    ];
+    for state in ["forged", "v1.AAAA.BBBB", ""] {
+        for _ in 0..4 {
+            let forged = h.send(
+                "GET",
+                &format!("/eve/v1/connections/callback?state={state}&code=c"),
+                &cross_site,
+                None,
+            );
+            assert_eq!(forged.status, 400, "{}", forged.text());
+        }
+    }
+    // The callback's own state, replayed once the sign-in is over, verifies: it is counted
+    // (the third of 3) and the agent finds nothing pending.
+    let replay = h.get(callback.strip_prefix(&h.origin()).unwrap());
+    assert_eq!(replay.status, 409, "{}", replay.text());
+    let n = n + rest.len() as u64;
+    // The budget of 3 is spent: a message is refused now; a forged callback still answers
+    // 400 (it is not counted, so not refused as over the budget either).
+    let r = eve::send(&h, &sid, &json!({ "message": "and now?" }));
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert_eq!(eve::error_of(&r).0.as_deref(), Some("rate_limited"));
+    assert!(r.header("retry-after").is_some());
+    let forged = h.send(
+        "GET",
+        "/eve/v1/connections/callback?state=forged&code=c",
+        &cross_site,
+        None,
+    );
     assert_eq!(forged.status, 400, "{}", forged.text());
-    // The budget of 3 is spent: messages and callbacks are refused now.
+    // A refused callback ran nothing: the turn's log is as it settled.
+    assert_eq!(eve::len(&h, &sid), n);
+}
+
+// ------------------------------------------------- issue 19 item 2: controls and creates
+
+/// Clears, compacts and creates without a message write rows but start no model work: they
+/// are metered on their own budget (`chat_control_per_hour`), 429 past it as sends are; a
+/// cancel and a reset are never refused by it.
+#[test]
+fn clears_compacts_and_empty_creates_are_metered() {
+    let Some(h) = Host::start(
+        HostOptions::default()
+            .var("demo_pacing_ms", "1")
+            .var("chat_send_per_hour", "1000")
+            .var("chat_control_per_hour", "3"),
+    ) else {
+        return;
+    };
+    let sid = eve::start(&h, "hello");
+    eve::read_until_settled(&h, &sid, 0);
+    assert_eq!(eve::control(&h, &sid, "clear").status, 202);
+    assert_eq!(eve::control(&h, &sid, "compact").status, 202);
+    eve::create(&h, &json!({}));
     for r in [
-        eve::send(&h, &sid, &json!({ "message": "and now?" })),
-        h.get("/eve/v1/connections/callback?state=forged&code=c"),
+        eve::control(&h, &sid, "clear"),
+        eve::control(&h, &sid, "compact"),
+        h.json("POST", "/eve/v1/session", &json!({})),
     ] {
         assert_eq!(r.status, 429, "{}", r.text());
         assert_eq!(eve::error_of(&r).0.as_deref(), Some("rate_limited"));
         assert!(r.header("retry-after").is_some());
     }
-    // A refused callback ran nothing: the turn's log is as it settled.
-    assert_eq!(eve::len(&h, &sid), n + rest.len() as u64);
+    // Sends have their own budget; cancel and reset always pass.
+    eve::send_message(&h, &sid, "still here");
+    let r = eve::control(&h, &sid, "cancel");
+    assert!(r.status == 200 || r.status == 202, "{}", r.text());
+    assert_eq!(eve::control(&h, &sid, "reset").status, 200);
+}
+
+/// A principal at its byte cap (`principal_max_bytes`) can no longer clear, compact or create
+/// sessions (each writes); cancel and reset still work.
+#[test]
+fn controls_and_empty_creates_are_refused_when_the_storage_is_full() {
+    let Some(h) = Host::start(
+        HostOptions::default()
+            .var("demo_pacing_ms", "1")
+            .var("chat_send_per_hour", "1000")
+            .var("principal_max_bytes", "1000"),
+    ) else {
+        return;
+    };
+    // The first turn starts below the cap and ends past it (a demo turn stores ~18 KB).
+    let sid = eve::start(&h, "hello");
+    let events = eve::read_until_settled(&h, &sid, 0);
+    for r in [
+        eve::control(&h, &sid, "clear"),
+        eve::control(&h, &sid, "compact"),
+        h.json("POST", "/eve/v1/session", &json!({})),
+    ] {
+        assert_eq!(r.status, 413, "{}", r.text());
+        assert_eq!(eve::error_of(&r).0.as_deref(), Some("storage_full"));
+    }
+    assert_eq!(
+        eve::len(&h, &sid),
+        events.len() as u64,
+        "nothing was written"
+    );
+    let r = eve::control(&h, &sid, "cancel");
+    assert!(r.status == 200 || r.status == 202, "{}", r.text());
+    assert_eq!(eve::control(&h, &sid, "reset").status, 200);
+}
+
+/// Sessions per principal are capped (`max_sessions_per_user`): the next create is 429
+/// `too_many_sessions`, and nothing is created.
+#[test]
+fn sessions_per_principal_are_capped() {
+    let Some(h) = Host::start(
+        HostOptions::default()
+            .var("demo_pacing_ms", "1")
+            .var("chat_send_per_hour", "1000")
+            .var("max_sessions_per_user", "3"),
+    ) else {
+        return;
+    };
+    eve::create(&h, &json!({}));
+    eve::create(&h, &json!({}));
+    let sid = eve::start(&h, "hello");
+    eve::read_until_settled(&h, &sid, 0);
+    for body in [json!({}), json!({ "message": "one more" })] {
+        let r = h.json("POST", "/eve/v1/session", &body);
+        assert_eq!(r.status, 429, "{}", r.text());
+        assert_eq!(eve::error_of(&r).0.as_deref(), Some("too_many_sessions"));
+    }
+    let db = rusqlite::Connection::open(h.state_dir().unwrap().join("sqlite_db.db")).unwrap();
+    let n: i64 = db
+        .query_row("SELECT count(*) FROM eve_session", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 3);
 }

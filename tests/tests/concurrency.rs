@@ -365,3 +365,43 @@ fn twenty_racing_stream_opens_of_one_user_get_exactly_eight_slots() {
         "compare-and-swap hands out each slot once"
     );
 }
+
+/// Issue 19 item 9: a client that runs turns one after another and closes each stream once
+/// it settles (eve's CLI, any script) is never refused a stream: a closed stream frees its
+/// slot (`max_streams_per_user` = 8) and its instance within about a second, because the
+/// agent writes a keep-alive every 400 ms once the session has settled and the write to the
+/// gone reader fails. The client pauses 250 ms between turns (no user or script sends the next
+/// turn the instant the last settles; without any pause, turns of ~85 ms outrun even a
+/// one-second release). Before, each closed stream lingered until its next 10 s keep-alive and
+/// the 9th was 429 `too_many_streams`.
+#[test]
+fn nine_sequential_turns_whose_streams_close_once_settled_are_all_admitted() {
+    let Some(host) = Host::start(
+        HostOptions::default()
+            .var("chat_send_per_hour", "1000")
+            .var("demo_pacing_ms", "1")
+            .var("max_streams_per_user", "8"),
+    ) else {
+        return;
+    };
+    let started = Instant::now();
+    for n in 0..12 {
+        let sid = eve::start(&host, &format!("hello {n}"));
+        // Opens the following stream (429 would panic here), reads to `session.waiting`,
+        // and drops it.
+        let events = eve::read_until_settled(&host, &sid, 0);
+        assert_eq!(
+            eve::types(&events).last(),
+            Some(&"session.waiting"),
+            "turn {n}"
+        );
+        // A script's pause before its next turn: with ~0.35 s per turn, eight closed streams
+        // may linger at most ~2.7 s (a freed slot takes about a second); before the fix they
+        // lingered 10 s and the 9th was refused.
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!(
+        "12 sequential turns with closed streams: {:?}",
+        started.elapsed()
+    );
+}

@@ -578,3 +578,86 @@ fn a_declined_sign_in_answers_the_call_as_failed() {
     assert_eq!(r["error"]["code"], "authorization_declined");
     assert_eq!(stats(&server)["tokenCalls"], 0);
 }
+
+/// Issue 19 item 1: a server whose sign-in metadata names another resource (RFC 9728 §3.3),
+/// another issuer (RFC 8414 §3.3), or an authorization server at an address that is neither
+/// https nor the test server's own loopback is refused with a clear page (English and
+/// Simplified Chinese): no client is registered there and no token is kept.
+#[test]
+fn a_sign_in_whose_metadata_names_another_resource_or_issuer_or_address_is_refused() {
+    let lying: Vec<(&str, NodeServer)> = ["resource", "issuer", "elsewhere"]
+        .into_iter()
+        .map(|lie| {
+            let server = node_server(
+                "protected.mjs",
+                &[],
+                &[("LIE", lie)],
+                "protected MCP server listening",
+            );
+            (lie, server)
+        })
+        .collect();
+    let connections: Vec<Value> = lying
+        .iter()
+        .map(|(lie, s)| connection(&format!("lies-{lie}"), s.port))
+        .collect();
+    let h = host(json!(connections), &[]);
+    for (lie, server) in &lying {
+        let body = json!({ "message": format!("call tool lies-{lie}__read_notes {}", json!({"topic": "x"})) });
+        let (_sid, _events, required) = parked_sign_in(&h, body);
+        let page = h.get(&connect_url(&required));
+        let text = page.text();
+        assert_eq!(page.status, 403, "{lie}: {text}");
+        assert!(page.header("location").is_none(), "{lie}");
+        assert!(text.contains("sign-in was refused"), "{lie}: {text}");
+        assert!(text.contains("已拒绝"), "{lie}: {text}");
+        let why = match *lie {
+            "resource" => "https://mcp.notion.com/mcp",
+            "issuer" => "issuer https://mcp.notion.com/",
+            _ => "169.254.169.254",
+        };
+        assert!(text.contains(why), "{lie}: {text}");
+        let s = stats(server);
+        assert_eq!(s["registrations"], 0, "{lie}: {s}");
+        assert_eq!(s["tokenCalls"], 0, "{lie}: {s}");
+    }
+    let db = rusqlite::Connection::open(h.state_dir().unwrap().join("sqlite_db.db")).unwrap();
+    let tokens: i64 = db
+        .query_row("SELECT count(*) FROM agent_connection_token", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(tokens, 0, "no token is stored");
+}
+
+/// Issue 19 item 2: the connect page discovers and registers at the provider once per
+/// connection, not on every visit; the cached client signs in as a fresh one does.
+#[test]
+fn the_connect_page_registers_once_and_reuses_the_client() {
+    let server = protected(3600);
+    let h = host(json!([connection("notes", server.port)]), &[]);
+    let (sid, events, required) = parked_sign_in(&h, read_notes("roadmap"));
+    let connect = connect_url(&required);
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        let r = h.get(&connect);
+        assert_eq!(r.status, 302, "{}", r.text());
+        let location = r.header("location").unwrap().to_string();
+        let client = location
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("client_id="))
+            .unwrap()
+            .to_string();
+        clients.push(client);
+    }
+    assert!(clients.iter().all(|c| *c == clients[0]), "{clients:?}");
+    let s = stats(&server);
+    assert_eq!(s["registrations"], 1, "{s}");
+    assert_eq!(s["metadataReads"], 2, "one discovery: {s}");
+    // The cached client completes the sign-in.
+    sign_in(&h, &required);
+    let after = read_until_settled(&h, &sid, events.len() as u64);
+    assert_eq!(after[0]["data"]["outcome"], "authorized");
+    assert_eq!(result_of(&after)["status"], "completed");
+    assert_eq!(stats(&server)["registrations"], 1);
+}

@@ -149,7 +149,7 @@ pub fn authorization(call: Call, id: &str, authorization_id: &str, out: Response
         Ok(ConnectPage::Failed(e)) => send_html(
             out,
             e.status,
-            "Sign-in could not start",
+            "Sign-in could not start · 无法开始登录",
             &format!("<p>{}</p>", html_escape(&e.message)),
         ),
         Ok(ConnectPage::NotPending) => no_longer_pending(out),
@@ -249,7 +249,10 @@ pub fn attachment(call: Call, id: &str, out: ResponseOutparam) {
             let headers: Vec<(String, Vec<u8>)> = vec![
                 ("content-type".into(), a.media_type.as_bytes().to_vec()),
                 ("content-disposition".into(), a.disposition.into_bytes()),
-                ("cache-control".into(), b"private, max-age=86400".to_vec()),
+                (
+                    "cache-control".into(),
+                    uploads::CACHE_CONTROL.as_bytes().to_vec(),
+                ),
                 (
                     "content-security-policy".into(),
                     b"default-src 'none'; sandbox".to_vec(),

@@ -5,7 +5,8 @@
 
 use eve_agent::connections::jwt::UpstreamJwt;
 use eve_agent::protocol::{self, Refusal, Route, SessionRequest};
-use eve_store::limits::{RatePolicy, CHAT_SEND};
+use eve_agent::service::sign_in;
+use eve_store::limits::{RatePolicy, CHAT_CONTROL, CHAT_SEND};
 use spin_sdk::http::Request;
 
 use crate::env::{api, header, variable};
@@ -18,6 +19,18 @@ fn send_policy() -> RatePolicy {
     RatePolicy {
         limit: limit.unwrap_or(CHAT_SEND.limit),
         ..CHAT_SEND
+    }
+}
+
+/// The `chat:control` policy (clear, compact, a create without a message):
+/// `chat_control_per_hour` (a positive integer) or 120.
+fn control_policy() -> RatePolicy {
+    let limit = variable("chat_control_per_hour")
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    RatePolicy {
+        limit: limit.unwrap_or(CHAT_CONTROL.limit),
+        ..CHAT_CONTROL
     }
 }
 
@@ -60,10 +73,23 @@ pub fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, 
     };
     let route = &admitted.route;
     let fail = |e: Refusal| (e, session.refreshed_cookie.clone());
+    let jwt = UpstreamJwt::from_config(&eve_spin::auth::config(), variable)
+        .ok_or_else(|| fail(Refusal::unauthorized()))?;
     // The provider's callback resumes a parked turn: the model runs again, so it counts as a
-    // send too (whether or not it turns out to be valid: the count is taken before the agent
-    // is asked).
-    let mut starts_turn = matches!(route, Route::ConnectionCallback);
+    // send too — but only when its `state` is authentic and the caller's (a cross-site page's
+    // navigations with a made-up state would otherwise spend the victim's budget; the agent
+    // refuses those without running anything).
+    let mut starts_turn = matches!(route, Route::ConnectionCallback)
+        && sign_in::callback_flow(
+            &jwt,
+            &session.principal.id,
+            req.query(),
+            eve_spin::auth::now_secs(),
+        )
+        .is_some();
+    // Writes that start no model work are metered on their own budget (issue 19 item 2): a
+    // loop of clears, compacts or empty creates is refused with 429 like sends are.
+    let mut controls = matches!(route, Route::Clear(_) | Route::Compact(_));
     if route.takes_session_request() {
         let media = header(req, "content-type")
             .unwrap_or("")
@@ -88,13 +114,16 @@ pub fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, 
             request,
             SessionRequest::Message(_) | SessionRequest::InputResponses(_)
         );
+        controls |= *route == Route::Create && matches!(request, SessionRequest::Empty);
+    }
+    if controls {
+        eve_spin::ratelimit::check_policy(control_policy(), &session.principal.id)
+            .map_err(|e| fail(api(e)))?;
     }
     if starts_turn {
         eve_spin::ratelimit::check_policy(send_policy(), &session.principal.id)
             .map_err(|e| fail(api(e)))?;
     }
-    let jwt = UpstreamJwt::from_config(&eve_spin::auth::config(), variable)
-        .ok_or_else(|| fail(Refusal::unauthorized()))?;
     Ok(Some(
         jwt.bearer(&session.principal, eve_spin::auth::now_secs()),
     ))

@@ -7,9 +7,11 @@
 //!    request for every POST (403). `GET|HEAD /eve/v1/health` is open.
 //! 3. Counts `chat:send` (25 per hour per principal, variable `chat_send_per_hour`) for each
 //!    request that starts model work (a message, answers to a question, a decision on a
-//!    connect page, a connection's OAuth callback), in an atomic fixed window
-//!    (`eve_spin::ratelimit`; 429 with `Retry-After`). The body is read only after the
-//!    head's checks (authentication first), capped at the agent's limit.
+//!    connect page, a connection's OAuth callback whose `state` verifies), in an atomic fixed
+//!    window (`eve_spin::ratelimit`; 429 with `Retry-After`); clears, compacts and creates
+//!    without a message on their own `chat:control` budget (`chat_control_per_hour`, 120).
+//!    The body is read only after the head's checks (authentication first), capped at the
+//!    agent's limit.
 //! 4. Holds one of the principal's stream slots for each open stream read
 //!    (`eve_spin::streams`, variable `max_streams_per_user`, default 8; the next is 429 with
 //!    `Retry-After`).
@@ -70,9 +72,11 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
         Ok(r) => r,
         Err(e) => return send_error(out, &e, cookie.as_deref()),
     };
+    // A body the agent meant (eve's JSON error, or one of its pages: a sign-in that could not
+    // start is a 502 page the user must read) passes; a failure without one is replaced.
     let is_json = response
         .header("content-type")
-        .is_some_and(|v| v.starts_with(b"application/json"));
+        .is_some_and(|v| v.starts_with(b"application/json") || v.starts_with(b"text/html"));
     if let Some(e) = forward::agent_failure(response.status, is_json) {
         return send_error(out, &e, cookie.as_deref());
     }

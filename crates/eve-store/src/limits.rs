@@ -72,6 +72,15 @@ pub const CHAT_SEND: RatePolicy = RatePolicy {
     window_secs: 3600,
 };
 
+/// Session controls that write but start no model work — `clear`, `compact` and a create
+/// without a message (`chat:control`, 120 per hour; enforced by `eve-proxy`, variable
+/// `chat_control_per_hour`). Cancel and reset are never counted: they always work.
+pub const CHAT_CONTROL: RatePolicy = RatePolicy {
+    prefix: "chat:control",
+    limit: 120,
+    window_secs: 3600,
+};
+
 /// Byte caps on stored data (the events' JSON): one chat's log, and everything of one
 /// principal (every chat's log, the agent's session events and tool outputs). Spin variables
 /// `chat_max_bytes` and `principal_max_bytes`.

@@ -54,6 +54,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0007_attachments",
         sql: include_str!("../../../migrations/0007_attachments.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_mcp_oauth_client",
+        sql: include_str!("../../../migrations/0008_mcp_oauth_client.sql"),
+    },
 ];
 
 /// The bookkeeping table.

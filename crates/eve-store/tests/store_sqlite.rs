@@ -97,6 +97,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
         "eve_event",
         "eve_inbox",
         "eve_attachment",
+        "agent_mcp_oauth_client",
     ] {
         let n = count(
             &db,
@@ -108,7 +109,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
     }
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
 }
 
@@ -231,7 +232,8 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0004_chat_events_in_eve".to_string(),
             "0005_chat_lifecycle".to_string(),
             "0006_chat_pin".to_string(),
-            "0007_attachments".to_string()
+            "0007_attachments".to_string(),
+            "0008_mcp_oauth_client".to_string()
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
@@ -257,7 +259,7 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
     migrations::migrate(&db, 1).unwrap();
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
 }
 
@@ -276,7 +278,7 @@ fn migrations_are_safe_when_instances_start_together() {
     let db = open_file(&path, false);
     assert_eq!(
         migrations::applied_versions(&db).unwrap(),
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
 }
 

@@ -292,6 +292,8 @@ fn main() {
                 HostOptions::default()
                     .var("chat_create_per_hour", "100000000")
                     .var("chat_send_per_hour", "100000000")
+                    // One principal plays every client: its stream cap would refuse them.
+                    .var("max_streams_per_user", "1000")
                     .var("demo_pacing_ms", &pacing),
             )
             .expect("a local host (unset EVE_CHAT_BASE_URL or pass --base)"),

@@ -86,6 +86,124 @@ pub fn parse_resource_metadata(body: &[u8]) -> Result<(String, String), String> 
     Ok((resource.to_string(), server.to_string()))
 }
 
+/// The host of an http(s) URL, lower-cased, without port or brackets (`None`: not http(s)).
+fn url_host(url: &str) -> Option<String> {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    // userinfo is never acceptable in an endpoint (it hides the real host from a reader).
+    if authority.contains('@') || authority.is_empty() {
+        return None;
+    }
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default().to_string()
+    } else {
+        authority.split(':').next().unwrap_or_default().to_string()
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+/// A loopback, private, link-local or otherwise local host: where a sign-in may not send the
+/// agent unless the connection itself is such a test server.
+fn is_local_host(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") || host.ends_with(".internal") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => {
+            ip.is_loopback()
+                || ip.is_private()
+                || ip.is_link_local()
+                || ip.is_unspecified()
+                || ip.is_broadcast()
+                || ip.octets()[0] == 0
+                || (ip.octets()[0] == 100 && (ip.octets()[1] & 0xc0) == 64)
+        }
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
+        }
+        Err(_) => false,
+    }
+}
+
+/// A loopback host: `localhost`, `127.0.0.0/8`, `::1`.
+fn is_loopback_host(host: &str) -> bool {
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether the sign-in of the connection at `connection_url` may use `endpoint` (metadata,
+/// registration, authorization, token, revocation): https only, to a public host. The one
+/// exception is a test server: a connection on loopback may use loopback endpoints over http.
+/// Everything else is refused (issue 19 item 1: no blind SSRF through metadata).
+pub fn endpoint_allowed(endpoint: &str, connection_url: &str) -> Result<(), String> {
+    let host = url_host(endpoint).ok_or_else(|| format!("{endpoint:?} is not an http(s) URL"))?;
+    let loopback_connection = url_host(connection_url).is_some_and(|h| is_loopback_host(&h));
+    if loopback_connection && is_loopback_host(&host) {
+        return Ok(());
+    }
+    if !endpoint.to_ascii_lowercase().starts_with("https://") {
+        return Err(format!("{endpoint} is not https"));
+    }
+    if is_local_host(&host) {
+        return Err(format!("{endpoint} is on a local network address"));
+    }
+    Ok(())
+}
+
+/// RFC 9728 §3.3: the protected-resource metadata's `resource` must be the URL the client
+/// asked (the connection's), else the metadata is someone else's and must not be used.
+/// A trailing `/` is the only difference tolerated.
+pub fn resource_matches(resource: &str, connection_url: &str) -> Result<(), String> {
+    let norm = |u: &str| u.trim_end_matches('/').to_string();
+    if resource.is_empty() {
+        return Err("the protected-resource metadata names no resource".into());
+    }
+    if norm(resource) != norm(connection_url) {
+        return Err(format!(
+            "the protected-resource metadata is for {resource}, not for {connection_url}"
+        ));
+    }
+    Ok(())
+}
+
+/// RFC 8414 §3.3: the authorization server's metadata must name as `issuer` exactly the issuer
+/// it was fetched for.
+pub fn issuer_matches(meta: &ServerMetadata, issuer: &str) -> Result<(), String> {
+    match meta.issuer.as_deref() {
+        Some(i) if i == issuer => Ok(()),
+        Some(i) => Err(format!(
+            "the authorization server's metadata names issuer {i}, not {issuer}"
+        )),
+        None => Err("the authorization server's metadata names no issuer".into()),
+    }
+}
+
+/// Every endpoint of the authorization server's metadata the sign-in may use.
+pub fn server_endpoints_allowed(meta: &ServerMetadata, connection_url: &str) -> Result<(), String> {
+    let endpoints = [
+        Some(&meta.authorization_endpoint),
+        Some(&meta.token_endpoint),
+        meta.registration_endpoint.as_ref(),
+        meta.revocation_endpoint.as_ref(),
+    ];
+    for e in endpoints.into_iter().flatten() {
+        endpoint_allowed(e, connection_url)?;
+    }
+    Ok(())
+}
+
 /// RFC 8414 §3.1: the well-known path is inserted between the issuer's origin and its path.
 pub fn authorization_server_metadata_url(issuer: &str) -> Option<String> {
     let (origin, path) = split_origin(issuer)?;
@@ -98,6 +216,8 @@ pub fn authorization_server_metadata_url(issuer: &str) -> Option<String> {
 /// What the client needs of the authorization server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerMetadata {
+    #[serde(default)]
+    pub issuer: Option<String>,
     pub authorization_endpoint: String,
     pub token_endpoint: String,
     #[serde(default)]
@@ -370,6 +490,60 @@ mod tests {
         );
         assert!(parse_resource_metadata(b"<html>").is_err());
         assert!(parse_resource_metadata(br#"{"resource":"x"}"#).is_err());
+    }
+
+    #[test]
+    fn sign_in_endpoints_are_https_and_public_unless_the_connection_is_a_local_test_server() {
+        let notion = "https://mcp.notion.com/mcp";
+        assert!(endpoint_allowed("https://auth.notion.com/token", notion).is_ok());
+        for bad in [
+            "http://auth.notion.com/token",
+            "https://127.0.0.1:8080/token",
+            "https://localhost/token",
+            "https://10.0.0.5/register",
+            "https://192.168.1.1/x",
+            "https://169.254.169.254/latest/meta-data",
+            "https://[::1]:9/x",
+            "https://[fe80::1]/x",
+            "https://agent.spin.internal/x",
+            "https://user@auth.notion.com/token",
+            "ftp://auth.notion.com/",
+            "javascript:alert(1)",
+        ] {
+            assert!(endpoint_allowed(bad, notion).is_err(), "{bad}");
+        }
+        // A loopback test connection may use its own loopback http endpoints.
+        let local = "http://127.0.0.1:4000/mcp";
+        assert!(endpoint_allowed("http://127.0.0.1:4000/token", local).is_ok());
+        assert!(endpoint_allowed("http://localhost:4001/token", local).is_ok());
+        assert!(endpoint_allowed("ftp://127.0.0.1/", local).is_err());
+        // ... but not other local addresses, nor http elsewhere.
+        assert!(endpoint_allowed("http://169.254.169.254/", local).is_err());
+        assert!(endpoint_allowed("https://10.0.0.5/", local).is_err());
+        assert!(endpoint_allowed("http://auth.example.com/", local).is_err());
+        assert!(endpoint_allowed("https://auth.example.com/", local).is_ok());
+    }
+
+    #[test]
+    fn metadata_of_another_resource_or_issuer_is_refused() {
+        let url = "http://127.0.0.1:4000/mcp";
+        assert!(resource_matches("http://127.0.0.1:4000/mcp", url).is_ok());
+        assert!(resource_matches("http://127.0.0.1:4000/mcp/", url).is_ok());
+        assert!(resource_matches("https://mcp.notion.com/mcp", url).is_err());
+        assert!(resource_matches("http://127.0.0.1:4000/other", url).is_err());
+        assert!(resource_matches("", url).is_err());
+        let meta = |issuer: Option<&str>| ServerMetadata {
+            issuer: issuer.map(str::to_string),
+            authorization_endpoint: "https://a/authorize".into(),
+            token_endpoint: "https://a/token".into(),
+            registration_endpoint: None,
+            revocation_endpoint: None,
+            code_challenge_methods_supported: None,
+            scopes_supported: None,
+        };
+        assert!(issuer_matches(&meta(Some("https://a/")), "https://a/").is_ok());
+        assert!(issuer_matches(&meta(Some("https://notion/")), "https://a/").is_err());
+        assert!(issuer_matches(&meta(None), "https://a/").is_err());
     }
 
     #[test]

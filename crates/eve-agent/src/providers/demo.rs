@@ -224,7 +224,18 @@ pub fn plan(request: &ModelRequest) -> Vec<Step> {
     SCRIPTS
         .iter()
         .find_map(|script| script(&original, &text))
-        .unwrap_or_else(|| general(&original, &text))
+        .unwrap_or_else(|| general(&original, &text, &connection_tool(request)))
+}
+
+/// A connection's tool this request offers (`<connection>__<tool>`), to show how to call one;
+/// `None` when no connection is configured (the default: nothing to promise then).
+fn connection_tool(request: &ModelRequest) -> Option<String> {
+    request
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .find(|n| n.contains("__"))
+        .map(str::to_string)
 }
 
 /// A script: the steps for a message (as sent, and lower-cased), if it is this script's.
@@ -393,7 +404,7 @@ fn markdown_script(_: &str, text: &str) -> Option<Vec<Step>> {
 }
 
 /// Anything else: reasoning (longer for "think"), then what the demo can do.
-fn general(original: &str, text: &str) -> Vec<Step> {
+fn general(original: &str, text: &str, connection_tool: &Option<String>) -> Vec<Step> {
     let mut steps = Vec::new();
     if contains_word(text, "think") {
         steps.push(Step::Reasoning(
@@ -408,11 +419,19 @@ fn general(original: &str, text: &str) -> Vec<Step> {
             "A general question: I'll answer directly and mention what the demo can do.".into(),
         ));
     }
+    // Connections are promised only when one is configured (issue 19 item 10): out of the box
+    // there is none, and nothing would ask to connect.
+    let connections = match connection_tool {
+        Some(tool) => format!(
+            ", or to use a connection: `call tool {tool} {{}}` (a server that wants a sign-in \
+             asks you to **Connect** or **Skip** first)"
+        ),
+        None => String::new(),
+    };
     steps.push(Step::Text(format!(
         "This is the offline **demo model** — no API key needed. You said: “{}”.\n\n\
          Try asking about the **weather in Paris**, to **remember** something about you, to **count to 50**, \
-         to **wait 10** seconds (then press stop), or to search **Notion**, **Linear** or **Sentry** \
-         (which asks you to connect first).",
+         or to **wait 10** seconds (then press stop){connections}.",
         truncate(original, 200)
     )));
     steps
@@ -553,6 +572,29 @@ fn truncate(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::providers::model::ToolSpec;
+
+    /// Issue 19 item 10: the general answer promises a sign-in only when a connection is
+    /// offered (out of the box none is configured).
+    #[test]
+    fn the_general_answer_promises_connections_only_when_one_is_configured() {
+        let text = |tools: &[&str]| -> String {
+            plan(&req(vec![ModelMessage::User("hello there".into())], tools))
+                .into_iter()
+                .filter_map(|s| match s {
+                    Step::Text(t) => Some(t),
+                    _ => None,
+                })
+                .collect()
+        };
+        let plain = text(&["get_weather", "remember"]);
+        assert!(
+            !plain.contains("Notion") && !plain.contains("onnect"),
+            "{plain}"
+        );
+        let with = text(&["get_weather", "notes__read_notes"]);
+        assert!(with.contains("call tool notes__read_notes"), "{with}");
+        assert!(with.contains("Connect"), "{with}");
+    }
 
     fn req(messages: Vec<ModelMessage>, tools: &[&str]) -> ModelRequest {
         ModelRequest {

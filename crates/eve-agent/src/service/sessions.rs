@@ -60,6 +60,30 @@ pub fn check_room<S: Sql>(
     }
 }
 
+/// The sessions one principal may hold (`max_sessions_per_user`, default 1000).
+pub fn max_sessions(env: &dyn AgentEnv) -> u64 {
+    env.variable("max_sessions_per_user")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_MAX_SESSIONS)
+}
+
+/// Default of [`max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: u64 = 1000;
+
+/// How long a session that never held anything (an empty create) lives when no chat refers
+/// to it: it is freed at the principal's next create after this (issue 19 item 2).
+pub const UNUSED_SESSION_LIFETIME_MS: i64 = 60 * 60 * 1000;
+
+/// The refusal of a create past [`max_sessions`].
+pub fn too_many_sessions(max: u64) -> Refusal {
+    Refusal::new(
+        429,
+        Some("too_many_sessions"),
+        format!("Too many conversations: at most {max} per user. Delete chats to start new ones."),
+    )
+}
+
 /// Keeps the message's files (checked already) and queues it; nothing stays behind when
 /// either fails. Its delivery id.
 fn keep_message<S: Sql>(
@@ -112,16 +136,22 @@ pub fn create<S: Sql>(
     let id = ids::session_id(now, eve_auth::crypto::random_bytes::<10>());
     let store = AgentStore::new(&db);
     let policy = env::upload_policy(env);
+    // Every create writes a row: a full storage refuses an empty one too (issue 19 item 2).
+    check_room(env, &store, principal)?;
     let files = match &request {
-        SessionRequest::Message(m) => {
-            check_room(env, &store, principal)?;
-            uploads::check(&store, principal, m, &policy)?
-        }
+        SessionRequest::Message(m) => uploads::check(&store, principal, m, &policy)?,
         _ => Vec::new(),
     };
     store
-        .create_session(&id, principal, now)
+        .free_unused_sessions(principal, now - UNUSED_SESSION_LIFETIME_MS)
         .map_err(db_refusal)?;
+    let max = max_sessions(env);
+    if !store
+        .create_session_capped(&id, principal, now, max)
+        .map_err(db_refusal)?
+    {
+        return Err(too_many_sessions(max));
+    }
     if let SessionRequest::Message(m) = request {
         keep_message(env, &store, &id, principal, m, files, &policy)?;
     }
@@ -239,7 +269,7 @@ pub fn cancels_open_turn(log: &[Event], turn_id: Option<&str>) -> bool {
 }
 
 /// `POST /eve/v1/session/:id/clear` and `/compact`: queued until the open turn settles.
-/// `false`: no live session.
+/// `false`: no live session. Each writes events, so a full storage refuses it (413).
 pub fn control<S: Sql>(
     env: &dyn AgentEnv,
     db: &S,
@@ -255,6 +285,7 @@ pub fn control<S: Sql>(
     if !live {
         return Ok(false);
     }
+    check_room(env, &store, principal)?;
     store
         .push_inbox(id, kind, &delivery_id(), "{}", env.now_ms())
         .map_err(db_refusal)?;

@@ -9,8 +9,9 @@ use eve_store::sql::Sql;
 use serde_json::{json, Value};
 
 use crate::connections::flow_state::FlowState;
+use crate::connections::jwt::UpstreamJwt;
 use crate::connections::mcp::McpConnection;
-use crate::connections::mcp_oauth::{self, McpFlow, StoredToken};
+use crate::connections::mcp_oauth::{self, McpFlow, ServerMetadata, StoredToken};
 use crate::connections::oauth;
 use crate::protocol::Refusal;
 use crate::service::connection_tokens::{save_sealed, token_request, token_seal};
@@ -95,7 +96,7 @@ pub fn connect_page<S: Sql>(
         attempt_id,
         app_origin,
     };
-    Ok(match authorize_url(env, &conn, challenge, &at) {
+    Ok(match authorize_url(env, &store, &conn, challenge, &at) {
         Ok(location) => ConnectPage::Redirect(location),
         Err(e) => ConnectPage::Failed(e),
     })
@@ -112,14 +113,73 @@ struct SignInAt<'a> {
 /// The sign-in of an MCP server, discovered from its challenge: protected-resource metadata
 /// → authorization-server metadata → dynamic client registration. The client and its token
 /// endpoint travel in the signed state; the browser goes to the authorization endpoint.
-fn authorize_url(
+fn authorize_url<S: Sql>(
     env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
     conn: &McpConnection,
     challenge: Option<String>,
     at: &SignInAt,
 ) -> Result<String, Refusal> {
     let jwt = env.upstream_jwt().ok_or_else(Refusal::unauthorized)?;
     let redirect_uri = callback_uri(at.app_origin)?;
+    let (meta, flow) = match cached_client(env, store, conn, &redirect_uri) {
+        Some(found) => found,
+        None => {
+            let (meta, flow) = discover_and_register(env, conn, challenge, &redirect_uri)?;
+            let (m, f) = (json!(meta).to_string(), json!(flow).to_string());
+            let saved = store.save_mcp_oauth_client(
+                &conn.name,
+                &conn.url,
+                &redirect_uri,
+                &m,
+                &f,
+                env.now_ms(),
+            );
+            if let Err(e) = saved {
+                eprintln!("agent: {} sign-in not cached: {e}", conn.name);
+            }
+            (meta, flow)
+        }
+    };
+    let state = jwt.state_codec().seal(&FlowState {
+        session_id: at.session_id.to_string(),
+        authorization_id: at.attempt_id.to_string(),
+        principal: at.principal.to_string(),
+        exp: (env.now_ms() / 1000) as u64 + oauth::STATE_TTL_SECS,
+        mcp: Some(flow.clone()),
+    });
+    let verifier = jwt.pkce_verifier(&state);
+    Ok(flow.authorize_url(&meta, &redirect_uri, &state, &verifier))
+}
+
+/// How long a connection's discovered and registered sign-in is used again (issue 19 item 2:
+/// the connect page no longer repeats discovery and registration at the provider on every
+/// visit). A token exchange the server refuses forgets it sooner.
+pub const CLIENT_CACHE_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The connection's sign-in found on an earlier visit, if still fresh and still for this URL.
+fn cached_client<S: Sql>(
+    env: &dyn AgentEnv,
+    store: &AgentStore<'_, S>,
+    conn: &McpConnection,
+    redirect_uri: &str,
+) -> Option<(ServerMetadata, McpFlow)> {
+    let after = env.now_ms() - CLIENT_CACHE_MS;
+    let (m, f) = store
+        .mcp_oauth_client(&conn.name, &conn.url, redirect_uri, after)
+        .ok()??;
+    let meta: ServerMetadata = serde_json::from_str(&m).ok()?;
+    let flow: McpFlow = serde_json::from_str(&f).ok()?;
+    (flow.resource == conn.url).then_some((meta, flow))
+}
+
+/// Discovery from the server's challenge and dynamic client registration.
+fn discover_and_register(
+    env: &dyn AgentEnv,
+    conn: &McpConnection,
+    challenge: Option<String>,
+    redirect_uri: &str,
+) -> Result<(ServerMetadata, McpFlow), Refusal> {
     let upstream = |what: &str, e: String| {
         eprintln!("agent: {} sign-in: {what}: {e}", conn.name);
         Refusal::new(
@@ -138,16 +198,29 @@ fn authorize_url(
                 }
             })
     };
+    // Trust (issue 19 item 1): every URL the server's metadata points to must be https on a
+    // public host (a loopback test connection aside); the protected-resource metadata must be
+    // the connection's (RFC 9728 §3.3) and the authorization server's metadata its issuer's
+    // (RFC 8414 §3.3). Anything else is refused before registration: nothing is kept.
+    let untrusted = |e: String| {
+        eprintln!("agent: {} sign-in refused: {e}", conn.name);
+        untrusted_sign_in(&conn.display_name, &e)
+    };
     let prm_url = mcp_oauth::resource_metadata_url(&conn.url, challenge.as_deref())
         .ok_or_else(|| upstream("discovery", "bad server URL".into()))?;
+    mcp_oauth::endpoint_allowed(&prm_url, &conn.url).map_err(untrusted)?;
     let (resource, issuer) = get(&prm_url)
         .and_then(|b| mcp_oauth::parse_resource_metadata(&b))
         .map_err(|e| upstream("protected-resource metadata", e))?;
+    mcp_oauth::resource_matches(&resource, &conn.url).map_err(untrusted)?;
+    mcp_oauth::endpoint_allowed(&issuer, &conn.url).map_err(untrusted)?;
     let as_url = mcp_oauth::authorization_server_metadata_url(&issuer)
         .ok_or_else(|| upstream("discovery", format!("bad issuer {issuer:?}")))?;
     let meta = get(&as_url)
         .and_then(|b| mcp_oauth::parse_server_metadata(&b))
         .map_err(|e| upstream("authorization-server metadata", e))?;
+    mcp_oauth::issuer_matches(&meta, &issuer).map_err(untrusted)?;
+    mcp_oauth::server_endpoints_allowed(&meta, &conn.url).map_err(untrusted)?;
     let registration = meta.registration_endpoint.clone().ok_or_else(|| {
         upstream(
             "registration",
@@ -156,27 +229,32 @@ fn authorize_url(
         )
     })?;
     let (client_id, client_secret) =
-        register(env, &registration, &redirect_uri).map_err(|e| upstream("registration", e))?;
+        register(env, &registration, redirect_uri).map_err(|e| upstream("registration", e))?;
     let flow = McpFlow {
         client_id,
         client_secret,
         token_endpoint: meta.token_endpoint.clone(),
         revocation_endpoint: meta.revocation_endpoint.clone(),
-        resource: if resource.is_empty() {
-            conn.url.clone()
-        } else {
-            resource
-        },
+        // RFC 8707: always the connection itself, never what the metadata says.
+        resource: conn.url.clone(),
     };
-    let state = jwt.state_codec().seal(&FlowState {
-        session_id: at.session_id.to_string(),
-        authorization_id: at.attempt_id.to_string(),
-        principal: at.principal.to_string(),
-        exp: (env.now_ms() / 1000) as u64 + oauth::STATE_TTL_SECS,
-        mcp: Some(flow.clone()),
-    });
-    let verifier = jwt.pkce_verifier(&state);
-    Ok(flow.authorize_url(&meta, &redirect_uri, &state, &verifier))
+    Ok((meta, flow))
+}
+
+/// The refusal of a sign-in whose metadata cannot be trusted: a page in English and
+/// Simplified Chinese (the app's two languages), with the reason for the owner.
+pub fn untrusted_sign_in(display_name: &str, reason: &str) -> Refusal {
+    Refusal::new(
+        403,
+        Some("untrusted_sign_in"),
+        format!(
+            "{display_name} sign-in was refused: the server's sign-in details point somewhere \
+             eve-chat does not trust ({reason}). Nothing was sent there and nothing was kept. \
+             Skip it in the chat, or ask the owner to check the connection. \
+             已拒绝 {display_name} 的登录：该服务器的登录信息指向 eve-chat 不信任的地址。\
+             未向其发送任何内容，也未保存任何内容。请在聊天中跳过，或请管理员检查此连接。"
+        ),
+    )
 }
 
 /// RFC 7591 dynamic client registration: the client id (and secret, if any).
@@ -219,6 +297,22 @@ pub enum Callback<S> {
     Failed { name: String, refusal: Refusal },
 }
 
+/// The sign-in a callback's `state` names, when that state is authentic, unexpired and the
+/// caller's (`query` is the callback's query string). eve-proxy counts a callback against
+/// `chat:send` only then, so a cross-site page cannot spend a victim's budget with navigations
+/// that carry a made-up state (issue 19 item 4); the agent refuses the same callbacks.
+pub fn callback_flow(
+    jwt: &UpstreamJwt,
+    principal: &str,
+    query: &str,
+    now_secs: u64,
+) -> Option<FlowState> {
+    let state = oauth::query_value(query, "state")?;
+    jwt.state_codec()
+        .open(&state, now_secs)
+        .filter(|f| f.principal == principal)
+}
+
 /// `GET /eve/v1/connections/callback?code=&state=` (or `?error=&state=`): the provider sent the
 /// browser back. The code is exchanged for a token; the connection is granted. A provider
 /// error (the user refused) declines the authorization. The database is `open`ed once the
@@ -233,8 +327,7 @@ pub fn callback<S: Sql>(
     let state = oauth::query_value(query, "state").unwrap_or_default();
     let flow = env
         .upstream_jwt()
-        .and_then(|j| j.state_codec().open(&state, (env.now_ms() / 1000) as u64))
-        .filter(|f| f.principal == principal)
+        .and_then(|j| callback_flow(&j, principal, query, (env.now_ms() / 1000) as u64))
         .ok_or_else(|| Refusal::bad_request("invalid or expired authorization state"))?;
     let db = open()?;
     let store = AgentStore::new(&db);
@@ -256,6 +349,10 @@ pub fn callback<S: Sql>(
     let token = callback_uri(app_origin)
         .and_then(|redirect_uri| exchange(env, &flow, &state, &code, &redirect_uri, &name));
     if let Err(refusal) = token.and_then(|t| save_sealed(env, &store, principal, &connection, &t)) {
+        // The next Connect discovers and registers afresh (the server may have forgotten us).
+        if let Some(conn) = mcp_connection(env, &connection) {
+            let _ = store.forget_mcp_oauth_client(&conn.name, &conn.url);
+        }
         return Ok(Callback::Failed { name, refusal });
     }
     store

@@ -39,6 +39,12 @@ const MAX_STREAM: Duration = Duration::from_secs(30 * 60);
 const LEASED_STREAM: Duration = Duration::from_secs(60);
 /// Default keep-alive interval (variable `agent_keepalive_secs`), as eve's heartbeat.
 const DEFAULT_KEEPALIVE_SECS: u64 = 10;
+/// The keep-alive interval once the session has settled (idle, waiting for its next message):
+/// short, so that a reader that closed its stream once the turn settled (eve's CLI, any script)
+/// is noticed at once — a write to a closed reader fails — and its slot in eve-proxy and this
+/// instance are freed within about a second rather than at the next 10 s keep-alive
+/// (issue 19 item 9). A bare newline: a few bytes a second per idle stream.
+const SETTLED_KEEPALIVE: Duration = Duration::from_millis(400);
 
 /// The response body of a stream.
 pub trait StreamOut {
@@ -271,7 +277,12 @@ impl<S: Sql> Follow<'_, S> {
                 }
                 SessionState::Running | SessionState::Idle => {}
             }
-            if !self.keep_alive() {
+            let keepalive = if state == SessionState::Idle {
+                self.keepalive.min(SETTLED_KEEPALIVE)
+            } else {
+                self.keepalive
+            };
+            if !self.keep_alive(keepalive) {
                 return Served::Gone;
             }
             self.env.sleep_ms(poll_ms);
@@ -338,9 +349,9 @@ impl<S: Sql> Follow<'_, S> {
         !self.out.closed()
     }
 
-    /// A keep-alive when the stream was quiet for the interval. `false`: the reader went away.
-    fn keep_alive(&mut self) -> bool {
-        if self.last_write.elapsed() >= self.keepalive {
+    /// A keep-alive when the stream was quiet for `interval`. `false`: the reader went away.
+    fn keep_alive(&mut self, interval: Duration) -> bool {
+        if self.last_write.elapsed() >= interval {
             if !self.out.write(self.format.keepalive().as_bytes()) {
                 return false;
             }

@@ -291,3 +291,43 @@ fn another_principals_stream_is_not_found() {
     let refused = crate::service::stream::open(&db, "q", &id, format, &query).unwrap_err();
     assert_eq!(refused.status, 404);
 }
+
+/// A reader that goes away once it has seen the session settle (eve's CLI, a script).
+#[derive(Default)]
+struct LeavesOnceSettled {
+    seen: Vec<u8>,
+    gone: bool,
+}
+
+impl crate::service::stream::StreamOut for LeavesOnceSettled {
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        if self.gone {
+            return false;
+        }
+        self.seen.extend_from_slice(bytes);
+        self.gone = String::from_utf8_lossy(&self.seen).contains("session.waiting");
+        true
+    }
+    fn closed(&self) -> bool {
+        false // Only a write tells, as on Spin.
+    }
+}
+
+/// Issue 19 item 9: a following stream whose reader closed once the session settled notices
+/// within about a second (a short keep-alive once settled), not at the next 10 s keep-alive,
+/// so eve-proxy's slot and this instance are freed.
+#[test]
+fn a_settled_stream_whose_reader_went_away_ends_within_a_second() {
+    use crate::protocol::framing::StreamFormat;
+    use crate::service::stream::{open, serve, Served};
+    let (db, id) = created("hi");
+    let query = protocol::stream_query("", None).unwrap();
+    let opened = open(&db, "p", &id, StreamFormat::from_accept(None), &query).unwrap();
+    let mut out = LeavesOnceSettled::default();
+    let started = std::time::Instant::now();
+    let served = serve(&Offline, &db, &opened, &mut out);
+    assert_eq!(served, Served::Gone);
+    assert!(out.gone);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+}

@@ -89,6 +89,10 @@ pub fn forget<S: Sql>(store: &AgentStore<'_, S>, principal: &str, ids: &[String]
     }
 }
 
+/// How long a browser may keep an attachment: not at all. A private cache entry would outlive
+/// a logout or the chat's delete (issue 19 item 7); the bytes are fetched again when shown.
+pub const CACHE_CONTROL: &str = "no-store";
+
 /// An attachment as it is served: its bytes, the type it is served with, how the browser
 /// gets it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,6 +19,32 @@ pub const INSERT_SESSION: &str = "INSERT INTO eve_session \
     (id, principal, created_at, updated_at, status, cancel_at, lease_owner, lease_expires, client_context) \
     VALUES (?1, ?2, ?3, ?3, 'active', -1, NULL, 0, NULL)";
 
+/// A new session, only while the principal holds fewer than ?4 (one statement: racing creates
+/// cannot both take the last place). Returns the id when it was created.
+pub const INSERT_SESSION_CAPPED: &str = "INSERT INTO eve_session \
+    (id, principal, created_at, updated_at, status, cancel_at, lease_owner, lease_expires, client_context) \
+    SELECT ?1, ?2, ?3, ?3, 'active', -1, NULL, 0, NULL \
+    WHERE (SELECT count(*) FROM eve_session WHERE principal = ?2) < ?4 RETURNING id";
+
+/// The cached sign-in of an MCP connection (migration 0008), if made after ?4.
+pub const SELECT_MCP_OAUTH_CLIENT: &str = "SELECT metadata, flow FROM agent_mcp_oauth_client \
+    WHERE connection = ?1 AND connection_url = ?2 AND redirect_uri = ?3 AND created_at > ?4";
+pub const UPSERT_MCP_OAUTH_CLIENT: &str = "INSERT OR REPLACE INTO agent_mcp_oauth_client \
+    (connection, connection_url, redirect_uri, metadata, flow, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+pub const DELETE_MCP_OAUTH_CLIENT: &str =
+    "DELETE FROM agent_mcp_oauth_client WHERE connection = ?1 AND connection_url = ?2";
+
+/// Frees the principal's sessions that never held anything — no event, no inbox row, no
+/// attachment — that no chat refers to, created before ?2 (empty creates nobody used).
+pub const DELETE_UNUSED_SESSIONS: &str = "DELETE FROM eve_session \
+    WHERE principal = ?1 AND created_at < ?2 \
+    AND NOT EXISTS (SELECT 1 FROM eve_event WHERE session_id = eve_session.id) \
+    AND NOT EXISTS (SELECT 1 FROM eve_inbox WHERE session_id = eve_session.id) \
+    AND NOT EXISTS (SELECT 1 FROM eve_attachment WHERE session_id = eve_session.id) \
+    AND NOT EXISTS (SELECT 1 FROM chat_agent_session WHERE session_id = eve_session.id) \
+    AND NOT EXISTS (SELECT 1 FROM chat WHERE owner = ?1 AND json_valid(eve_session) \
+        AND json_extract(chat.eve_session, '$.sessionId') = eve_session.id)";
+
 pub const SELECT_SESSION: &str =
     "SELECT status, cancel_at, lease_owner, lease_expires, client_context, \
     COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), \
@@ -232,6 +258,98 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .execute(
                 INSERT_SESSION,
                 vec![id.into(), principal.into(), now_ms.into()],
+            )
+            .map(|_| ())
+    }
+
+    /// The cached `(metadata, flow)` JSON of a connection's sign-in, made after `after_ms`.
+    pub fn mcp_oauth_client(
+        &self,
+        connection: &str,
+        connection_url: &str,
+        redirect_uri: &str,
+        after_ms: i64,
+    ) -> Result<Option<(String, String)>, String> {
+        let rows = self.db.execute(
+            SELECT_MCP_OAUTH_CLIENT,
+            vec![
+                connection.into(),
+                connection_url.into(),
+                redirect_uri.into(),
+                after_ms.into(),
+            ],
+        )?;
+        Ok(rows
+            .first()
+            .and_then(|r| Some((text(r.first())?, text(r.get(1))?))))
+    }
+
+    /// Keeps a connection's discovered and registered sign-in.
+    pub fn save_mcp_oauth_client(
+        &self,
+        connection: &str,
+        connection_url: &str,
+        redirect_uri: &str,
+        metadata: &str,
+        flow: &str,
+        now_ms: i64,
+    ) -> Result<(), String> {
+        self.db
+            .execute(
+                UPSERT_MCP_OAUTH_CLIENT,
+                vec![
+                    connection.into(),
+                    connection_url.into(),
+                    redirect_uri.into(),
+                    metadata.into(),
+                    flow.into(),
+                    now_ms.into(),
+                ],
+            )
+            .map(|_| ())
+    }
+
+    /// Forgets a connection's cached sign-in (the server refused its client).
+    pub fn forget_mcp_oauth_client(
+        &self,
+        connection: &str,
+        connection_url: &str,
+    ) -> Result<(), String> {
+        self.db
+            .execute(
+                DELETE_MCP_OAUTH_CLIENT,
+                vec![connection.into(), connection_url.into()],
+            )
+            .map(|_| ())
+    }
+
+    /// Creates session `id` unless `principal` already holds `max` sessions (`false` then).
+    pub fn create_session_capped(
+        &self,
+        id: &str,
+        principal: &str,
+        now_ms: i64,
+        max: u64,
+    ) -> Result<bool, String> {
+        let rows = self.db.execute(
+            INSERT_SESSION_CAPPED,
+            vec![
+                id.into(),
+                principal.into(),
+                now_ms.into(),
+                (max as i64).into(),
+            ],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// Deletes `principal`'s sessions created before `before_ms` that never held anything and
+    /// that no chat refers to ([`DELETE_UNUSED_SESSIONS`]).
+    pub fn free_unused_sessions(&self, principal: &str, before_ms: i64) -> Result<(), String> {
+        self.db
+            .execute(
+                DELETE_UNUSED_SESSIONS,
+                vec![principal.into(), before_ms.into()],
             )
             .map(|_| ())
     }
@@ -662,6 +780,36 @@ mod tests {
                 delivery_ids: vec!["d1".into()],
             },
         }
+    }
+
+    /// Issue 19 item 2: sessions per principal are capped in the insert itself, and empty ones
+    /// no chat refers to are freed after their lifetime; used or referenced ones never are.
+    #[test]
+    fn sessions_are_capped_per_principal_and_unused_ones_are_freed() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        assert!(s.create_session_capped("wrun_1", "p", 10, 3).unwrap());
+        assert!(s.create_session_capped("wrun_2", "p", 10, 3).unwrap());
+        assert!(s.create_session_capped("wrun_3", "p", 10, 3).unwrap());
+        assert!(!s.create_session_capped("wrun_4", "p", 10, 3).unwrap());
+        assert!(s.session("wrun_4", "p").unwrap().is_none());
+        // Another principal has its own count.
+        assert!(s.create_session_capped("wrun_q", "q", 10, 3).unwrap());
+        // wrun_1 holds an event, wrun_2 is a chat's; wrun_3 is empty and nobody's.
+        s.append("wrun_1", None, &env(1), 10).unwrap();
+        db.execute(
+            "INSERT INTO chat_agent_session (chat_id, session_id) VALUES ('c', 'wrun_2')",
+            vec![],
+        )
+        .unwrap();
+        s.free_unused_sessions("p", 10).unwrap(); // not older than its lifetime yet
+        assert!(s.session("wrun_3", "p").unwrap().is_some());
+        s.free_unused_sessions("p", 11).unwrap();
+        assert!(s.session("wrun_3", "p").unwrap().is_none());
+        assert!(s.session("wrun_1", "p").unwrap().is_some());
+        assert!(s.session("wrun_2", "p").unwrap().is_some());
+        assert!(s.session("wrun_q", "q").unwrap().is_some());
+        assert!(s.create_session_capped("wrun_4", "p", 12, 3).unwrap());
     }
 
     #[test]

@@ -20,8 +20,8 @@ pub fn system_prompt(memory: &str, client_context: Option<&str>) -> String {
          get_weather for weather questions; remember / recall / forget for long-term memory about the user.\n\
          Memory rules: remember only stable facts and preferences the user tells you. Never store passwords, tokens, \
          payment data, keys or one-time codes (the memory tool refuses them).\n\
-         Connections (Notion, Linear, Sentry): use a connection's search tool only when it is offered; the user may \
-         have to authorize it first, which the app handles.\n\n",
+         Connections (the owner's MCP servers, if any): use a connection's tool only when it is offered; the user \
+         may have to authorize it first, which the app handles.\n\n",
     );
     s.push_str("What you remember about the user:\n");
     s.push_str(&remembered);
