@@ -103,7 +103,7 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     (
         &["impl AgentEnv for"],
         "crates/eve-agent/src/service/sessions.rs",
-        &["principal_max_bytes"],
+        &["principal_max_bytes", "max_sessions_per_user"],
     ),
 ];
 
