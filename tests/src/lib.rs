@@ -37,6 +37,7 @@ pub use ureq;
 /// streams read until the event a test needs, views of the events).
 pub mod eve;
 pub mod mcp_servers;
+pub mod raw;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {

@@ -252,10 +252,24 @@ fn a_file_over_the_cap_is_413_a_refused_type_415_as_eve_answers_and_nothing_is_k
     }
     // A body past the message route's cap (256 KiB + one 1000-byte file in base64) is refused
     // before it is parsed.
+    // Sent while the answer is read, as a browser sends it: the refusal comes from the head
+    // and neither Spin nor the local host reads the rest (a client that wrote it all first
+    // could lose the answer to the reset).
     let huge = json!({"message": [file("text/plain", "huge.txt", &vec![b'a'; 300_000])]});
-    let r = send(&h, &sid, &huge);
+    let origin = h.origin();
+    let r = eve_chat_tests::raw::send_while_reading(
+        &h,
+        "POST",
+        &format!("/eve/v1/session/{sid}"),
+        &[
+            ("content-type", "application/json"),
+            ("origin", &origin),
+            ("sec-fetch-site", "same-origin"),
+        ],
+        serde_json::to_vec(&huge).unwrap(),
+    );
     assert_eq!(r.status, 413, "{}", r.text());
-    assert_eq!(error_of(&r).0.as_deref(), Some("payload_too_large"));
+    assert_eq!(r.error_code().as_deref(), Some("payload_too_large"));
     // Malformed parts are a 400.
     for bad in [
         json!({"message": [{"type": "file", "mediaType": "text/plain", "data": "%%%"}]}),
