@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 pub use ureq;
 
+/// Real storage engines on loopback: `redis-server` and the libSQL server `sqld`.
+pub mod engines;
 /// Talking to eve v1 sessions and reading their streams (bounded snapshots, following
 /// streams read until the event a test needs, views of the events).
 pub mod eve;
@@ -165,7 +167,7 @@ fn run(cmd: &mut Command) {
 /// A loopback port nobody listens on right now. The harness picks the port itself rather
 /// than passing port 0, because real Spin prints the address it was given, not the one the
 /// kernel chose.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
