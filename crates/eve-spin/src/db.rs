@@ -56,8 +56,16 @@ pub fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
-fn unavailable() -> ApiError {
-    ApiError::new(ErrorCode::NotConfigured, "the database is not available")
+/// What a client is told to wait when the database cannot be reached (a libSQL server that is
+/// restarting, say): the app recovers by itself once it answers again.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
+
+/// 503 with `Retry-After`: the database could not be opened or reached.
+pub fn unavailable() -> ApiError {
+    ApiError {
+        retry_after_secs: Some(UNAVAILABLE_RETRY_AFTER_SECS),
+        ..ApiError::new(ErrorCode::NotConfigured, "the database is not available")
+    }
 }
 
 /// Opens the default database and applies any missing migration. A database that cannot be
