@@ -184,16 +184,15 @@ impl Sqld {
     /// Runs one statement through sqld's HTTP API and returns its rows (values as JSON, in
     /// the Hrana encoding: `{"type": "integer", "value": "1"}` and the like).
     pub fn query(&self, sql: &str) -> Vec<Vec<serde_json::Value>> {
-        let resp: serde_json::Value = ureq::post(&format!("{}/v2/pipeline", self.url()))
-            .timeout(Duration::from_secs(10))
-            .send_json(serde_json::json!({
-                "requests": [{ "type": "execute", "stmt": { "sql": sql } }, { "type": "close" }]
-            }))
-            .unwrap_or_else(|e| panic!("sqld query {sql:?}: {e}"))
-            .into_json()
-            .expect("a JSON answer");
-        let result = &resp["results"][0];
-        assert_eq!(result["type"], "ok", "sqld query {sql:?}: {result}");
+        self.execute(sql, &[])
+    }
+
+    /// [`Sqld::query`] with positional arguments (JSON integers, floats, strings or null).
+    pub fn execute(&self, sql: &str, args: &[serde_json::Value]) -> Vec<Vec<serde_json::Value>> {
+        let args: Vec<serde_json::Value> = args.iter().map(hrana_value).collect();
+        let result = self.pipeline(serde_json::json!({
+            "type": "execute", "stmt": { "sql": sql, "args": args }
+        }));
         result["response"]["result"]["rows"]
             .as_array()
             .cloned()
@@ -201,6 +200,23 @@ impl Sqld {
             .into_iter()
             .map(|r| r.as_array().cloned().unwrap_or_default())
             .collect()
+    }
+
+    /// Runs several `;`-separated statements (a schema file, say).
+    pub fn execute_batch(&self, sql: &str) {
+        self.pipeline(serde_json::json!({ "type": "sequence", "sql": sql }));
+    }
+
+    fn pipeline(&self, request: serde_json::Value) -> serde_json::Value {
+        let resp: serde_json::Value = ureq::post(&format!("{}/v2/pipeline", self.url()))
+            .timeout(Duration::from_secs(30))
+            .send_json(serde_json::json!({ "requests": [request, { "type": "close" }] }))
+            .unwrap_or_else(|e| panic!("sqld request {request}: {e}"))
+            .into_json()
+            .expect("a JSON answer");
+        let result = resp["results"][0].clone();
+        assert_eq!(result["type"], "ok", "sqld request {request}: {result}");
+        result
     }
 
     /// An integer-valued single-cell query.
@@ -211,6 +227,19 @@ impl Sqld {
             .as_str()
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("{sql}: not an integer: {cell}"))
+    }
+}
+
+/// A JSON value as a Hrana argument.
+fn hrana_value(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{json, Value};
+    match v {
+        Value::Null => json!({ "type": "null" }),
+        Value::Number(n) if n.is_i64() => json!({ "type": "integer", "value": n.to_string() }),
+        Value::Number(n) => json!({ "type": "float", "value": n.as_f64() }),
+        Value::String(s) => json!({ "type": "text", "value": s }),
+        Value::Bool(b) => json!({ "type": "integer", "value": (*b as i64).to_string() }),
+        other => panic!("not a SQL value: {other}"),
     }
 }
 
@@ -240,4 +269,55 @@ pub fn runtime_config(dir: &Path, sqld: Option<&Sqld>, redis: Option<&Redis>) ->
     let path = dir.join("runtime-config.toml");
     std::fs::write(&path, text).expect("write runtime config");
     path
+}
+
+/// The environment variable that moves the default database of every host the harness starts
+/// (without a runtime config of its own) from the state directory's SQLite file to a real
+/// `sqld`: `EVE_CHAT_TEST_DATABASE=sqld`. Unset, empty or `sqlite`: the file, as Spin's
+/// default. scripts/test runs the chat-store and eve-stream suites both ways.
+pub const TEST_DATABASE_ENV: &str = "EVE_CHAT_TEST_DATABASE";
+
+/// Whether [`TEST_DATABASE_ENV`] asks for sqld (any other value than the known ones fails).
+pub fn default_database_on_sqld() -> bool {
+    match std::env::var(TEST_DATABASE_ENV).as_deref() {
+        Err(_) | Ok("") | Ok("sqlite") => false,
+        Ok("sqld") => true,
+        Ok(other) => panic!("{TEST_DATABASE_ENV}={other}: expected `sqld` or `sqlite`"),
+    }
+}
+
+/// The sqld that stands in for a state directory's database file under
+/// `EVE_CHAT_TEST_DATABASE=sqld`, with the runtime config that points a host at it. Hosts
+/// started on the same state directory share it (as they would share the file); it stops when
+/// the last of them (and every test holding it) is gone.
+pub struct StateDatabase {
+    pub sqld: Sqld,
+    pub runtime_config: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+type Registry = std::sync::Mutex<Vec<(PathBuf, std::sync::Weak<StateDatabase>)>>;
+static STATE_DATABASES: Registry = std::sync::Mutex::new(Vec::new());
+
+/// The database of state directory `state` on sqld: the running one, or a fresh sqld.
+pub fn state_database(state: &Path) -> std::sync::Arc<StateDatabase> {
+    let mut all = STATE_DATABASES.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(db) = all
+        .iter()
+        .find(|(p, _)| p == state)
+        .and_then(|(_, w)| w.upgrade())
+    {
+        return db;
+    }
+    let sqld = Sqld::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime_config = runtime_config(dir.path(), Some(&sqld), None);
+    let db = std::sync::Arc::new(StateDatabase {
+        sqld,
+        runtime_config,
+        _dir: dir,
+    });
+    all.push((state.to_path_buf(), std::sync::Arc::downgrade(&db)));
+    db
 }

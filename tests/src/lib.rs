@@ -222,6 +222,9 @@ pub struct Host {
     opts: HostOptions,
     state_dir: Option<PathBuf>,
     _temp: Option<tempfile::TempDir>,
+    /// The sqld behind the default database (`EVE_CHAT_TEST_DATABASE=sqld`), stopped after
+    /// the host.
+    _database: Option<Arc<engines::StateDatabase>>,
     log: Arc<Mutex<String>>,
 }
 
@@ -245,6 +248,7 @@ impl Host {
                 opts: HostOptions::default(),
                 state_dir: None,
                 _temp: None,
+                _database: None,
                 log: Default::default(),
             };
         }
@@ -272,6 +276,13 @@ impl Host {
                 (Some(t), d)
             }
         };
+        // EVE_CHAT_TEST_DATABASE=sqld: the default database on a real libSQL server.
+        let mut opts = opts;
+        let database = (opts.runtime_config.is_none() && engines::default_database_on_sqld())
+            .then(|| engines::state_database(&state_dir));
+        if let Some(db) = &database {
+            opts.runtime_config = Some(db.runtime_config.clone());
+        }
         let mut host = Host {
             base: String::new(),
             child: None,
@@ -280,6 +291,7 @@ impl Host {
             opts,
             state_dir: Some(state_dir),
             _temp: temp,
+            _database: database,
             log: Default::default(),
         };
         host.spawn();

@@ -13,13 +13,44 @@ pub const DATABASE: &str = "default";
 /// A connection that runs one statement per call (Spin ignores any second statement).
 pub struct Db(Connection);
 
+/// How often a statement that met a transient lock error runs again, and the first pause
+/// (doubled each time: 25 + 50 + 100 + 200 ms at most).
+const TRANSIENT_RETRIES: u32 = 4;
+const FIRST_PAUSE_MS: u64 = 25;
+
+/// Errors of a statement that lost a race for the write lock and was rolled back, so that
+/// running it again is safe: a remote libSQL server (sqld) interrupts a statement that waited
+/// too long behind another connection's write (`SQLITE_INTERRUPT`, seen when two nodes migrate
+/// a fresh database at once), a local file answers busy past its timeout.
+pub fn is_transient(message: &str) -> bool {
+    [
+        "SQLITE_BUSY",
+        "SQLITE_LOCKED",
+        "SQLITE_INTERRUPT",
+        "database is locked",
+        "database table is locked",
+    ]
+    .iter()
+    .any(|t| message.contains(t))
+}
+
 impl Sql for Db {
     fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
         let params: Vec<Value> = params.into_iter().map(to_spin).collect();
-        let result = self
-            .0
-            .execute(statement, &params)
-            .map_err(|e| format!("{e:?}"))?;
+        let mut attempt = 0;
+        let result = loop {
+            match self.0.execute(statement, &params) {
+                Ok(r) => break r,
+                Err(e) => {
+                    let message = format!("{e:?}");
+                    if attempt == TRANSIENT_RETRIES || !is_transient(&message) {
+                        return Err(message);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(FIRST_PAUSE_MS << attempt));
+                    attempt += 1;
+                }
+            }
+        };
         Ok(result
             .rows
             .into_iter()
@@ -102,5 +133,22 @@ pub fn schema_status() -> SchemaStatus {
                 .collect(),
             error: Some(format!("{e:?}")),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_transient;
+
+    #[test]
+    fn lock_races_are_transient_and_other_errors_are_not() {
+        assert!(is_transient(
+            "Io(\"Hrana: `cursor error: `error at step 0: (error code: SQLITE_INTERRUPT) `SQLite error: interrupted```\")"
+        ));
+        assert!(is_transient("Io(\"database is locked\")"));
+        assert!(!is_transient("Io(\"UNIQUE constraint failed: chat.id\")"));
+        assert!(!is_transient(
+            "Io(\"no answer from the libSQL server at http://127.0.0.1:1 within 30 s\")"
+        ));
     }
 }
