@@ -10,8 +10,9 @@ use spin_sdk::sqlite::{Connection, Value};
 /// The Spin SQLite database the app uses (`sqlite_databases = ["default"]` in `spin.toml`).
 pub const DATABASE: &str = "default";
 
-/// A connection that runs one statement per call (Spin ignores any second statement).
-pub struct Db(Connection);
+/// A connection that runs one statement per call (Spin ignores any second statement). It is
+/// replaced by a fresh one when the server dropped its session (see [`is_stale_connection`]).
+pub struct Db(std::cell::RefCell<Connection>);
 
 /// How often a statement that met a transient lock error runs again, and the first pause
 /// (doubled each time: 25 + 50 + 100 + 200 ms at most).
@@ -34,19 +35,52 @@ pub fn is_transient(message: &str) -> bool {
     .any(|t| message.contains(t))
 }
 
+/// Errors that say the connection itself is gone on a remote libSQL server, not the
+/// statement: the libSQL client Spin uses keeps a server-side stream open between statements
+/// (its `baton`), sqld expires a stream idle for about 10 s (`STREAM_EXPIRED`) and forgets all
+/// of them when it restarts, and the client then fails every later statement of that
+/// connection. The server refused the statement before running it, so it runs again on a new
+/// connection. Seen with a turn's runner and readers that hold one connection for a turn.
+pub fn is_stale_connection(message: &str) -> bool {
+    ["STREAM_EXPIRED", "BATON_", "STREAM_NOT_FOUND"]
+        .iter()
+        .any(|t| message.contains(t))
+}
+
+impl Db {
+    fn open_connection() -> Result<Db, ApiError> {
+        Connection::open(DATABASE)
+            .map(|c| Db(std::cell::RefCell::new(c)))
+            .map_err(|e| {
+                eprintln!("db: cannot open the {DATABASE:?} database: {e:?}");
+                unavailable()
+            })
+    }
+}
+
 impl Sql for Db {
     fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
         let params: Vec<Value> = params.into_iter().map(to_spin).collect();
         let mut attempt = 0;
         let result = loop {
-            match self.0.execute(statement, &params) {
+            let outcome = self.0.borrow().execute(statement, &params);
+            match outcome {
                 Ok(r) => break r,
                 Err(e) => {
                     let message = format!("{e:?}");
-                    if attempt == TRANSIENT_RETRIES || !is_transient(&message) {
+                    if attempt == TRANSIENT_RETRIES {
                         return Err(message);
                     }
-                    std::thread::sleep(std::time::Duration::from_millis(FIRST_PAUSE_MS << attempt));
+                    if is_stale_connection(&message) {
+                        let fresh = Connection::open(DATABASE).map_err(|e| format!("{e:?}"))?;
+                        *self.0.borrow_mut() = fresh;
+                    } else if is_transient(&message) {
+                        std::thread::sleep(std::time::Duration::from_millis(
+                            FIRST_PAUSE_MS << attempt,
+                        ));
+                    } else {
+                        return Err(message);
+                    }
                     attempt += 1;
                 }
             }
@@ -102,10 +136,7 @@ pub fn unavailable() -> ApiError {
 /// Opens the default database and applies any missing migration. A database that cannot be
 /// opened or migrated is a 503 (the reason goes to the component log).
 pub fn open() -> Result<Db, ApiError> {
-    let db = Db(Connection::open(DATABASE).map_err(|e| {
-        eprintln!("db: cannot open the {DATABASE:?} database: {e:?}");
-        unavailable()
-    })?);
+    let db = Db::open_connection()?;
     migrations::migrate(&db, now_ms()).map_err(|e| {
         eprintln!("db: migrations failed: {e}");
         unavailable()
@@ -118,7 +149,8 @@ pub fn open() -> Result<Db, ApiError> {
 pub fn schema_status() -> SchemaStatus {
     match Connection::open(DATABASE) {
         Ok(conn) => {
-            let status = migrations::migrate_and_report(&Db(conn), now_ms());
+            let status =
+                migrations::migrate_and_report(&Db(std::cell::RefCell::new(conn)), now_ms());
             if let Some(e) = &status.error {
                 eprintln!("db: schema check: {e}");
             }
@@ -149,6 +181,16 @@ mod tests {
         assert!(!is_transient("Io(\"UNIQUE constraint failed: chat.id\")"));
         assert!(!is_transient(
             "Io(\"no answer from the libSQL server at http://127.0.0.1:1 within 30 s\")"
+        ));
+    }
+
+    #[test]
+    fn an_expired_server_stream_is_a_stale_connection() {
+        assert!(super::is_stale_connection(
+            "Io(\"Hrana: `api error: `{\\\"message\\\":\\\"The stream has expired due to inactivity\\\",\\\"code\\\":\\\"STREAM_EXPIRED\\\"}``\")"
+        ));
+        assert!(!super::is_stale_connection(
+            "Io(\"UNIQUE constraint failed: chat.id\")"
         ));
     }
 }

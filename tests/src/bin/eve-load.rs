@@ -326,6 +326,7 @@ fn scale_out(levels: &[usize], seconds: u64, pacing: &str) {
             ..HostOptions::default()
                 .var("chat_create_per_hour", "100000000")
                 .var("chat_send_per_hour", "100000000")
+                .var("max_streams_per_user", "1000")
                 .var("demo_pacing_ms", pacing)
         })
         .expect("a local host (unset EVE_CHAT_BASE_URL)")
@@ -368,6 +369,20 @@ fn scale_out(levels: &[usize], seconds: u64, pacing: &str) {
             turns.sort();
             let errors: usize = stats.errors.values().sum();
             let rss: Vec<String> = hosts.iter().map(|h| memory(h.pid())).collect();
+            // What the hosts logged about failures (first of each kind).
+            let mut seen = std::collections::BTreeSet::new();
+            for line in hosts.iter().flat_map(|h| {
+                h.log()
+                    .lines()
+                    .filter(|l| l.contains("error") || l.contains("failed"))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            }) {
+                let kind: String = line.chars().take(60).collect();
+                if seen.insert(kind) && seen.len() <= 12 {
+                    println!("  host: {}", line.chars().take(300).collect::<String>());
+                }
+            }
             rows.push(format!(
                 "| {setup} | {level} | {:.1} | {} / {} ms | {errors} | {} |",
                 visits as f64 / elapsed.as_secs_f64(),
@@ -413,6 +428,7 @@ fn main() {
                 HostOptions::default()
                     .var("chat_create_per_hour", "100000000")
                     .var("chat_send_per_hour", "100000000")
+                    .var("max_streams_per_user", "1000")
                     .var("demo_pacing_ms", &pacing),
             )
             .expect("a local host (unset EVE_CHAT_BASE_URL or pass --base)"),
