@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 
 pub use ureq;
 
+/// Real storage engines on loopback: `redis-server` and the libSQL server `sqld`.
+pub mod engines;
 /// Talking to eve v1 sessions and reading their streams (bounded snapshots, following
 /// streams read until the event a test needs, views of the events).
 pub mod eve;
@@ -224,7 +226,7 @@ fn run(cmd: &mut Command) {
 /// A loopback port nobody listens on right now. The harness picks the port itself rather
 /// than passing port 0, because real Spin prints the address it was given, not the one the
 /// kernel chose.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -279,6 +281,9 @@ pub struct Host {
     opts: HostOptions,
     state_dir: Option<PathBuf>,
     _temp: Option<tempfile::TempDir>,
+    /// The sqld behind the default database (`EVE_CHAT_TEST_DATABASE=sqld`), stopped after
+    /// the host.
+    _database: Option<Arc<engines::StateDatabase>>,
     log: Arc<Mutex<String>>,
 }
 
@@ -302,6 +307,7 @@ impl Host {
                 opts: HostOptions::default(),
                 state_dir: None,
                 _temp: None,
+                _database: None,
                 log: Default::default(),
             };
         }
@@ -327,6 +333,13 @@ impl Host {
                 (Some(t), d)
             }
         };
+        // EVE_CHAT_TEST_DATABASE=sqld: the default database on a real libSQL server.
+        let mut opts = opts;
+        let database = (opts.runtime_config.is_none() && engines::default_database_on_sqld())
+            .then(|| engines::state_database(&state_dir));
+        if let Some(db) = &database {
+            opts.runtime_config = Some(db.runtime_config.clone());
+        }
         let mut host = Host {
             base: String::new(),
             child: None,
@@ -335,6 +348,7 @@ impl Host {
             opts,
             state_dir: Some(state_dir),
             _temp: temp,
+            _database: database,
             log: Default::default(),
         };
         host.spawn();

@@ -80,6 +80,59 @@ fn mark_pending(h: &Host, id: &str, message: &str) -> Response {
     )
 }
 
+/// A host's own database, for arranging what the API cannot: its SQLite file, or the sqld
+/// behind it when the suite runs with `EVE_CHAT_TEST_DATABASE=sqld`.
+enum HostDb {
+    File(rusqlite::Connection),
+    Sqld(std::sync::Arc<eve_chat_tests::engines::StateDatabase>),
+}
+
+impl HostDb {
+    /// The database of the state directory `state` (started on sqld if it is not yet).
+    fn of_state(state: &std::path::Path) -> HostDb {
+        if eve_chat_tests::engines::default_database_on_sqld() {
+            return HostDb::Sqld(eve_chat_tests::engines::state_database(state));
+        }
+        let db = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
+        db.busy_timeout(Duration::from_secs(10)).unwrap();
+        HostDb::File(db)
+    }
+
+    /// One statement with integer or text arguments.
+    fn execute(&self, sql: &str, args: &[Value]) {
+        match self {
+            HostDb::File(db) => {
+                let args: Vec<rusqlite::types::Value> = args
+                    .iter()
+                    .map(|a| match a {
+                        Value::Number(n) => rusqlite::types::Value::Integer(n.as_i64().unwrap()),
+                        Value::String(t) => rusqlite::types::Value::Text(t.clone()),
+                        other => panic!("not an argument here: {other}"),
+                    })
+                    .collect();
+                db.execute(sql, rusqlite::params_from_iter(args)).unwrap();
+            }
+            HostDb::Sqld(db) => {
+                db.sqld.execute(sql, args);
+            }
+        }
+    }
+
+    fn execute_batch(&self, sql: &str) {
+        match self {
+            HostDb::File(db) => db.execute_batch(sql).unwrap(),
+            HostDb::Sqld(db) => db.sqld.execute_batch(sql),
+        }
+    }
+
+    fn count(&self, sql: &str) -> i64 {
+        match self {
+            HostDb::File(db) => db.query_row(sql, [], |r| r.get(0)).unwrap(),
+            HostDb::Sqld(db) => db.sqld.query_i64(sql),
+        }
+    }
+}
+
 /// Lets the wall clock move past the millisecond of the previous write.
 fn next_millisecond() {
     std::thread::sleep(Duration::from_millis(3));
@@ -381,9 +434,8 @@ fn pagination_over_120_chats_with_equal_timestamps_has_no_duplicate_and_no_gap()
     let Some(h) = roomy_host() else { return };
     let ids: Vec<String> = (0..120).map(|_| new_chat(&h)).collect();
     // Give 60 of them the very same millisecond, and the rest pairs of equal times: rename
-    // keeps updated_at, so set it directly in the host's database file.
-    let db = rusqlite::Connection::open(h.state_dir().unwrap().join("sqlite_db.db")).unwrap();
-    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    // keeps updated_at, so set it directly in the host's database.
+    let db = HostDb::of_state(h.state_dir().unwrap());
     for (n, id) in ids.iter().enumerate() {
         let at: i64 = if n < 60 {
             1_700_000_000_000
@@ -392,9 +444,8 @@ fn pagination_over_120_chats_with_equal_timestamps_has_no_duplicate_and_no_gap()
         };
         db.execute(
             "UPDATE chat SET updated_at = ?1 WHERE id = ?2",
-            rusqlite::params![at, id],
-        )
-        .unwrap();
+            &[json!(at), json!(id)],
+        );
     }
     let mut expected: Vec<(i64, String)> = ids
         .iter()
@@ -1028,21 +1079,18 @@ fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join(".spin");
     std::fs::create_dir_all(&state).unwrap();
-    {
-        // A database as version 1 of the app left it.
-        let db = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
-        let v1 = std::fs::read_to_string(
-            eve_chat_tests::repo_root().join("migrations/0001_chat_and_events.sql"),
-        )
-        .unwrap();
-        db.execute_batch(&v1).unwrap();
-        db.execute_batch(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
-             INSERT INTO schema_migrations VALUES (1, '0001_chat_and_events', 0);
-             INSERT INTO chat (id, owner, title, created_at, updated_at) VALUES ('old-chat', 'local-dev', 'From v1', 1, 1);",
-        )
-        .unwrap();
-    }
+    // A database as version 1 of the app left it.
+    let db = HostDb::of_state(&state);
+    let v1 = std::fs::read_to_string(
+        eve_chat_tests::repo_root().join("migrations/0001_chat_and_events.sql"),
+    )
+    .unwrap();
+    db.execute_batch(&v1);
+    db.execute_batch(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+         INSERT INTO schema_migrations VALUES (1, '0001_chat_and_events', 0);
+         INSERT INTO chat (id, owner, title, created_at, updated_at) VALUES ('old-chat', 'local-dev', 'From v1', 1, 1);",
+    );
     let h = Host::start(HostOptions {
         state_dir: Some(state.clone()),
         ..HostOptions::default()
@@ -1056,10 +1104,7 @@ fn migrations_bring_a_version_1_database_forward_keeping_its_chats() {
         h.get("/api/chats?q=after%20the%20upgrade").json()["chats"][0]["id"],
         "old-chat"
     );
-    let db = rusqlite::Connection::open(state.join("sqlite_db.db")).unwrap();
-    let versions: i64 = db
-        .query_row("SELECT count(*) FROM schema_migrations", [], |r| r.get(0))
-        .unwrap();
+    let versions = db.count("SELECT count(*) FROM schema_migrations");
     // Every numbered file of migrations/ ran once.
     let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations"))
         .unwrap()

@@ -3,12 +3,12 @@
 //! configuration of docs/deployment.md); eve's sessions answer every accepted send with 202
 //! and queue the messages that arrive during a turn, none lost and none run twice.
 
+use eve_chat_tests::engines::Redis;
 use eve_chat_tests::eve;
 use eve_chat_tests::{Host, HostOptions, Response};
 use serde_json::json;
 use std::collections::BTreeSet;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -86,50 +86,6 @@ fn a_burst_of_100_creates_lets_exactly_25_through_with_sqlite_key_value() {
         25,
         "a refused create must not write a chat"
     );
-}
-
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect(
-                "redis-server is needed for this test: scripts/test installs it (scripts/prepare), or run `apt-get install -y redis-server`",
-            );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Redis { child, port }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -403,5 +359,107 @@ fn nine_sequential_turns_whose_streams_close_once_settled_are_all_admitted() {
     eprintln!(
         "12 sequential turns with closed streams: {:?}",
         started.elapsed()
+    );
+}
+
+/// Streams, rate limits and sign-out on Redis key-value as Spin 4.0.2 serves it: its Redis
+/// `swap` answers `cas-failed` after every swap, also one it applied (docs/local-host.md), and
+/// the host does the same. Stream slots read their slot back after a `cas-failed`; an app that
+/// trusted it would fill all eight slots with its first stream and refuse every stream (429).
+#[test]
+fn streams_rate_limits_and_logout_work_on_redis_whose_swap_always_reports_failure() {
+    if eve_chat_tests::external_base_url().is_some() {
+        eprintln!("skipped: needs its own host configured with a Redis store");
+        return;
+    }
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rc = eve_chat_tests::engines::runtime_config(dir.path(), None, Some(&redis));
+    let host = Host::start(HostOptions {
+        runtime_config: Some(rc.clone()),
+        ..HostOptions::default().var("demo_pacing_ms", "0")
+    })
+    .expect("own host");
+    // Streams: eight at once for one user, each in a slot of its own; the ninth is refused.
+    let sid = eve::start(&host, "hello");
+    eve::settled_as(&host, &sid, &[], Duration::from_secs(60));
+    let url = host.url(&eve::stream_path(&sid, "startIndex=0"));
+    let mut open = Vec::new();
+    for i in 0..8 {
+        match host.client().get(&url).call() {
+            Ok(r) => open.push(r),
+            Err(ureq::Error::Status(status, r)) => panic!(
+                "stream {i} refused with {status}: {}",
+                r.into_string().unwrap_or_default()
+            ),
+            Err(e) => panic!("stream {i}: {e}"),
+        }
+    }
+    match host.client().get(&url).call() {
+        Err(ureq::Error::Status(429, r)) => assert!(r.header("retry-after").is_some()),
+        Ok(_) => panic!("a ninth stream was admitted"),
+        Err(e) => panic!("ninth stream: {e}"),
+    }
+    let slots: Vec<String> = redis
+        .cli(&["--scan", "--pattern", "streams:*"])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(slots.len(), 8, "{slots:?}");
+    let leases: BTreeSet<String> = slots
+        .iter()
+        .map(|k| {
+            let v = redis.cli(&["GET", k]);
+            v.split_whitespace().next().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(
+        leases.len(),
+        8,
+        "each stream holds its own slot: {leases:?}"
+    );
+    drop(open);
+    // Rate limits: the chat-create window is exact (25 an hour).
+    assert_eq!(burst_of_creates(&Arc::new(host), 30), (25, 5));
+    // Sign-out: a password-mode host on the same Redis; a copied cookie dies with the logout.
+    let password_host = Host::start(HostOptions {
+        runtime_config: Some(rc),
+        ..HostOptions::default()
+            .var("auth_mode", "password")
+            .var("session_secret", "a-redis-test-secret-of-32-characters!!")
+            .var("chat_password", "redis test password")
+    })
+    .expect("own host");
+    let wrong = password_host.json(
+        "POST",
+        "/api/auth/login",
+        &json!({ "password": "not the password" }),
+    );
+    assert_eq!(wrong.status, 401, "{}", wrong.text());
+    let cookie = password_host.password_login("redis test password");
+    let with_cookie = |method: &str, path: &str| {
+        let origin = password_host.origin();
+        password_host.send(
+            method,
+            path,
+            &[
+                ("cookie", &cookie),
+                ("origin", &origin),
+                ("sec-fetch-site", "same-origin"),
+                ("content-type", "application/json"),
+            ],
+            if method == "POST" { Some(b"{}") } else { None },
+        )
+    };
+    assert_eq!(with_cookie("GET", "/api/chats").status, 200);
+    assert_eq!(with_cookie("POST", "/api/auth/logout").status, 200);
+    assert_eq!(with_cookie("GET", "/api/chats").status, 401);
+    assert_eq!(
+        redis
+            .cli(&["--scan", "--pattern", "session:valid-after:*"])
+            .lines()
+            .count(),
+        1,
+        "the logout time lives in Redis"
     );
 }

@@ -10,6 +10,13 @@
 //! expiry has passed is free whatever it holds. A host killed mid-stream therefore frees its
 //! slots [`LEASE_SECS`] later at most, and two requests racing for the last slot cannot both
 //! win it.
+//!
+//! A `cas-failed` from `swap` is not taken as "another stream won": Spin 4.0.2's Redis store
+//! answers `cas-failed` after every swap, also one whose SET was applied (docs/local-host.md).
+//! So after a `cas-failed` the slot is read back, and it is ours when it holds our lease id
+//! (64 random bits: no other stream holds the same). A rival that read the slot as free before
+//! our SET cannot overwrite it afterwards (its WATCH, or its compare, sees our write), so what
+//! the read-back shows is what the slot holds.
 
 use eve_api::{ApiError, ErrorCode};
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
@@ -109,8 +116,19 @@ pub fn acquire(principal: &str, max: u32) -> Result<Option<StreamLease>, ApiErro
                     renewed_at: now,
                 }))
             }
-            // Another stream took this slot first: try the next.
-            Err(atomics::CasError::CasFailed(_)) => continue,
+            // Either another stream took this slot first (try the next), or the store applied
+            // our swap and reported it failed (Spin's Redis store does): the slot tells.
+            Err(atomics::CasError::CasFailed(fresh)) => {
+                if holds(fresh.current().map_err(unavailable)?.as_deref(), &id) {
+                    return Ok(Some(StreamLease {
+                        bucket,
+                        key,
+                        id,
+                        renewed_at: now,
+                    }));
+                }
+                continue;
+            }
             Err(atomics::CasError::StoreError(e)) => return Err(unavailable(e)),
         }
     }
@@ -119,7 +137,9 @@ pub fn acquire(principal: &str, max: u32) -> Result<Option<StreamLease>, ApiErro
 
 impl StreamLease {
     /// Extends the lease when a renewal is due. Best effort: a failed renewal lets the slot
-    /// expire, which frees it for someone else, and never ends a stream that is running.
+    /// expire, which frees it for someone else, and never ends a stream that is running. (A
+    /// `cas-failed` here may be Spin's Redis store reporting an applied swap: either way the
+    /// outcome is ignored.)
     pub fn renew_if_due(&mut self) {
         let now = now_secs();
         if now < self.renewed_at + RENEW_SECS {

@@ -14,6 +14,7 @@
 
 mod builder;
 mod kv;
+mod libsql_db;
 mod limits;
 mod manifest;
 mod outbound;

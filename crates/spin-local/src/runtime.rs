@@ -2,11 +2,12 @@
 //! one request becomes one fresh component instance.
 
 use crate::kv::{KvStore, SqliteKv};
+use crate::libsql_db::RemoteDb;
 use crate::limits::{CpuMeter, Limits, Metered};
 use crate::manifest::{FileMount, Manifest, RouteSpec};
 use crate::outbound::{chained_component, AllowList};
 use crate::routes::{chained_match, Route, RouteMatch, Router};
-use crate::runtime_config::{KvBackendConfig, RuntimeConfig};
+use crate::runtime_config::{KvBackendConfig, RuntimeConfig, SqliteConfig};
 use crate::spin_host::SpinImports;
 use crate::sqlite_db::Database;
 use crate::stdio::LinePrefixer;
@@ -178,12 +179,19 @@ pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
                     c.id
                 );
             };
-            stores.sqlite.insert(
-                label.clone(),
-                Database {
-                    path: cfg.path.clone(),
+            let db = match cfg {
+                SqliteConfig::Local {
+                    path,
+                    allow_attach_file,
+                } => Database::Local {
+                    path: path.clone(),
+                    allow_attach_file: *allow_attach_file,
                 },
-            );
+                SqliteConfig::LibSql { url, token } => {
+                    Database::Remote(RemoteDb::new(url.clone(), token.clone()))
+                }
+            };
+            stores.sqlite.insert(label.clone(), db);
         }
     }
 

@@ -7,9 +7,18 @@
 //! path = ".spin/kv.db"
 //!
 //! [sqlite_database.default]
-//! type = "spin"
+//! type = "spin"            # a local file; allow_attach_file = true lets it ATTACH files
 //! path = ".spin/app.db"
+//!
+//! [sqlite_database.shared]
+//! type = "libsql"          # a libSQL server (sqld, Turso) over HTTP(S)
+//! url = "https://db.example.com"
+//! token = "…"
 //! ```
+//!
+//! The `[sqlite_database.*]` tables are read as Spin 4.0.2 reads them (`crates/sqlite`): the
+//! same keys, unknown keys refused, `token` required for libSQL, only `http://` and `https://`
+//! URLs, and Spin's error texts after the file and table name.
 //!
 //! Relative paths are resolved against the directory of the runtime-config file, as Spin does.
 //! Without a file, `default` stores live under the state directory (`.spin/`), also as Spin.
@@ -30,8 +39,26 @@ pub enum KvBackendConfig {
 
 /// Where a SQLite database lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SqliteConfig {
-    pub path: PathBuf,
+pub enum SqliteConfig {
+    /// A local file (`type = "spin"`).
+    Local {
+        path: PathBuf,
+        /// Spin's `allow_attach_file`: `ATTACH` of other files is refused unless set.
+        allow_attach_file: bool,
+    },
+    /// A libSQL server (`type = "libsql"`), reached over HTTP(S) with a bearer token.
+    LibSql { url: String, token: String },
+}
+
+#[cfg(test)]
+impl SqliteConfig {
+    /// The local file, for a database of `type = "spin"`.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            SqliteConfig::Local { path, .. } => Some(path),
+            SqliteConfig::LibSql { .. } => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -45,7 +72,7 @@ struct RawRuntimeConfig {
     #[serde(default)]
     key_value_store: BTreeMap<String, RawStore>,
     #[serde(default)]
-    sqlite_database: BTreeMap<String, RawStore>,
+    sqlite_database: BTreeMap<String, RawDatabase>,
     #[serde(default)]
     variables_provider: Option<toml::Value>,
     #[serde(default)]
@@ -69,6 +96,43 @@ struct RawStore {
     token: Option<String>,
 }
 
+/// A `[sqlite_database.<label>]` table: its `type`, and the rest read by type (Spin's
+/// `TomlRuntimeConfig`).
+#[derive(Deserialize)]
+struct RawDatabase {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(flatten)]
+    config: toml::Table,
+}
+
+/// `type = "spin"` (Spin's `InProcDatabase`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLocalDatabase {
+    path: Option<PathBuf>,
+    #[serde(default)]
+    allow_attach_file: bool,
+}
+
+/// `type = "libsql"` (Spin's `LibSqlDatabase`): both keys required.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLibSqlDatabase {
+    url: String,
+    token: String,
+}
+
+/// Spin's `check_url`: libSQL is spoken over HTTP(S) only.
+fn check_libsql_url(url: &str) -> Result<()> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!("URL does not start with 'https://' or 'http://'. Spin currently only supports talking to libSQL databases over HTTP(S)"))
+    }
+    .with_context(|| format!("unexpected libSQL URL '{url}' in runtime config file "))
+}
+
 /// The file names Spin uses for its default stores under the state directory.
 pub const DEFAULT_KV_FILE: &str = "sqlite_key_value.db";
 pub const DEFAULT_SQLITE_FILE: &str = "sqlite_db.db";
@@ -85,8 +149,9 @@ impl RuntimeConfig {
         );
         c.sqlite_databases.insert(
             "default".into(),
-            SqliteConfig {
+            SqliteConfig::Local {
                 path: state_dir.join(DEFAULT_SQLITE_FILE),
+                allow_attach_file: false,
             },
         );
         c
@@ -135,16 +200,37 @@ impl RuntimeConfig {
         }
         for (label, s) in raw.sqlite_database {
             let at = format!("{name}: [sqlite_database.{label}]");
-            match s.kind.as_str() {
-                "spin" => {}
-                "libsql" => bail!("{at}: type \"libsql\" needs a remote libSQL server, which this host does not speak; run real Spin for libSQL/Turso (docs/deployment.md)"),
-                other => bail!("{at}: type \"{other}\" is not supported here (supported: \"spin\")"),
-            }
-            let path = s
-                .path
-                .map(|p| base.join(p))
-                .unwrap_or_else(|| state_dir.join(format!("{label}.db")));
-            c.sqlite_databases.insert(label, SqliteConfig { path });
+            let config = match s.kind.as_str() {
+                "spin" => {
+                    let d: RawLocalDatabase = s
+                        .config
+                        .try_into()
+                        .map_err(|e| anyhow::anyhow!("{at}: {}", e.to_string().trim_end()))?;
+                    // Spin resolves a relative path against the runtime config's directory;
+                    // without a path its database is in memory, which one process can hold but
+                    // a restart loses: this host keeps it in the state directory instead.
+                    SqliteConfig::Local {
+                        path: d
+                            .path
+                            .map(|p| base.join(p))
+                            .unwrap_or_else(|| state_dir.join(format!("{label}.db"))),
+                        allow_attach_file: d.allow_attach_file,
+                    }
+                }
+                "libsql" => {
+                    let d: RawLibSqlDatabase = s
+                        .config
+                        .try_into()
+                        .map_err(|e| anyhow::anyhow!("{at}: {}", e.to_string().trim_end()))?;
+                    check_libsql_url(&d.url).map_err(|e| anyhow::anyhow!("{at}: {e:#}"))?;
+                    SqliteConfig::LibSql {
+                        url: d.url,
+                        token: d.token,
+                    }
+                }
+                other => bail!("{at}: Unknown database kind: {other}"),
+            };
+            c.sqlite_databases.insert(label, config);
         }
         Ok(c)
     }
@@ -164,8 +250,8 @@ mod tests {
             }
         );
         assert_eq!(
-            c.sqlite_databases["default"].path,
-            PathBuf::from("/app/.spin/sqlite_db.db")
+            c.sqlite_databases["default"].path(),
+            Some(Path::new("/app/.spin/sqlite_db.db"))
         );
     }
 
@@ -200,8 +286,11 @@ path = "data/app.db"
             }
         );
         assert_eq!(
-            c.sqlite_databases["default"].path,
-            PathBuf::from("/etc/app/data/app.db")
+            c.sqlite_databases["default"],
+            SqliteConfig::Local {
+                path: "/etc/app/data/app.db".into(),
+                allow_attach_file: false
+            }
         );
     }
 
@@ -228,5 +317,69 @@ path = "data/app.db"
             Path::new(".spin")
         )
         .is_err());
+    }
+
+    fn parse_err(text: &str) -> String {
+        RuntimeConfig::parse(text, Path::new("rc.toml"), Path::new(".spin"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn libsql_takes_spins_url_and_token() {
+        let c = RuntimeConfig::parse(
+            "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:8080\"\ntoken = \"t\"\n",
+            Path::new("rc.toml"),
+            Path::new(".spin"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.sqlite_databases["default"],
+            SqliteConfig::LibSql {
+                url: "http://127.0.0.1:8080".into(),
+                token: "t".into()
+            }
+        );
+    }
+
+    #[test]
+    fn libsql_refusals_carry_spins_texts() {
+        let e = parse_err(
+            "[sqlite_database.db]\ntype = \"libsql\"\nurl = \"libsql://x.turso.io\"\ntoken = \"t\"\n",
+        );
+        assert_eq!(
+            e,
+            "rc.toml: [sqlite_database.db]: unexpected libSQL URL 'libsql://x.turso.io' in runtime config file : URL does not start with 'https://' or 'http://'. Spin currently only supports talking to libSQL databases over HTTP(S)"
+        );
+        let e = parse_err("[sqlite_database.db]\ntype = \"libsql\"\nurl = \"https://x\"\n");
+        assert!(e.contains("missing field `token`"), "{e}");
+        let e = parse_err(
+            "[sqlite_database.db]\ntype = \"libsql\"\nurl = \"https://x\"\ntoken = \"t\"\npath = \"a.db\"\n",
+        );
+        assert!(e.contains("unknown field `path`"), "{e}");
+        let e = parse_err("[sqlite_database.db]\ntype = \"postgres\"\n");
+        assert_eq!(
+            e,
+            "rc.toml: [sqlite_database.db]: Unknown database kind: postgres"
+        );
+    }
+
+    #[test]
+    fn spin_databases_accept_allow_attach_file_and_nothing_unknown() {
+        let c = RuntimeConfig::parse(
+            "[sqlite_database.db]\ntype = \"spin\"\npath = \"x.db\"\nallow_attach_file = true\n",
+            Path::new("/rc/rc.toml"),
+            Path::new(".spin"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.sqlite_databases["db"],
+            SqliteConfig::Local {
+                path: "/rc/x.db".into(),
+                allow_attach_file: true
+            }
+        );
+        let e = parse_err("[sqlite_database.db]\ntype = \"spin\"\nurl = \"https://x\"\n");
+        assert!(e.contains("unknown field `url`"), "{e}");
     }
 }

@@ -42,8 +42,12 @@ pub struct WasiCas {
     key: String,
     seen: Option<Vec<u8>>,
 }
-/// An open `fermyon:spin/sqlite` connection (one per `open`, like a Spin local database).
-pub struct SqliteConnection(Arc<Mutex<rusqlite::Connection>>);
+/// An open `fermyon:spin/sqlite` connection (one per `open`, as in Spin): a connection to a
+/// local file, or to a libSQL server.
+pub enum SqliteConnection {
+    Local(Arc<Mutex<rusqlite::Connection>>),
+    Remote(Arc<crate::libsql_db::RemoteConnection>),
+}
 
 type WResult<T> = wasmtime::Result<T>;
 
@@ -357,12 +361,20 @@ impl sqlite::HostConnection for HostState {
         let Some(db) = self.app.stores.sqlite.get(&database).cloned() else {
             return Ok(Err(sqlite::Error::NoSuchDatabase));
         };
-        match blocking(move || sqlite_db::open(&db.path)).await? {
-            Ok(conn) => Ok(Ok(self
-                .table
-                .push(SqliteConnection(Arc::new(Mutex::new(conn))))?)),
-            Err(e) => Ok(Err(sqlite::Error::Io(format!("{e:#}")))),
-        }
+        let conn = match db {
+            sqlite_db::Database::Local {
+                path,
+                allow_attach_file,
+            } => match blocking(move || sqlite_db::open(&path, allow_attach_file)).await? {
+                Ok(conn) => SqliteConnection::Local(Arc::new(Mutex::new(conn))),
+                Err(e) => return Ok(Err(sqlite::Error::Io(format!("{e:#}")))),
+            },
+            // As Spin's libSQL connection: no I/O until the first statement.
+            sqlite_db::Database::Remote(remote) => {
+                SqliteConnection::Remote(Arc::new(crate::libsql_db::RemoteConnection::new(remote)))
+            }
+        };
+        Ok(Ok(self.table.push(conn)?))
     }
 
     async fn execute(
@@ -371,7 +383,6 @@ impl sqlite::HostConnection for HostState {
         statement: String,
         parameters: Vec<sqlite::Value>,
     ) -> WResult<Result<sqlite::QueryResult, sqlite::Error>> {
-        let conn = self.table.get(&this)?.0.clone();
         let params: Vec<sqlite_db::Value> = parameters
             .into_iter()
             .map(|v| match v {
@@ -382,33 +393,45 @@ impl sqlite::HostConnection for HostState {
                 sqlite::Value::Null => sqlite_db::Value::Null,
             })
             .collect();
-        let result = blocking(move || {
-            let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            sqlite_db::execute(&conn, &statement, &params)
-        })
-        .await?;
-        Ok(match result {
-            Ok(r) => Ok(sqlite::QueryResult {
-                columns: r.columns,
-                rows: r
-                    .rows
-                    .into_iter()
-                    .map(|row| sqlite::RowResult {
-                        values: row
-                            .into_iter()
-                            .map(|v| match v {
-                                sqlite_db::Value::Integer(i) => sqlite::Value::Integer(i),
-                                sqlite_db::Value::Real(f) => sqlite::Value::Real(f),
-                                sqlite_db::Value::Text(s) => sqlite::Value::Text(s),
-                                sqlite_db::Value::Blob(b) => sqlite::Value::Blob(b),
-                                sqlite_db::Value::Null => sqlite::Value::Null,
-                            })
-                            .collect(),
-                    })
-                    .collect(),
-            }),
-            Err(e) => Err(sqlite::Error::Io(e.to_string())),
-        })
+        let result = match self.table.get(&this)? {
+            SqliteConnection::Local(conn) => {
+                let conn = conn.clone();
+                blocking(move || {
+                    let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+                    sqlite_db::execute(&conn, &statement, &params)
+                })
+                .await?
+                .map_err(|e| sqlite::Error::Io(e.to_string()))
+            }
+            SqliteConnection::Remote(conn) => {
+                let conn = conn.clone();
+                conn.execute(&statement, params).await.map_err(|e| match e {
+                    crate::libsql_db::RemoteError::InvalidConnection => {
+                        sqlite::Error::InvalidConnection
+                    }
+                    crate::libsql_db::RemoteError::Io(m) => sqlite::Error::Io(m),
+                })
+            }
+        };
+        Ok(result.map(|r| sqlite::QueryResult {
+            columns: r.columns,
+            rows: r
+                .rows
+                .into_iter()
+                .map(|row| sqlite::RowResult {
+                    values: row
+                        .into_iter()
+                        .map(|v| match v {
+                            sqlite_db::Value::Integer(i) => sqlite::Value::Integer(i),
+                            sqlite_db::Value::Real(f) => sqlite::Value::Real(f),
+                            sqlite_db::Value::Text(s) => sqlite::Value::Text(s),
+                            sqlite_db::Value::Blob(b) => sqlite::Value::Blob(b),
+                            sqlite_db::Value::Null => sqlite::Value::Null,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }))
     }
 
     async fn drop(&mut self, this: Resource<SqliteConnection>) -> WResult<()> {

@@ -27,7 +27,9 @@ pub struct QueryResult {
 }
 
 /// Opens a connection to the database file, creating it (and its directory) on first use.
-pub fn open(path: &Path) -> Result<rusqlite::Connection> {
+/// `allow_attach_file` is the runtime config's key of that name (Spin's): off, the guest
+/// cannot `ATTACH` anything (see [`confine`]).
+pub fn open(path: &Path, allow_attach_file: bool) -> Result<rusqlite::Connection> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -43,7 +45,7 @@ pub fn open(path: &Path) -> Result<rusqlite::Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Foreign keys stay at SQLite's default (off), as on Spin: the app must not depend on a
     // cascade that a Spin database would not run.
-    confine(&conn)?;
+    confine(&conn, allow_attach_file)?;
     Ok(conn)
 }
 
@@ -52,15 +54,20 @@ pub fn open(path: &Path) -> Result<rusqlite::Connection> {
 /// SQL functions run from a schema (triggers, views) the guest may have planted. A denied
 /// statement fails with SQLite's "not authorized" error, which the guest sees as an `io`
 /// error; the connection stays usable. A plain `VACUUM` attaches a temporary database
-/// internally, so it is refused too.
-pub fn confine(conn: &rusqlite::Connection) -> Result<()> {
+/// internally, so it is refused too. With `allow_attach_file` (runtime config), `ATTACH` and
+/// `DETACH` are allowed, as Spin allows them then; the rest stays refused.
+pub fn confine(conn: &rusqlite::Connection, allow_attach_file: bool) -> Result<()> {
     use rusqlite::hooks::{AuthAction, Authorization};
     use rusqlite::limits::Limit;
-    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+    if !allow_attach_file {
+        conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+    }
     conn.pragma_update(None, "trusted_schema", "OFF")?;
-    conn.authorizer(Some(|ctx: rusqlite::hooks::AuthContext<'_>| {
+    conn.authorizer(Some(move |ctx: rusqlite::hooks::AuthContext<'_>| {
         match ctx.action {
-            AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
+            AuthAction::Attach { .. } | AuthAction::Detach { .. } if !allow_attach_file => {
+                Authorization::Deny
+            }
             AuthAction::Function { function_name }
                 if function_name.eq_ignore_ascii_case("load_extension") =>
             {
@@ -117,10 +124,16 @@ pub fn execute(
     Ok(QueryResult { columns, rows })
 }
 
-/// The label → file mapping the host grants from.
-#[derive(Debug, Clone)]
-pub struct Database {
-    pub path: PathBuf,
+/// A configured database, which the host grants by label.
+#[derive(Clone)]
+pub enum Database {
+    /// A local file.
+    Local {
+        path: PathBuf,
+        allow_attach_file: bool,
+    },
+    /// A libSQL server.
+    Remote(std::sync::Arc<crate::libsql_db::RemoteDb>),
 }
 
 #[cfg(test)]
@@ -133,7 +146,7 @@ mod tests {
 
     fn confined_file() -> (tempfile::TempDir, rusqlite::Connection) {
         let dir = tempfile::tempdir().unwrap();
-        let c = open(&dir.path().join("db.sqlite")).unwrap();
+        let c = open(&dir.path().join("db.sqlite"), false).unwrap();
         (dir, c)
     }
 
@@ -166,6 +179,18 @@ mod tests {
         // The connection still works after the refusals.
         execute(&c, "CREATE TABLE t (x)", &[]).unwrap();
         execute(&c, "INSERT INTO t VALUES (1)", &[]).unwrap();
+    }
+
+    #[test]
+    fn allow_attach_file_lets_attach_through_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = open(&dir.path().join("db.sqlite"), true).unwrap();
+        let other = dir.path().join("other.db").to_string_lossy().into_owned();
+        execute(&c, &format!("ATTACH DATABASE '{other}' AS x"), &[]).unwrap();
+        execute(&c, "CREATE TABLE x.t (a)", &[]).unwrap();
+        execute(&c, "DETACH DATABASE x", &[]).unwrap();
+        let e = execute(&c, "SELECT load_extension('/tmp/evil.so')", &[]).unwrap_err();
+        assert!(refused(&e.to_string()), "{e}");
     }
 
     #[test]

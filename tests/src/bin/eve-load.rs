@@ -13,7 +13,18 @@
 //! ```
 //! Without `--base` it starts the local host with a fresh state directory, local-dev sign-in
 //! and the per-hour limits raised (a load run is not a rate-limit test).
+//!
+//! `--scale-out` runs the same mix (phase 1 only, at each level) on three deployments in one
+//! run and prints them side by side: one node on its local SQLite file (Spin's default), one
+//! node on a real libSQL server (`sqld` on loopback), and two nodes on that `sqld` plus a
+//! `redis-server` with the client alternating between them request by request (a turn is
+//! started on one node and read from the other). docs/performance.md records its output.
+//!
+//! ```text
+//! cargo run --release -p eve-chat-tests --bin eve-load -- --scale-out [--levels 16] [--seconds 20]
+//! ```
 
+use eve_chat_tests::engines::{runtime_config, Redis, Sqld};
 use eve_chat_tests::{Host, HostOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -29,12 +40,29 @@ struct Stats {
 }
 
 struct Target {
-    base: String,
-    origin: String,
+    /// The nodes, used in turn request by request (one node: always the same).
+    bases: Vec<String>,
+    next: AtomicUsize,
     agent: ureq::Agent,
 }
 
 impl Target {
+    fn new(bases: Vec<String>) -> Target {
+        Target {
+            bases,
+            next: AtomicUsize::new(0),
+            agent: ureq::AgentBuilder::new()
+                .timeout(Duration::from_secs(120))
+                .max_idle_connections_per_host(512)
+                .build(),
+        }
+    }
+
+    /// The node for the next request (its own origin goes with it).
+    fn pick(&self) -> &str {
+        &self.bases[self.next.fetch_add(1, Ordering::Relaxed) % self.bases.len()]
+    }
+
     fn call(
         &self,
         stats: &Mutex<Stats>,
@@ -44,12 +72,9 @@ impl Target {
         body: Option<&Value>,
     ) -> Option<Value> {
         let started = Instant::now();
-        let mut req = self
-            .agent
-            .request(method, &format!("{}{}", self.base, path));
-        req = req
-            .set("origin", &self.origin)
-            .set("sec-fetch-site", "same-origin");
+        let base = self.pick();
+        let mut req = self.agent.request(method, &format!("{base}{path}"));
+        req = req.set("origin", base).set("sec-fetch-site", "same-origin");
         let result = match body {
             Some(b) => req
                 .set("content-type", "application/json")
@@ -112,11 +137,9 @@ impl Target {
     }
 
     fn read_stream(&self, stats: &Mutex<Stats>, session: &str, from: u64) -> bool {
-        let url = format!(
-            "{}/eve/v1/session/{session}/stream?startIndex={from}",
-            self.base
-        );
-        let resp = match self.agent.get(&url).set("origin", &self.origin).call() {
+        let base = self.pick();
+        let url = format!("{base}/eve/v1/session/{session}/stream?startIndex={from}");
+        let resp = match self.agent.get(&url).set("origin", base).call() {
             Ok(r) => r,
             Err(e) => {
                 *stats
@@ -270,6 +293,115 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .cloned()
 }
 
+/// Runs the mix at `level` for `seconds` against `target`: (visits, stats, elapsed).
+fn run_mix(target: &Arc<Target>, level: usize, seconds: u64) -> (usize, Stats, Duration) {
+    let stats = Arc::new(Mutex::new(Stats::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let counter = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..level)
+        .map(|_| {
+            let (t, s, stop, c) = (target.clone(), stats.clone(), stop.clone(), counter.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    visit(&t, &s, c.fetch_add(1, Ordering::Relaxed));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(seconds));
+    stop.store(true, Ordering::Relaxed);
+    // Finish the visits in flight (bounded: a visit is a few requests and one turn).
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    let elapsed = started.elapsed();
+    let stats = std::mem::take(&mut *stats.lock().unwrap());
+    (counter.load(Ordering::Relaxed), stats, elapsed)
+}
+
+/// One node on SQLite, one on sqld, two on sqld + Redis: the same mix, side by side.
+fn scale_out(levels: &[usize], seconds: u64, pacing: &str) {
+    let node = |rc: Option<std::path::PathBuf>| {
+        Host::start(HostOptions {
+            runtime_config: rc,
+            ..HostOptions::default()
+                .var("chat_create_per_hour", "100000000")
+                .var("chat_send_per_hour", "100000000")
+                .var("max_streams_per_user", "1000")
+                .var("demo_pacing_ms", pacing)
+        })
+        .expect("a local host (unset EVE_CHAT_BASE_URL)")
+    };
+    println!(
+        "eve-load --scale-out: levels {levels:?}, {seconds} s each, demo pacing {pacing} ms; {} cores",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+    let mut rows = Vec::new();
+    for setup in [
+        "1 node, local SQLite",
+        "1 node, sqld",
+        "2 nodes, sqld + Redis",
+    ] {
+        for &level in levels {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let (sqld, redis) = match setup {
+                "1 node, local SQLite" => (None, None),
+                "1 node, sqld" => (Some(Sqld::start()), None),
+                _ => (Some(Sqld::start()), Some(Redis::start())),
+            };
+            let rc = sqld
+                .as_ref()
+                .map(|s| runtime_config(dir.path(), Some(s), redis.as_ref()));
+            let hosts: Vec<Host> = (0..if redis.is_some() { 2 } else { 1 })
+                .map(|_| node(rc.clone()))
+                .collect();
+            let target = Arc::new(Target::new(hosts.iter().map(|h| h.base.clone()).collect()));
+            let (visits, stats, elapsed) = run_mix(&target, level, seconds);
+            report(
+                &format!("{setup}, concurrency {level}: {visits} visits"),
+                &stats,
+                elapsed,
+            );
+            let mut turns = stats
+                .latencies
+                .get("turn (send → settled)")
+                .cloned()
+                .unwrap_or_default();
+            turns.sort();
+            let errors: usize = stats.errors.values().sum();
+            let rss: Vec<String> = hosts.iter().map(|h| memory(h.pid())).collect();
+            // What the hosts logged about failures (first of each kind).
+            let mut seen = std::collections::BTreeSet::new();
+            for line in hosts.iter().flat_map(|h| {
+                h.log()
+                    .lines()
+                    .filter(|l| l.contains("error") || l.contains("failed"))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            }) {
+                let kind: String = line.chars().take(60).collect();
+                if seen.insert(kind) && seen.len() <= 12 {
+                    println!("  host: {}", line.chars().take(300).collect::<String>());
+                }
+            }
+            rows.push(format!(
+                "| {setup} | {level} | {:.1} | {} / {} ms | {errors} | {} |",
+                visits as f64 / elapsed.as_secs_f64(),
+                ms(percentile(&turns, 0.5)),
+                ms(percentile(&turns, 0.99)),
+                rss.join("; ")
+            ));
+            drop(hosts);
+        }
+    }
+    println!(
+        "\n| deployment | concurrency | visits/s | turn p50 / p99 | errors | each host's memory |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let levels: Vec<usize> = arg(&args, "--levels")
@@ -284,6 +416,10 @@ fn main() {
         .map(|s| s.parse().expect("--streams"))
         .unwrap_or(200);
     let pacing = arg(&args, "--pacing-ms").unwrap_or_else(|| "30".into());
+    if args.iter().any(|a| a == "--scale-out") {
+        scale_out(&levels, seconds, &pacing);
+        return;
+    }
 
     let host = match arg(&args, "--base") {
         Some(_) => None,
@@ -301,44 +437,15 @@ fn main() {
     };
     let base = arg(&args, "--base").unwrap_or_else(|| host.as_ref().unwrap().base.clone());
     let pid = host.as_ref().and_then(|h| h.pid());
-    let target = Arc::new(Target {
-        base: base.clone(),
-        origin: base.clone(),
-        agent: ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(120))
-            .max_idle_connections_per_host(512)
-            .build(),
-    });
+    let target = Arc::new(Target::new(vec![base.clone()]));
     println!("eve-load against {base}: levels {levels:?}, {seconds} s each, demo pacing {pacing} ms; {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0));
     println!("host memory at start: {}", memory(pid));
 
     for &level in &levels {
-        let stats = Arc::new(Mutex::new(Stats::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let counter = Arc::new(AtomicUsize::new(0));
-        let started = Instant::now();
-        let workers: Vec<_> = (0..level)
-            .map(|_| {
-                let (t, s, stop, c) =
-                    (target.clone(), stats.clone(), stop.clone(), counter.clone());
-                std::thread::spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        visit(&t, &s, c.fetch_add(1, Ordering::Relaxed));
-                    }
-                })
-            })
-            .collect();
-        std::thread::sleep(Duration::from_secs(seconds));
-        stop.store(true, Ordering::Relaxed);
-        // Finish the visits in flight (bounded: a visit is a few requests and one turn).
-        workers.into_iter().for_each(|w| w.join().unwrap());
-        let elapsed = started.elapsed();
+        let (visits, stats, elapsed) = run_mix(&target, level, seconds);
         report(
-            &format!(
-                "mix at concurrency {level}: {} visits",
-                counter.load(Ordering::Relaxed)
-            ),
-            &stats.lock().unwrap(),
+            &format!("mix at concurrency {level}: {visits} visits"),
+            &stats,
             elapsed,
         );
         println!("host memory: {}", memory(pid));
