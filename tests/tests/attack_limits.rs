@@ -25,7 +25,7 @@ use eve_chat_tests::raw::{
 };
 use eve_chat_tests::{eve, mcp_servers};
 use eve_chat_tests::{public_agent_manifest, Host, HostOptions};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
