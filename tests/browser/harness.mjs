@@ -30,7 +30,9 @@ export async function startApp(variables = {}) {
   const args = ["up", "--quiet", "--listen", "127.0.0.1:0", "--state-dir", stateDir];
   const vars = { auth_mode: "local-dev", llm_provider: "demo", ...variables };
   for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
-  const child = spawn(HOST_BIN, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+  // In a process group of its own: `up` serves through a child (`trigger`), as `spin up` does,
+  // and a kill of the parent alone would leave that child serving.
+  const child = spawn(HOST_BIN, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let output = "";
   const baseUrl = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`host did not start in 60 s:\n${output}`)), 60_000);
@@ -59,7 +61,12 @@ export async function startApp(variables = {}) {
         child.kill("SIGTERM");
         await new Promise((r) => {
           const t = setTimeout(() => {
-            child.kill("SIGKILL");
+            // SIGTERM reaches the trigger through `up`; what outlives it goes with the group.
+            try {
+              process.kill(-child.pid, "SIGKILL");
+            } catch {
+              child.kill("SIGKILL");
+            }
             r();
           }, 5000);
           child.once("exit", () => {
