@@ -1,6 +1,6 @@
 //! What every route answers with: the call a handler gets, the database, JSON answers, eve's
-//! error body and the connect pages' HTML. Shared by [`crate::handlers`] and
-//! [`crate::reader`]; [`crate::api`] routes.
+//! error body and the connect pages' HTML. Shared by `handlers` and
+//! `reader`; `api` routes.
 
 use eve_agent::protocol::{Refusal, Route};
 use eve_api::auth::Principal;

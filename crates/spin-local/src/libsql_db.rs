@@ -10,7 +10,7 @@
 //! every request), and a statement that has no answer within [`STATEMENT_TIMEOUT`] fails with
 //! an `io` error instead of waiting forever on a server that stopped answering.
 
-use crate::sqlite_db::{QueryResult, Value};
+use crate::sql_value::{QueryResult, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;

@@ -26,6 +26,7 @@ mod runtime;
 mod runtime_config;
 mod server;
 mod spin_host;
+mod sql_value;
 mod sqlite_db;
 mod stdio;
 mod variables;

@@ -10,21 +10,7 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use std::path::{Path, PathBuf};
 
-/// A column value, mirroring the WIT `value` variant.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Integer(i64),
-    Real(f64),
-    Text(String),
-    Blob(Vec<u8>),
-    Null,
-}
-
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct QueryResult {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Value>>,
-}
+pub use crate::sql_value::{QueryResult, Value};
 
 /// Opens a connection to the database file, creating it (and its directory) on first use.
 /// `allow_attach_file` is the runtime config's key of that name (Spin's): off, the guest

@@ -26,7 +26,7 @@ pub struct StateCodec(SignedValueCodec);
 
 impl StateCodec {
     /// `key` is the same secret the principal assertions use (see
-    /// [`crate::connections::jwt::UpstreamJwt::state_codec`]).
+    /// `connections::jwt::UpstreamJwt::state_codec`).
     pub fn new(key: &str, previous: Option<&str>, binding: &str) -> Self {
         StateCodec(SignedValueCodec::new(
             key,

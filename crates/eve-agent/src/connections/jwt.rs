@@ -162,7 +162,7 @@ impl UpstreamJwt {
             .then_some(token.trim())
     }
 
-    /// The key that seals connection tokens at rest ([`crate::connections::mcp_oauth::seal`]), derived
+    /// The key that seals connection tokens at rest (`connections::mcp_oauth::seal`), derived
     /// from the same secret: rotating it signs everyone out of their connections.
     pub fn token_key(&self) -> [u8; 32] {
         hmac_sha256(&self.secret, b"connection tokens")

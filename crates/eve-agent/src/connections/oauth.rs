@@ -1,6 +1,6 @@
-//! The OAuth plumbing of MCP sign-ins ([`crate::connections::mcp_oauth`]): the callback route,
+//! The OAuth plumbing of MCP sign-ins (`connections::mcp_oauth`): the callback route,
 //! how long a flow may take, query encoding, and reading a token endpoint's answer. The signed
-//! `state` a flow carries is [`crate::connections::flow_state`].
+//! `state` a flow carries is `connections::flow_state`.
 
 /// The callback route (relative to the app's origin).
 pub const CALLBACK_PATH: &str = "/eve/v1/connections/callback";

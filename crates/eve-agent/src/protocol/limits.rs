@@ -10,7 +10,7 @@ pub const MAX_INPUT_RESPONSES: usize = 16;
 /// Most parts in one message.
 pub const MAX_PARTS: usize = 16;
 /// The largest request body; a message route's may be larger by its files
-/// ([`crate::protocol::uploads::UploadPolicy::message_body_cap`]).
+/// (`protocol::uploads::UploadPolicy::message_body_cap`).
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 /// The largest body any configuration lets a message route take.
 pub const MAX_MESSAGE_BODY_BYTES: usize = MAX_BODY_BYTES + (MAX_MAX_BYTES as usize).div_ceil(3) * 4;

@@ -340,7 +340,6 @@ fn is_text_type(m: &str) -> bool {
 mod tests {
     use super::*;
     use crate::protocol::ids::{attachment_id, is_attachment_id};
-    use crate::providers::files::base64;
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 
@@ -391,7 +390,7 @@ mod tests {
     #[test]
     fn a_body_with_one_file_at_the_cap_fits_the_message_route() {
         let p = UploadPolicy::from_vars(Some("3000"), None, None);
-        let encoded = base64(&vec![0u8; 3000]).len();
+        let encoded = BASE64.encode(vec![0u8; 3000]).len();
         assert!(p.message_body_cap() >= MAX_BODY_BYTES + encoded);
         assert!(p.message_body_cap() < MAX_BODY_BYTES + encoded + 8);
     }

@@ -382,10 +382,7 @@ mod tests {
 
     #[test]
     fn files_become_image_document_and_text_blocks_of_the_user_message() {
-        let body = request_body(
-            "m",
-            &crate::providers::files::testing::mixed_files_request(),
-        );
+        let body = request_body("m", &crate::providers::testing::mixed_files_request());
         let msgs = body["messages"].as_array().unwrap();
         // Consecutive user content is one message; the empty text block is left out.
         assert_eq!(msgs.len(), 1, "{body}");

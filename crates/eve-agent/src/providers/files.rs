@@ -128,7 +128,6 @@ pub fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::model::ModelMessage;
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 
@@ -161,59 +160,5 @@ mod tests {
         };
         assert!(t.starts_with(&"é".repeat(MAX_INLINE_TEXT_CHARS)));
         assert!(t.ends_with("characters]"));
-    }
-
-    #[test]
-    fn stored_files_are_read_before_the_call() {
-        let mut m = vec![
-            ModelMessage::User("look".into()),
-            ModelMessage::File(ModelFile {
-                filename: Some("p.png".into()),
-                media_type: "image/png".into(),
-                content: FileContent::Stored("att_a".into()),
-            }),
-            ModelMessage::File(ModelFile {
-                filename: Some("b.txt".into()),
-                media_type: "text/plain".into(),
-                content: FileContent::Stored("att_gone".into()),
-            }),
-        ];
-        crate::providers::model::resolve_files(&mut m, &mut |id| {
-            (id == "att_a").then(|| PNG.to_vec())
-        });
-        assert!(
-            matches!(&m[1], ModelMessage::File(f) if matches!(f.content, FileContent::Image { .. }))
-        );
-        assert!(
-            matches!(&m[2], ModelMessage::File(f) if f.content == FileContent::Note(NOT_FOUND.into()))
-        );
-    }
-}
-
-/// Requests the providers' tests share.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::model_file;
-    use crate::providers::model::{ModelMessage, ModelRequest};
-
-    /// A model request with one file of each kind the providers treat differently (image, PDF, text
-    /// inlined, and a type no provider takes) after a user message, and an empty user message among
-    /// them: what both providers' request-body tests turn into their own wire shape.
-    pub fn mixed_files_request() -> ModelRequest {
-        let file = |name: &str, media_type: &str, bytes: &[u8]| {
-            ModelMessage::File(model_file(Some(name.into()), media_type, Some(bytes)))
-        };
-        ModelRequest {
-            system: "sys".into(),
-            messages: vec![
-                ModelMessage::User("what is in these?".into()),
-                file("p.png", "image/png", b"\x89PNG\r\n\x1a\n\0\0"),
-                file("r.pdf", "application/pdf", b"%PDF-1.4"),
-                file("a.csv", "text/csv", b"a,b"),
-                ModelMessage::User(String::new()),
-                file("z.zip", "application/zip", b"PK"),
-            ],
-            tools: vec![],
-        }
     }
 }

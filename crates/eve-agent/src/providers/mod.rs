@@ -10,3 +10,5 @@ pub mod files;
 pub mod http;
 pub mod model;
 pub mod openai;
+#[cfg(test)]
+pub(crate) mod testing;

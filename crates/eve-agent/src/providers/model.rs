@@ -116,3 +116,34 @@ pub trait Model {
         on: &mut dyn FnMut(ModelEvent) -> Flow,
     ) -> Result<(), ModelError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+    #[test]
+    fn stored_files_are_read_before_the_call() {
+        let mut m = vec![
+            ModelMessage::User("look".into()),
+            ModelMessage::File(ModelFile {
+                filename: Some("p.png".into()),
+                media_type: "image/png".into(),
+                content: files::FileContent::Stored("att_a".into()),
+            }),
+            ModelMessage::File(ModelFile {
+                filename: Some("b.txt".into()),
+                media_type: "text/plain".into(),
+                content: files::FileContent::Stored("att_gone".into()),
+            }),
+        ];
+        resolve_files(&mut m, &mut |id| (id == "att_a").then(|| PNG.to_vec()));
+        assert!(
+            matches!(&m[1], ModelMessage::File(f) if matches!(f.content, files::FileContent::Image { .. }))
+        );
+        assert!(
+            matches!(&m[2], ModelMessage::File(f) if f.content == files::FileContent::Note(files::NOT_FOUND.into()))
+        );
+    }
+}

@@ -389,10 +389,7 @@ mod tests {
 
     #[test]
     fn files_join_their_user_message_as_image_url_file_and_text_parts() {
-        let body = request_body(
-            "m",
-            &crate::providers::files::testing::mixed_files_request(),
-        );
+        let body = request_body("m", &crate::providers::testing::mixed_files_request());
         let msgs = body["messages"].as_array().unwrap();
         assert_eq!(msgs.len(), 3, "{body}");
         let c = msgs[1]["content"].as_array().unwrap();
