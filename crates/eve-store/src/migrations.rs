@@ -59,6 +59,21 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0008_mcp_oauth_client",
         sql: include_str!("../../../migrations/0008_mcp_oauth_client.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_accounts",
+        sql: include_str!("../../../migrations/0009_accounts.sql"),
+    },
+    Migration {
+        version: 10,
+        name: "0010_api_tokens",
+        sql: include_str!("../../../migrations/0010_api_tokens.sql"),
+    },
+    Migration {
+        version: 11,
+        name: "0011_usage_quotas",
+        sql: include_str!("../../../migrations/0011_usage_quotas.sql"),
+    },
 ];
 
 /// The bookkeeping table.
