@@ -113,10 +113,17 @@ function UsersTab() {
   };
   const update = (u: AdminUser, patch: { role?: Role; disabled?: boolean }) =>
     act(async () => {
-      const next = await adminApi.updateUser(u.id, patch);
-      dispatch({ type: "updated", user: next });
-      const msg = patch.role ? fmt(t.admin.roleChanged, { email: u.email, role: roleName(patch.role) }) : fmt(patch.disabled ? t.admin.disabledDone : t.admin.enabledDone, { email: u.email });
-      shell.toast(msg, "info");
+      try {
+        const next = await adminApi.updateUser(u.id, patch);
+        dispatch({ type: "updated", user: next });
+        const msg = patch.role ? fmt(t.admin.roleChanged, { email: u.email, role: roleName(patch.role) }) : fmt(patch.disabled ? t.admin.disabledDone : t.admin.enabledDone, { email: u.email });
+        shell.toast(msg, "info");
+      } catch (err) {
+        // Refused (e.g. 409 last_admin): the row is drawn again as the server keeps it, so the
+        // role select does not keep showing the choice that did not happen.
+        dispatch({ type: "updated", user: { ...u } });
+        throw err;
+      }
     });
   const reset = (u: AdminUser) =>
     act(async () => {
@@ -350,7 +357,7 @@ export function TokenChart({ days, label }: { days: ChartDay[]; label?: string }
           <span class="legend-in" aria-hidden="true" /> {t.admin.legendIn} <span class="legend-out" aria-hidden="true" /> {t.admin.legendOut}
         </span>
       </figcaption>
-      <svg viewBox={`0 0 ${W} ${H + 18}`} role="img" aria-label={fmt(t.admin.chartLabel, { total: formatNumber(total) })} preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${W} ${H + 1}`} role="img" aria-label={fmt(t.admin.chartLabel, { total: formatNumber(total) })} preserveAspectRatio="none">
         {bars.map((b, i) => (
           <g key={b.day} class="bar" data-day={b.day} data-total={b.total}>
             <title>{fmt(t.admin.barTitle, { day: formatDay(b.day), input: formatNumber(days[i]!.tokensIn), output: formatNumber(days[i]!.tokensOut) })}</title>
@@ -360,17 +367,14 @@ export function TokenChart({ days, label }: { days: ChartDay[]; label?: string }
           </g>
         ))}
         <line class="chart-axis" x1={0} y1={H} x2={W} y2={H} />
-        {bars.length > 0 && (
-          <>
-            <text class="chart-tick" x={0} y={H + 14}>
-              {formatDay(bars[0]!.day)}
-            </text>
-            <text class="chart-tick" x={W} y={H + 14} text-anchor="end">
-              {formatDay(bars[bars.length - 1]!.day)}
-            </text>
-          </>
-        )}
       </svg>
+      {/* Outside the SVG, which stretches to the width: text in it would stretch too. */}
+      {bars.length > 0 && (
+        <div class="chart-ticks" aria-hidden="true">
+          <span>{formatDay(bars[0]!.day)}</span>
+          <span>{formatDay(bars[bars.length - 1]!.day)}</span>
+        </div>
+      )}
     </figure>
   );
 }
