@@ -35,7 +35,14 @@ fn assert_security_headers(r: &eve_chat_tests::Response) {
 #[test]
 fn client_routes_serve_the_app_html_with_no_cache_and_security_headers() {
     let h = Host::shared();
-    for path in ["/", "/chat/abc_123-x"] {
+    for path in [
+        "/",
+        "/chat/abc_123-x",
+        "/admin",
+        "/settings",
+        "/signup?invite=abc",
+        "/reset?token=abc",
+    ] {
         let r = h.get(path);
         assert_eq!(r.status, 200, "{path}");
         assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));

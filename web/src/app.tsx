@@ -6,11 +6,14 @@ import { PENDING_DELETES_KEY, UNDO_DELETE_MS, parsePendingDeletes, shortcutFor, 
 import { api } from "./api";
 import { ShellContext, saveDraft, type Shell } from "./context";
 import { createConnectionClientContext } from "./events";
-import { parseRoute, routeClass, sidebarClosedFromCookie, sidebarCookie, type Route } from "./layout";
-import { knownModels, modelForMessage } from "./models";
+import { parseRoute, ROUTE_CLASSES, routeClass, sidebarClosedFromCookie, sidebarCookie, type Route } from "./layout";
+import { knownModels, modelForMessage, setAccountDefaultModel } from "./models";
+import { accountsApi, type AccountSettings } from "./accounts";
+import { lazyPage } from "./components/lazy";
 import { RuntimeRegistry } from "./runtime";
 import { resetSession } from "./eve";
 import type { AuthMode, ChatSummary, EnabledConnections, SetupStatus, Viewer } from "./types";
+import { LOCALES } from "./i18n";
 import { HomePage, NotFoundPage, SessionPage } from "./components/pages";
 import { AuthControl, LoginModal, ShortcutSheet, Toasts, type Toast, type ToastAction } from "./components/overlays";
 import { Sidebar } from "./components/sidebar";
@@ -18,6 +21,12 @@ import { LanguageSwitch } from "./components/language";
 import { describeAuthError, describeError, fmt, locale as currentLocale, onLocaleChange, setLocale, t, type Locale } from "./i18n";
 
 const CONNECTIONS_KEY = "eve-chat-connections";
+
+// Pages most visits never open are chunks of their own, loaded when their route is.
+const AdminPage = lazyPage(() => import("./components/admin").then((m) => m.AdminPage));
+const SettingsPage = lazyPage(() => import("./components/account").then((m) => m.SettingsPage));
+const SignupPage = lazyPage(() => import("./components/account").then((m) => m.SignupPage));
+const ResetPage = lazyPage(() => import("./components/account").then((m) => m.ResetPage));
 // Every configured connection is on until the user switches it off.
 const DEFAULT_CONNECTIONS: EnabledConnections = {};
 
@@ -67,6 +76,7 @@ export function App({ initialPath, prerender }: AppProps) {
   const [viewer, setViewer] = useState<Viewer | null | undefined>(undefined);
   const [authMode, setAuthMode] = useState<AuthMode | undefined>(undefined);
   const [setup, setSetup] = useState<SetupStatus | undefined>(undefined);
+  const [account, setAccountState] = useState<AccountSettings | null | undefined>(undefined);
   const [chats, setChats] = useState<ChatSummary[]>([]);
   const [pinned, setPinnedList] = useState<ChatSummary[]>([]);
   const pinnedRef = useRef(pinned);
@@ -111,11 +121,32 @@ export function App({ initialPath, prerender }: AppProps) {
   );
 
   const navigate = useCallback((path: string, opts: { replace?: boolean } = {}) => {
-    if (path !== location.pathname) {
+    if (path !== location.pathname + location.search) {
       if (opts.replace) history.replaceState(null, "", path);
       else history.pushState(null, "", path);
     }
-    setRoute(parseRoute(path));
+    setRoute(parseRoute(path.split(/[?#]/)[0]!));
+  }, []);
+
+  /** The account's own settings apply to this browser: its language and default model. */
+  const setAccount = useCallback((a: AccountSettings) => {
+    setAccountState(a);
+    setAccountDefaultModel(a.defaultModel);
+    const wanted = LOCALES.find((l) => l === a.language);
+    if (wanted && wanted !== currentLocale) void setLocale(wanted, true).catch(() => undefined);
+  }, []);
+
+  // Accounts mode: the account (role, language, default model) once someone is signed in.
+  const loadAccount = useCallback((v: Viewer | null, mode: AuthMode | undefined) => {
+    if (!v || mode !== "accounts") {
+      setAccountState(null);
+      setAccountDefaultModel(null);
+      return;
+    }
+    accountsApi.account().then(setAccount, (err: Error) => {
+      setAccountState(null);
+      toast(fmt(t.account.loadFailed, { error: describeError(err) }));
+    });
   }, []);
 
   /** Sends a delete whose undo window is over: eve forgets the session, then the chat goes. */
@@ -171,6 +202,7 @@ export function App({ initialPath, prerender }: AppProps) {
       (s) => {
         setViewer(s.viewer);
         setAuthMode(s.authMode);
+        loadAccount(s.viewer, s.authMode);
         if (s.viewer) void loadFirstPage();
       },
       (err: Error) => {
@@ -210,7 +242,7 @@ export function App({ initialPath, prerender }: AppProps) {
   useEffect(() => {
     if (prerender) return;
     const root = document.documentElement;
-    root.classList.remove("route-home", "route-chat");
+    root.classList.remove(...ROUTE_CLASSES);
     root.classList.add(routeClass(location.pathname));
     setDrawerOpen(false);
   }, [route]);
@@ -232,6 +264,11 @@ export function App({ initialPath, prerender }: AppProps) {
     viewer,
     authMode,
     setup,
+    account,
+    setAccount,
+    isAdmin: (account?.role ?? viewer?.role) === "admin",
+    signedIn: (v) => onSignedIn(v),
+    refreshSetup: () => void api.setup().then(setSetup, () => undefined),
     chats,
     pinned,
     setPinned: (chat, on) => {
@@ -330,11 +367,22 @@ export function App({ initialPath, prerender }: AppProps) {
       return;
     }
     setViewer(null);
+    setAccountState(null);
+    setAccountDefaultModel(null);
     setChats([]);
     setPinnedList([]);
     setNextCursor(null);
     navigate("/");
   };
+
+  function onSignedIn(v: Viewer) {
+    setLoginOpen(false);
+    setViewer(v);
+    setAuthMode(v.mode);
+    loadAccount(v, v.mode);
+    setSignInCount((n) => n + 1);
+    void loadFirstPage();
+  }
 
   const shellRef = useRef(shell);
   shellRef.current = shell;
@@ -393,24 +441,34 @@ export function App({ initialPath, prerender }: AppProps) {
               <span class="icon-sidebar" aria-hidden="true" />
             </button>
             <div class="topbar-title">{route.name === "chat" ? chats.find((c) => c.id === route.id)?.title ?? "" : ""}</div>
-            <LanguageSwitch value={lang} onChange={(l) => void setLocale(l, true).catch((err) => toast(describeError(err)))} />
+            <LanguageSwitch
+              value={lang}
+              onChange={(l) => {
+                void setLocale(l, true).catch((err) => toast(describeError(err)));
+                // An account keeps its language, so that the next page load does not switch back.
+                if (account && account.language !== l) accountsApi.updateAccount({ language: l }).then(setAccountState, () => undefined);
+              }}
+            />
             <AuthControl onSignOut={signOut} />
           </header>
           {route.name === "home" && <HomePage />}
           {route.name === "chat" && <SessionPage key={route.id} chatId={route.id} />}
           {route.name === "not-found" && <NotFoundPage />}
+          {route.name === "admin" && <AdminPage />}
+          {route.name === "settings" && <SettingsPage />}
+          {route.name === "signup" && <SignupPage />}
+          {route.name === "reset" && <ResetPage />}
         </main>
         <Toasts toasts={toasts} dismiss={(id) => setToasts((t) => t.filter((x) => x.id !== id))} />
         {shortcutsOpen && <ShortcutSheet onClose={() => setShortcutsOpen(false)} />}
         {loginOpen && (
           <LoginModal
+            accounts={authMode === "accounts"}
             onClose={() => setLoginOpen(false)}
-            onSignedIn={(v) => {
+            onSignedIn={onSignedIn}
+            onSignup={() => {
               setLoginOpen(false);
-              setViewer(v);
-              setAuthMode(v.mode);
-              setSignInCount((n) => n + 1);
-              void loadFirstPage();
+              navigate("/signup");
             }}
           />
         )}

@@ -5,6 +5,7 @@ import { useContext, useEffect, useState } from "preact/hooks";
 import type { Route } from "./layout";
 import type { ChatRuntime, RuntimeRegistry, RuntimeState } from "./runtime";
 import type { ChatSummary, EnabledConnections, SetupStatus, Viewer, AuthMode } from "./types";
+import type { AccountSettings } from "./accounts";
 import { fmt, t } from "./i18n";
 
 export interface Shell {
@@ -14,6 +15,15 @@ export interface Shell {
   viewer: Viewer | null | undefined;
   authMode: AuthMode | undefined;
   setup: SetupStatus | undefined;
+  /** Accounts mode: the signed-in account's settings (`GET /api/auth/account`); null elsewhere. */
+  account: AccountSettings | null | undefined;
+  setAccount(account: AccountSettings): void;
+  /** The account's role is admin (the server checks it again on every admin route). */
+  isAdmin: boolean;
+  /** A sign-up or reset link signed the browser in: the shell takes the viewer as a login's. */
+  signedIn(viewer: Viewer): void;
+  /** Reads `/api/setup` again (the first admin's sign-up changes it). */
+  refreshSetup(): void;
   chats: ChatSummary[];
   /** Pinned chats, most recently pinned first: listed above the history, not in it. */
   pinned: ChatSummary[];

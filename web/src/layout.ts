@@ -15,16 +15,27 @@ export function sidebarCookie(open: boolean, secure: boolean): string {
   return `${SIDEBAR_COOKIE}=${open ? "open" : "closed"}; Path=/; Max-Age=31536000; SameSite=Lax${secure ? "; Secure" : ""}`;
 }
 
-export type Route = { name: "home" } | { name: "chat"; id: string } | { name: "not-found" };
+/** Pages of one segment (the shell serves them as the app: crates/eve-static APP_PAGES). */
+export const PAGES = ["admin", "settings", "signup", "reset"] as const;
+export type PageName = (typeof PAGES)[number];
+
+export type Route = { name: "home" } | { name: "chat"; id: string } | { name: PageName } | { name: "not-found" };
 
 export function parseRoute(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { name: "home" };
+  const page = (PAGES as readonly string[]).find((p) => pathname === `/${p}`);
+  if (page) return { name: page as PageName };
   const m = /^\/chat\/([A-Za-z0-9_-]{1,128})$/.exec(pathname);
   if (m) return { name: "chat", id: m[1]! };
   return { name: "not-found" };
 }
 
-/** The <html> class that puts the composer where the route wants it before the app runs. */
+/** The <html> classes the early script and the app set from the route. */
+export const ROUTE_CLASSES = ["route-home", "route-chat", "route-page"];
+
+/** The <html> class that puts the composer where the route wants it before the app runs (a
+ * page of its own hides the prerendered home until the app draws it). */
 export function routeClass(pathname: string): string {
-  return parseRoute(pathname).name === "chat" ? "route-chat" : "route-home";
+  const name = parseRoute(pathname).name;
+  return name === "chat" ? "route-chat" : (PAGES as readonly string[]).includes(name) ? "route-page" : "route-home";
 }

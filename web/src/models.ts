@@ -39,10 +39,22 @@ function storage(): Storage | null {
   }
 }
 
-/** The model chosen for `chatId` (or, without one, for new chats), if it is still allowed. */
+/** Accounts mode: the account's default model (settings), after this browser's own choice. */
+let accountDefault: string | null = null;
+
+export function setAccountDefaultModel(id: string | null): void {
+  accountDefault = id;
+}
+
+/** The model chosen for `chatId` (or, without one, for new chats), if it is still allowed:
+ * the chat's own, else the last one chosen in this browser, else the account's default. */
 export function chosenModel(models: ModelOption[], chatId: string | null, store: Storage | null = storage()): ModelOption | undefined {
-  const id = (chatId && store?.getItem(chatKey(chatId))) || store?.getItem(KEY);
-  return models.find((m) => m.id === id) ?? models[0];
+  const ids = [chatId && store?.getItem(chatKey(chatId)), store?.getItem(KEY), accountDefault];
+  for (const id of ids) {
+    const hit = id ? models.find((m) => m.id === id) : undefined;
+    if (hit) return hit;
+  }
+  return models[0];
 }
 
 /** Remembers `modelId` for `chatId` (and as the default for new chats). */

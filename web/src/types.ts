@@ -2,14 +2,18 @@
 
 import type { EveEvent } from "./eve-reducer";
 
-export type AuthMode = "local-dev" | "password" | "oidc" | "unconfigured";
+export type AuthMode = "local-dev" | "password" | "oidc" | "accounts" | "unconfigured";
 
 export interface Viewer {
   id: string;
   mode: AuthMode;
   name?: string;
   email?: string;
+  /** Accounts mode (docs/accounts.md); the server checks the role itself on every admin route. */
+  role?: Role;
 }
+
+export type Role = "admin" | "member";
 
 export interface SessionResponse {
   viewer: Viewer | null;
@@ -26,6 +30,8 @@ export interface SetupStatus {
   rateLimitReady: boolean;
   storageMode: string;
   missing: string[];
+  /** Accounts mode while no admin exists: the first sign-up must present the setup token. */
+  accountsNeedAdmin?: boolean;
 }
 
 export interface ChatSummary {

@@ -9,6 +9,10 @@ pub const NOT_FOUND_FILE: &str = "404.html";
 pub const MAX_PATH_LEN: usize = 1024;
 /// The longest chat id accepted in `/chat/:id`.
 pub const MAX_CHAT_ID_LEN: usize = 128;
+/// Client routes of one segment that are pages of the app (docs/web.md): the admin page, the
+/// account settings, and the sign-up and reset forms that links from emails and admins open
+/// (their token is in the query, which the route does not look at).
+pub const APP_PAGES: [&str; 4] = ["admin", "settings", "signup", "reset"];
 
 /// Why a path was rejected before any file was looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +26,7 @@ pub enum PathError {
 /// What the shell should serve for a normalised path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// A client route of the single-page app (`/`, `/chat/:id`): the HTML document.
+    /// A client route of the single-page app (`/`, `/chat/:id`, [`APP_PAGES`]): the HTML document.
     AppShell,
     /// A file of the build output, relative to the mount root (no leading `/`).
     File(String),
@@ -92,6 +96,11 @@ pub fn classify(path: &str) -> Target {
         return Target::AppShell;
     }
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    if let [page] = segments.as_slice() {
+        if APP_PAGES.contains(page) {
+            return Target::AppShell;
+        }
+    }
     if let ["chat", id] = segments.as_slice() {
         return if is_chat_id(id) {
             Target::AppShell
@@ -122,6 +131,17 @@ mod tests {
     fn root_and_chat_routes_serve_the_app_shell() {
         assert_eq!(classify("/"), Target::AppShell);
         assert_eq!(classify("/chat/abc_DEF-123"), Target::AppShell);
+    }
+
+    #[test]
+    fn the_admin_settings_signup_and_reset_pages_serve_the_app_shell() {
+        for page in ["/admin", "/settings", "/signup", "/reset"] {
+            assert_eq!(classify(page), Target::AppShell, "{page}");
+        }
+        // Only the pages themselves: deeper paths and look-alikes are files, and so 404.
+        assert_eq!(classify("/admin/users"), Target::File("admin/users".into()));
+        assert_eq!(classify("/admins"), Target::File("admins".into()));
+        assert_eq!(classify("/admin/"), Target::NotFound);
     }
 
     #[test]

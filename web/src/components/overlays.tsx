@@ -5,6 +5,7 @@ import { useShell } from "../context";
 import { SHORTCUTS } from "../actions";
 import type { McpConnectionInfo, Viewer } from "../types";
 import { describeError, fmt, t } from "../i18n";
+import { accountsApi, hasSignIn, looksLikeEmail } from "../accounts";
 
 export interface ToastAction {
   label: string;
@@ -46,7 +47,10 @@ export function Toasts({ toasts, dismiss }: { toasts: Toast[]; dismiss(id: numbe
   );
 }
 
-export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer): void }) {
+/** The sign-in dialog: the deployment password, or (accounts mode) email and password with a
+ * way to sign up. */
+export function LoginModal(props: { accounts?: boolean; onClose(): void; onSignedIn(viewer: Viewer): void; onSignup?(): void }) {
+  const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -59,16 +63,18 @@ export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer):
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (!password || busy) return;
+    if (!password || busy || (props.accounts && !email.trim())) return;
+    if (props.accounts && !looksLikeEmail(email)) return setError(t.account.badEmail);
     setBusy(true);
     setError(null);
     try {
-      const res = await api.login(password);
+      const res = props.accounts ? await accountsApi.login(email.trim(), password) : await api.login(password);
       if (res.viewer) props.onSignedIn(res.viewer);
       else setError(t.auth.incomplete);
     } catch (err) {
-      // The login's 401 means the password, not an expired session (errors.unauthorized).
-      setError(err instanceof ApiError && err.status === 401 ? t.auth.wrongPassword : describeError(err));
+      // The login's 401 means the credentials, not an expired session (errors.unauthorized).
+      const wrong = err instanceof ApiError && err.status === 401;
+      setError(wrong ? (props.accounts ? t.errors.invalid_credentials : t.auth.wrongPassword) : describeError(err));
     } finally {
       setBusy(false);
     }
@@ -78,24 +84,40 @@ export function LoginModal(props: { onClose(): void; onSignedIn(viewer: Viewer):
     <dialog ref={dialog} class="login-modal" aria-labelledby="login-title" onCancel={(e) => { e.preventDefault(); props.onClose(); }}>
       <form onSubmit={submit}>
         <h2 id="login-title">{t.auth.signIn}</h2>
-        <p class="muted">{t.auth.loginIntro}</p>
+        <p class="muted">{props.accounts ? t.account.loginIntro : t.auth.loginIntro}</p>
+        {props.accounts && (
+          <>
+            <label for="login-email">{t.account.email}</label>
+            <input id="login-email" type="email" autocomplete="username" value={email} autoFocus onInput={(e) => setEmail((e.currentTarget as HTMLInputElement).value)} />
+          </>
+        )}
         <label for="login-password">{t.auth.password}</label>
         <input
           id="login-password"
           type="password"
           autocomplete="current-password"
           value={password}
-          autoFocus
+          autoFocus={!props.accounts}
           onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
         />
         <p class="form-error" role="alert">
           {error ?? ""}
         </p>
+        {props.accounts && (
+          <p class="login-links muted">
+            {t.account.noAccount}{" "}
+            <a href="/signup" class="signup-link" onClick={(e) => { e.preventDefault(); props.onSignup?.(); }}>
+              {t.account.createAccount}
+            </a>
+            <br />
+            {t.account.forgotPassword}
+          </p>
+        )}
         <div class="dialog-actions">
           <button type="button" class="button" onClick={props.onClose}>
             {t.auth.cancel}
           </button>
-          <button type="submit" class="button primary" disabled={!password || busy}>
+          <button type="submit" class="button primary" disabled={!password || busy || (!!props.accounts && !email.trim())}>
             {busy ? t.auth.signingIn : t.auth.signIn}
           </button>
         </div>
@@ -119,12 +141,28 @@ export function AuthControl({ onSignOut }: { onSignOut(): void }) {
     );
   }
   // The local-dev principal's name is the server's fixed English label: shown in the UI's language.
-  const name = v.mode === "local-dev" ? t.auth.localDeveloper : v.name || v.email || t.auth.signedIn;
+  const name = v.mode === "local-dev" ? t.auth.localDeveloper : shell.account?.displayName || v.name || v.email || t.auth.signedIn;
   return (
     <div class="auth-slot">
-      <span class="viewer-name" title={v.email ?? name}>
-        {name}
-      </span>
+      {hasSignIn(v.mode) ? (
+        // The user menu's entry: the settings page (account, password, API tokens).
+        <a
+          class="viewer-name"
+          href="/settings"
+          title={`${v.email ?? name} · ${t.account.settingsTitle}`}
+          onClick={(e) => {
+            if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+            e.preventDefault();
+            shell.navigate("/settings");
+          }}
+        >
+          {name}
+        </a>
+      ) : (
+        <span class="viewer-name" title={v.email ?? name}>
+          {name}
+        </span>
+      )}
       {v.mode !== "local-dev" && (
         <button type="button" class="button small ghost" onClick={onSignOut}>
           {t.auth.signOut}

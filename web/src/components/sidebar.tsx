@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { highlight } from "../actions";
 import { api } from "../api";
 import { useShell } from "../context";
+import { hasSignIn } from "../accounts";
 import type { ChatSummary } from "../types";
 import { describeError, fmt, formatRelative, t } from "../i18n";
 
@@ -132,6 +133,20 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
           </>
         )}
       </nav>
+      {/* Settings and, for admins, the admin page: only once signed in with a real sign-in
+          (local-dev has neither), below the history so that nothing above it moves. */}
+      {shell.viewer && hasSignIn(shell.viewer.mode) && (
+        <nav class="sidebar-footer" aria-label={t.account.settingsTitle}>
+          <a class={`sidebar-link${shell.route.name === "settings" ? " active" : ""}`} href="/settings" onClick={(e) => go(e, "/settings", shell.navigate, props.onNavigated)}>
+            {t.account.settingsTitle}
+          </a>
+          {shell.isAdmin && (
+            <a class={`sidebar-link${shell.route.name === "admin" ? " active" : ""}`} href="/admin" onClick={(e) => go(e, "/admin", shell.navigate, props.onNavigated)}>
+              {t.account.adminLink}
+            </a>
+          )}
+        </nav>
+      )}
     </aside>
   );
 }

@@ -124,7 +124,7 @@ export function formatWait(seconds: number): string {
 
 /** Codes whose server text carries specifics (which limit, how full) in English: an English UI
  * shows it as sent, another language its catalogue's general text. */
-const SPECIFIC_IN_ENGLISH = new Set(["payload_too_large", "too_many_streams"]);
+const SPECIFIC_IN_ENGLISH = new Set(["payload_too_large", "too_many_streams", "quota_exceeded"]);
 
 /**
  * What to tell the user about a failed call: the catalogue's text for the error's code, the
@@ -149,4 +149,32 @@ export function describeError(err: unknown): string {
   let text = typeof known === "string" ? known : generic ? fmt(t.errors.requestFailed, { status: err.status }) : err.message;
   if (err.status === 429 && err.retryAfter) text = fmt(t.errors.retryIn, { error: text, wait: formatWait(err.retryAfter) });
   return text;
+}
+
+/** Storage amounts: B, KB, MB, GB (binary units, as the server's limits are), localised. */
+export function formatBytes(n: number): string {
+  if (n >= 1024 ** 3) {
+    return `${new Intl.NumberFormat(locale, { maximumFractionDigits: 1, minimumFractionDigits: 1 }).format(n / 1024 ** 3)} GB`;
+  }
+  return formatSize(n);
+}
+
+/** Large counts short, as the language writes them: 12.3K / 1.2万 (exact below 10,000). */
+export function formatCompact(n: number): string {
+  if (Math.abs(n) < 10_000) return formatNumber(n);
+  return new Intl.NumberFormat(locale, { notation: "compact", maximumFractionDigits: 1 }).format(n);
+}
+
+/** A UTC day `YYYY-MM-DD` as month and day ("Dec 1" / "12月1日"); unreadable: as is. */
+export function formatDay(day: string): string {
+  const when = Date.parse(`${day}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || !Number.isFinite(when)) return day;
+  return new Intl.DateTimeFormat(locale, { month: "short", day: "numeric", timeZone: "UTC" }).format(when);
+}
+
+/** A date without the time ("Dec 1, 2026" / "2026年12月1日"); unreadable: as is. */
+export function formatDate(iso: string): string {
+  const when = Date.parse(iso);
+  if (!Number.isFinite(when)) return iso;
+  return new Intl.DateTimeFormat(locale, { dateStyle: "medium" }).format(when);
 }

@@ -1,0 +1,235 @@
+// Accounts, API tokens and the admin API (docs/accounts.md): the wire shapes the web app reads
+// (defined once in eve-api, camelCase), the calls, and the pure decisions the pages make —
+// which form a path names, what a password or quota input means, the admin lists' state, and
+// the 30-day chart. The pages (components/account.tsx, components/admin.tsx) only render these.
+import { request } from "./api";
+import type { Role, SessionResponse } from "./types";
+
+// ---- shapes ------------------------------------------------------------------------------
+
+export interface AccountSettings {
+  id: string;
+  email: string;
+  displayName: string | null;
+  role: Role;
+  language: string | null;
+  defaultModel: string | null;
+}
+
+export interface AccountPatch {
+  displayName?: string;
+  language?: string | null;
+  defaultModel?: string | null;
+}
+
+export interface InviteInfo {
+  role: Role;
+  email?: string | null;
+  expiresAt: string;
+}
+
+export interface SignupBody {
+  email: string;
+  password: string;
+  displayName?: string;
+  setupToken?: string;
+  inviteToken?: string;
+}
+
+export interface ApiTokenInfo {
+  id: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string;
+  lastUsedAt?: string | null;
+  revokedAt?: string | null;
+}
+
+export interface CreatedToken {
+  token: string;
+  info: ApiTokenInfo;
+}
+
+export interface AdminUser {
+  id: string;
+  email: string;
+  displayName: string | null;
+  role: Role;
+  disabled: boolean;
+  createdAt: string;
+  lastActiveAt?: string | null;
+}
+
+export interface UserPage {
+  users: AdminUser[];
+  nextCursor?: string | null;
+}
+
+export interface CreatedInvite {
+  id: string;
+  token: string;
+  url: string;
+  role: Role;
+  email?: string | null;
+  expiresAt: string;
+}
+
+export interface InviteSummary {
+  id: string;
+  role: Role;
+  email?: string | null;
+  createdAt: string;
+  expiresAt: string;
+  usedAt?: string | null;
+}
+
+export interface ResetLink {
+  token: string;
+  url: string;
+  expiresAt: string;
+}
+
+export interface AuditEntry {
+  id: number | string;
+  /** ISO time (a Unix-ms number is read too). */
+  at: string | number;
+  actor?: string | null;
+  action: string;
+  target?: string | null;
+  detail?: unknown;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextCursor?: string | null;
+}
+
+export interface QuotaLimits {
+  tokensPerDay?: number | null;
+  storageBytes?: number | null;
+}
+
+export interface UserUsage {
+  principal: string;
+  email?: string | null;
+  chats: number;
+  storageBytes: number;
+  attachmentBytes: number;
+  tokensIn: number;
+  tokensOut: number;
+  lastActiveAt?: string | null;
+  quota: QuotaLimits;
+}
+
+export interface DayTokens {
+  day: string;
+  tokensIn: number;
+  tokensOut: number;
+}
+
+export interface UsageReport {
+  users: UserUsage[];
+  days: DayTokens[];
+  /** The deployment defaults (`quota_tokens_per_day`, `principal_max_bytes`), when reported. */
+  defaults?: QuotaLimits;
+}
+
+export interface ModelDay extends DayTokens {
+  model: string;
+  calls: number;
+}
+
+export interface ModelAccess {
+  memberModels: string[] | null;
+}
+
+// ---- calls -------------------------------------------------------------------------------
+
+const enc = encodeURIComponent;
+const query = (params: Record<string, string | number | null | undefined>): string => {
+  const parts = Object.entries(params)
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${k}=${enc(String(v))}`);
+  return parts.length ? `?${parts.join("&")}` : "";
+};
+
+export const accountsApi = {
+  login: (email: string, password: string) => request<SessionResponse>("POST", "/api/auth/login", { email, password }),
+  signup: (body: SignupBody) => request<SessionResponse>("POST", "/api/auth/signup", body),
+  invite: (token: string) => request<InviteInfo>("GET", `/api/auth/invite${query({ token })}`),
+  reset: (token: string, newPassword: string) => request<SessionResponse>("POST", "/api/auth/reset", { token, newPassword }),
+  changePassword: (currentPassword: string, newPassword: string) => request<void>("POST", "/api/auth/password", { currentPassword, newPassword }),
+  account: () => request<AccountSettings>("GET", "/api/auth/account"),
+  updateAccount: (patch: AccountPatch) => request<AccountSettings>("PATCH", "/api/auth/account", patch),
+  tokens: () => request<{ tokens: ApiTokenInfo[] }>("GET", "/api/tokens"),
+  createToken: (name: string, expiresInDays: number) => request<CreatedToken>("POST", "/api/tokens", { name, expiresInDays }),
+  revokeToken: (id: string) => request<void>("DELETE", `/api/tokens/${enc(id)}`),
+};
+
+
+// ---- forms -------------------------------------------------------------------------------
+
+/** Passwords: 10–256 characters (code points, as the server counts them). */
+export const PASSWORD_MIN = 10;
+export const PASSWORD_MAX = 256;
+
+export type PasswordProblem = "tooShort" | "tooLong" | "mismatch" | null;
+
+/** Why a new password (and its repetition) cannot be sent, or null. */
+export function passwordProblem(password: string, repeat?: string): PasswordProblem {
+  const n = [...password].length;
+  if (n < PASSWORD_MIN) return "tooShort";
+  if (n > PASSWORD_MAX) return "tooLong";
+  if (repeat !== undefined && repeat !== password) return "mismatch";
+  return null;
+}
+
+/** A plausible email address: something@something.something, no spaces. */
+export function looksLikeEmail(s: string): boolean {
+  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s.trim());
+}
+
+/** Token lifetimes: 1–365 days, 90 by default (docs/accounts.md). */
+export const TOKEN_DAYS_DEFAULT = 90;
+
+/** The days of a token-expiry input, or null when it is not a whole number in 1–365. */
+export function parseTokenDays(input: string): number | null {
+  const s = input.trim();
+  if (!/^\d{1,3}$/.test(s)) return null;
+  const n = Number(s);
+  return n >= 1 && n <= 365 ? n : null;
+}
+
+// ---- routes ------------------------------------------------------------------------------
+
+/** What the sign-up page was opened for: an invite link, or the first admin / open sign-up. */
+export function signupTokenFrom(search: string): { invite: string | null } {
+  const invite = new URLSearchParams(search).get("invite");
+  return { invite: invite && invite.trim() ? invite.trim() : null };
+}
+
+export function resetTokenFrom(search: string): string | null {
+  const token = new URLSearchParams(search).get("token");
+  return token && token.trim() ? token.trim() : null;
+}
+
+// ---- tokens --------------------------------------------------------------------------------
+
+export type TokenState = "active" | "expired" | "revoked";
+
+export function tokenState(t: ApiTokenInfo, now: number): TokenState {
+  if (t.revokedAt) return "revoked";
+  const exp = Date.parse(t.expiresAt);
+  return Number.isFinite(exp) && exp <= now ? "expired" : "active";
+}
+
+/** Active tokens first (newest first), then expired and revoked ones. */
+export function sortTokens(list: ApiTokenInfo[], now: number): ApiTokenInfo[] {
+  const rank = (t: ApiTokenInfo) => (tokenState(t, now) === "active" ? 0 : 1);
+  return [...list].sort((a, b) => rank(a) - rank(b) || Date.parse(b.createdAt) - Date.parse(a.createdAt));
+}
+
+/** Which modes have a sign-in, and so API tokens (local-dev has neither). */
+export function hasSignIn(mode: string | undefined): boolean {
+  return mode === "password" || mode === "oidc" || mode === "accounts";
+}

@@ -1,0 +1,41 @@
+// A page that is a chunk of its own (the admin page, settings, sign-up and reset forms): most
+// visits never open them, so they stay out of the first-load budget (docs/web.md).
+import type { ComponentType } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { describeError, fmt, t } from "../i18n";
+
+export function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>): ComponentType<P> {
+  let loaded: ComponentType<P> | null = null;
+  let pending: Promise<ComponentType<P>> | null = null;
+  return function LazyPage(props: P) {
+    const [, setTick] = useState(0);
+    const [error, setError] = useState<string | null>(null);
+    useEffect(() => {
+      if (loaded) return;
+      let live = true;
+      (pending ??= load())
+        .then((c) => {
+          loaded = c;
+          if (live) setTick((n) => n + 1);
+        })
+        .catch((err: unknown) => {
+          // A chunk that could not be fetched (a deploy replaced it, the network dropped) is
+          // tried again the next time the page opens.
+          pending = null;
+          if (live) setError(describeError(err));
+        });
+      return () => {
+        live = false;
+      };
+    }, []);
+    if (loaded) {
+      const Page = loaded;
+      return <Page {...props} />;
+    }
+    return (
+      <div class="page page-panel" aria-busy={!error}>
+        <p class={error ? "form-error" : "muted"}>{error ? fmt(t.admin.loadFailed, { error }) : t.admin.loading}</p>
+      </div>
+    );
+  };
+}
