@@ -270,7 +270,7 @@ fn settings_are_read_and_changed_and_bad_ones_refused() {
             Some(&body),
         )
     };
-    let r = patch(json!({"displayName": "The Boss", "language": "zh-CN", "defaultModel": "demo"}));
+    let r = patch(json!({"displayName": "The Boss", "language": "zh-CN", "defaultModel": "demo/eve-demo"}));
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     assert_eq!(
@@ -279,7 +279,7 @@ fn settings_are_read_and_changed_and_bad_ones_refused() {
             v["language"].as_str(),
             v["defaultModel"].as_str()
         ),
-        (Some("The Boss"), Some("zh-CN"), Some("demo"))
+        (Some("The Boss"), Some("zh-CN"), Some("demo/eve-demo"))
     );
     for bad in [
         json!({"language": "fr"}),

@@ -226,7 +226,6 @@ fn an_admin_cannot_read_someone_elses_chat_through_any_route() {
     let paths = [
         format!("/api/chats/{chat_id}"),
         format!("/api/chats/{chat_id}/export"),
-        format!("/api/chats/{chat_id}/events"),
         format!("/eve/v1/session/{sid}/stream?startIndex=0&follow=false"),
     ];
     for path in &paths {
