@@ -47,6 +47,16 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "oidc_allowed_domains",
         ],
     ),
+    // Accounts mode's sign-up (the setup token, open domains) and OIDC accounts (admins).
+    (
+        &["signup::sign_up("],
+        "crates/eve-auth/src/config.rs",
+        &[
+            "admin_setup_token",
+            "signup_allowed_domains",
+            "oidc_admin_emails",
+        ],
+    ),
     // The per-address sign-in throttles believe X-Forwarded-For from these proxies only.
     (
         &["client_ip_with(", "client_ip("],

@@ -4,7 +4,7 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request};
 
 use crate::reply::Reply;
-use crate::{handlers, oidc_flow};
+use crate::{accounts, handlers, oidc_flow};
 
 pub async fn route(req: Request) -> Reply {
     let path = req.path().trim_end_matches('/').to_string();
@@ -16,13 +16,24 @@ pub async fn route(req: Request) -> Reply {
         ("/api/auth/logout", Method::Post) => handlers::logout(&req),
         ("/api/auth/oidc/start", Method::Get) => Ok(oidc_flow::start(&req).await),
         ("/api/auth/oidc/callback", Method::Get) => Ok(oidc_flow::callback(&req).await),
+        ("/api/auth/signup", Method::Post) => accounts::signup(&req),
+        ("/api/auth/invite", Method::Get) => accounts::invite(&req),
+        ("/api/auth/password", Method::Post) => accounts::change_password(&req),
+        ("/api/auth/reset", Method::Post) => accounts::reset(&req),
+        ("/api/auth/account", Method::Get) => accounts::account(&req),
+        ("/api/auth/account", Method::Patch) => accounts::patch_account(&req),
         (
             "/api/setup"
             | "/api/auth/session"
             | "/api/auth/login"
             | "/api/auth/logout"
             | "/api/auth/oidc/start"
-            | "/api/auth/oidc/callback",
+            | "/api/auth/oidc/callback"
+            | "/api/auth/signup"
+            | "/api/auth/invite"
+            | "/api/auth/password"
+            | "/api/auth/reset"
+            | "/api/auth/account",
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such auth route")),

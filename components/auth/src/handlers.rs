@@ -79,7 +79,8 @@ fn password_principal() -> Principal {
     }
 }
 
-/// `POST /api/auth/login` `{ "password": "..." }`: same-origin only; failures are throttled
+/// `POST /api/auth/login` `{ "password": "..." }` (accounts mode: `{email, password}`, see
+/// [`crate::accounts::login`]): same-origin only; failures are throttled
 /// per client address with a growing delay (`eve_spin::ratelimit::login_begin`; successes
 /// never count); the comparison takes the same time whatever was supplied.
 pub fn login(req: &Request) -> Result<Reply, ApiError> {
@@ -88,6 +89,13 @@ pub fn login(req: &Request) -> Result<Reply, ApiError> {
     let resolution = config.resolve();
     match resolution.mode {
         AuthMode::Password if resolution.ready => {}
+        AuthMode::Accounts if resolution.ready => return crate::accounts::login(&config, req),
+        AuthMode::Accounts => {
+            return Err(ApiError::new(
+                ErrorCode::NotConfigured,
+                "accounts sign-in is not configured; GET /api/setup lists what is missing",
+            ))
+        }
         AuthMode::Password | AuthMode::Unconfigured => {
             return Err(ApiError::new(
                 ErrorCode::NotConfigured,

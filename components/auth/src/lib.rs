@@ -2,10 +2,12 @@
 //!
 //! - [`api`]: the route table.
 //! - [`handlers`]: setup status, session, password login, logout.
+//! - [`accounts`]: accounts mode's sign-up, login, invitation lookup, password, reset, settings.
 //! - [`oidc_flow`]: OIDC start and callback (the outbound calls to the provider).
 //! - [`probe`]: whether the SQLite database and key-value store answer (for setup).
 //! - [`reply`]: a response plus the cookies it sets.
 
+mod accounts;
 mod api;
 mod handlers;
 mod oidc_flow;
@@ -17,13 +19,13 @@ use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
 use spin_sdk::http_component;
 
 /// Routes the request and writes the response with every cookie it sets (Spin's simple
-/// `Response` holds one `Set-Cookie`; the OIDC callback needs two). Only a POST has a body
-/// worth reading (the login's password), and at most the small cap of it; every other
+/// `Response` holds one `Set-Cookie`; the OIDC callback needs two). Only a POST
+/// (or PATCH) has a body worth reading (the login's password, a settings change), and at most the small cap of it; every other
 /// request is answered from its head alone.
 #[http_component]
 async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
     let mut req = eve_spin::body::head(&incoming);
-    let reply = if *req.method() == Method::Post {
+    let reply = if matches!(*req.method(), Method::Post | Method::Patch) {
         match eve_spin::body::read_capped(incoming, MAX_SMALL_BODY_BYTES).await {
             Ok(bytes) => {
                 *req.body_mut() = bytes;

@@ -41,7 +41,8 @@ struct OidcSettings<'a> {
 
 fn settings(config: &AuthConfig) -> Option<OidcSettings<'_>> {
     let resolution = config.resolve();
-    if resolution.mode != eve_api::auth::AuthMode::Oidc || !resolution.ready {
+    let oidc_mode = resolution.mode == eve_api::auth::AuthMode::Oidc || config.accounts_oidc();
+    if !oidc_mode || !resolution.ready {
         return None;
     }
     let issuer = config.usable_issuer()?;
@@ -227,8 +228,11 @@ async fn complete(
 ) -> Result<(String, String), (OidcError, Option<String>)> {
     let (identity, return_to) = identify(config, s, req).await.map_err(|e| (e, None))?;
     let refused = |e: OidcError| (e, identity.email.clone());
-    let principal =
+    let mut principal =
         oidc::principal_for(s.issuer, &identity, &config.allowlist()).map_err(refused)?;
+    if config.mode() == eve_api::auth::AuthMode::Accounts {
+        principal = account_principal(config, &principal).map_err(refused)?;
+    }
     let codec = config
         .session_codec()
         .ok_or_else(|| refused(OidcError::InvalidState))?;
@@ -238,6 +242,43 @@ async fn complete(
     let (value, claims) = codec.issue_signed_in_at(&principal, now, signed_in_at);
     let cookie = glue::session_set_cookie(&value, claims.max_age(now));
     Ok((cookie, return_to))
+}
+
+/// Accounts mode: the account of this OIDC user (made at the first sign-in, an admin when its
+/// email is in `oidc_admin_emails`), as the session's principal. A disabled account, or a
+/// database that does not answer, refuses the sign-in.
+fn account_principal(
+    config: &AuthConfig,
+    oidc_principal: &eve_api::auth::Principal,
+) -> Result<eve_api::auth::Principal, OidcError> {
+    let email = oidc_principal.email.as_deref().unwrap_or_default();
+    let db = eve_spin::db::open().map_err(|_| OidcError::StoreUnavailable)?;
+    let user = eve_accounts::accounts::OidcUser {
+        subject: &oidc_principal.id,
+        email,
+        name: oidc_principal.name.as_deref(),
+        admin: config.oidc_admin(email),
+    };
+    match eve_accounts::accounts::oidc_account(&db, &user, eve_spin::db::now_ms()) {
+        Ok(account) => {
+            let p = account.principal_id();
+            eve_accounts::audit::record_best_effort(
+                &db,
+                &eve_accounts::audit::AuditEntry {
+                    at_ms: eve_spin::db::now_ms(),
+                    actor: Some(&p),
+                    action: "signin",
+                    target: Some(&p),
+                    detail: Some(serde_json::json!({"via": "oidc"})),
+                },
+            );
+            Ok(crate::accounts::principal(&account))
+        }
+        Err(e) => {
+            eprintln!("auth: oidc sign-in to an account refused: {}", e.message);
+            Err(OidcError::NotAllowed)
+        }
+    }
 }
 
 /// Who the provider says signed in, and the return path of the flow.

@@ -12,5 +12,9 @@ pub fn stores() -> StoreProbe {
         database_ready: schema.database_ready,
         database_schema_ready: schema.schema_ready,
         rate_limit_ready: eve_spin::ratelimit::ready(),
+        // Only accounts mode asks (one indexed read); other modes have no admins.
+        admin_exists: !schema.schema_ready
+            || eve_spin::auth::config().mode() != eve_api::auth::AuthMode::Accounts
+            || crate::accounts::admin_exists(),
     }
 }

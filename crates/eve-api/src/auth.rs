@@ -13,17 +13,21 @@ pub enum AuthMode {
     Password,
     /// OpenID Connect authorization-code flow with PKCE; one principal per provider `sub`.
     Oidc,
+    /// Local accounts with roles (issue 20): one principal `user:<id>` per account; only when
+    /// `auth_mode = "accounts"` is set explicitly.
+    Accounts,
     /// Nothing usable is configured: `/api/setup` says what is missing.
     Unconfigured,
 }
 
 impl AuthMode {
-    /// The wire name (`local-dev`, `password`, `oidc`, `unconfigured`).
+    /// The wire name (`local-dev`, `password`, `oidc`, `accounts`, `unconfigured`).
     pub fn as_str(self) -> &'static str {
         match self {
             AuthMode::LocalDev => "local-dev",
             AuthMode::Password => "password",
             AuthMode::Oidc => "oidc",
+            AuthMode::Accounts => "accounts",
             AuthMode::Unconfigured => "unconfigured",
         }
     }
@@ -40,6 +44,14 @@ pub struct Principal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
 }
+
+/// The principal of an account in accounts mode: `user:<id>`.
+pub fn account_principal_id(account_id: &str) -> String {
+    format!("{ACCOUNT_PRINCIPAL_PREFIX}{account_id}")
+}
+
+/// What every account principal starts with.
+pub const ACCOUNT_PRINCIPAL_PREFIX: &str = "user:";
 
 /// The single principal of local-dev mode.
 pub const LOCAL_DEV_PRINCIPAL_ID: &str = "local-dev";
@@ -92,6 +104,10 @@ pub struct SetupStatus {
     /// Human-readable items an operator must fix, naming Spin variables where one is at fault.
     /// Never contains a secret's value.
     pub missing: Vec<String>,
+    /// Accounts mode only: no admin exists yet, so the first sign-up must present the setup
+    /// token (`admin_setup_token`). Always `false` in the other modes.
+    #[serde(default)]
+    pub accounts_need_admin: bool,
 }
 
 /// The query parameter of the app URL a failed OIDC callback redirects to
@@ -114,6 +130,7 @@ mod tests {
             rate_limit_ready: true,
             storage_mode: StorageMode::Database,
             missing: vec!["database migrations".into()],
+            accounts_need_admin: false,
         };
         let v = serde_json::to_value(&s).unwrap();
         for key in [
@@ -126,6 +143,7 @@ mod tests {
             "rateLimitReady",
             "storageMode",
             "missing",
+            "accountsNeedAdmin",
         ] {
             assert!(v.get(key).is_some(), "missing {key}");
         }

@@ -20,6 +20,14 @@ pub enum ErrorCode {
     NotConfigured,
     Upstream,
     Internal,
+    /// Accounts mode: one answer for an unknown email, a wrong password and a disabled account.
+    InvalidCredentials,
+    /// Accounts mode: sign-up without an invite, setup token or allowed email domain.
+    SignupClosed,
+    /// Accounts mode: an invitation (or reset link) that is unknown, used or expired.
+    InviteInvalid,
+    /// Accounts mode: the change would leave no enabled admin.
+    LastAdmin,
 }
 
 impl ErrorCode {
@@ -37,6 +45,10 @@ impl ErrorCode {
             ErrorCode::NotConfigured => 503,
             ErrorCode::Upstream => 502,
             ErrorCode::Internal => 500,
+            ErrorCode::InvalidCredentials => 401,
+            ErrorCode::SignupClosed => 403,
+            ErrorCode::InviteInvalid => 404,
+            ErrorCode::LastAdmin => 409,
         }
     }
 }

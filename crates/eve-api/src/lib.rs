@@ -3,8 +3,10 @@
 //! - [`error`]: the JSON error envelope `{ "error": { "code", "message" } }` and its codes.
 //! - [`chat`]: the `/api/chats` shapes (chat store).
 //! - [`auth`]: the `/api/auth/*` and `/api/setup` shapes.
+//! - [`accounts`]: accounts mode's sign-up, settings and `/api/admin/*` account shapes.
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
 
+pub mod accounts;
 pub mod auth;
 pub mod chat;
 pub mod error;

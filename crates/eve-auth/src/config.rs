@@ -29,10 +29,13 @@ pub enum VariableName {
     OidcAllowedEmails,
     OidcAllowedDomains,
     TrustedProxies,
+    AdminSetupToken,
+    SignupAllowedDomains,
+    OidcAdminEmails,
 }
 
 impl VariableName {
-    pub const ALL: [VariableName; 11] = [
+    pub const ALL: [VariableName; 14] = [
         VariableName::AuthMode,
         VariableName::SessionSecret,
         VariableName::SessionSecretPrevious,
@@ -44,6 +47,9 @@ impl VariableName {
         VariableName::OidcAllowedEmails,
         VariableName::OidcAllowedDomains,
         VariableName::TrustedProxies,
+        VariableName::AdminSetupToken,
+        VariableName::SignupAllowedDomains,
+        VariableName::OidcAdminEmails,
     ];
 
     /// The variable's name in `spin.toml`.
@@ -60,6 +66,9 @@ impl VariableName {
             VariableName::OidcAllowedEmails => "oidc_allowed_emails",
             VariableName::OidcAllowedDomains => "oidc_allowed_domains",
             VariableName::TrustedProxies => "trusted_proxies",
+            VariableName::AdminSetupToken => "admin_setup_token",
+            VariableName::SignupAllowedDomains => "signup_allowed_domains",
+            VariableName::OidcAdminEmails => "oidc_admin_emails",
         }
     }
 }
@@ -104,6 +113,12 @@ pub struct AuthConfig {
     pub oidc_allowed_domains: Option<String>,
     /// Comma-separated IPs / CIDRs of reverse proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Option<String>,
+    /// Accounts mode: the secret the first sign-up presents to become admin (once).
+    pub admin_setup_token: Option<Secret>,
+    /// Accounts mode: comma-separated email domains that may sign up as members uninvited.
+    pub signup_allowed_domains: Option<String>,
+    /// Accounts mode: comma-separated emails of OIDC users who become admins at first sign-in.
+    pub oidc_admin_emails: Option<String>,
 }
 
 /// The mode the configuration selects, whether it is usable, and what an operator must fix.
@@ -129,7 +144,9 @@ pub mod missing {
     pub const OIDC_CLIENT_ID_UNSET: &str = "oidc_client_id: not set";
     pub const OIDC_CLIENT_SECRET_UNSET: &str = "oidc_client_secret: not set";
     pub const AUTH_MODE_UNKNOWN: &str =
-        "auth_mode: unknown value (expected local-dev, password or oidc, or leave it empty)";
+        "auth_mode: unknown value (expected local-dev, password, oidc or accounts, or leave it empty)";
+    pub const ADMIN_SETUP_TOKEN_UNSET: &str = "admin_setup_token: not set (no admin exists yet; \
+        the first sign-up presents this secret to become the admin, once)";
     pub const NO_MODE: &str = "sign-in: set chat_password (password mode) or oidc_issuer, \
         oidc_client_id and oidc_client_secret (OIDC); auth_mode = local-dev is for local development only";
     pub const APP_BASE_URL_INVALID: &str =
@@ -145,6 +162,16 @@ pub mod missing {
         at the provider could)";
     pub const TRUSTED_PROXIES_INVALID: &str =
         "trusted_proxies: not a comma-separated list of IP addresses or CIDR ranges";
+}
+
+/// Whether the comma-separated `list` names `item` (case-insensitive, blanks ignored).
+fn list_contains(list: Option<&str>, item: &str) -> bool {
+    let item = item.trim();
+    !item.is_empty()
+        && list
+            .unwrap_or_default()
+            .split(',')
+            .any(|entry| entry.trim().eq_ignore_ascii_case(item))
 }
 
 fn non_empty(value: Option<String>, trim: bool) -> Option<String> {
@@ -176,6 +203,9 @@ impl AuthConfig {
             oidc_allowed_emails: text(VariableName::OidcAllowedEmails),
             oidc_allowed_domains: text(VariableName::OidcAllowedDomains),
             trusted_proxies: text(VariableName::TrustedProxies),
+            admin_setup_token: secret(VariableName::AdminSetupToken),
+            signup_allowed_domains: text(VariableName::SignupAllowedDomains),
+            oidc_admin_emails: text(VariableName::OidcAdminEmails),
         }
     }
 
@@ -192,6 +222,7 @@ impl AuthConfig {
             Some("local-dev") => AuthMode::LocalDev,
             Some("password") => AuthMode::Password,
             Some("oidc") => AuthMode::Oidc,
+            Some("accounts") => AuthMode::Accounts,
             Some(_) => AuthMode::Unconfigured,
             None if self.oidc_issuer.is_some()
                 && self.oidc_client_id.is_some()
@@ -235,8 +266,10 @@ impl AuthConfig {
     /// (`app_base_url` unset, so the request's own URL is the app's): the session cookie is
     /// `Secure`, which browsers keep only on https and on loopback http.
     pub fn insecure_origin(&self, requested: Option<&Origin>) -> bool {
-        matches!(self.mode(), AuthMode::Password | AuthMode::Oidc)
-            && self.app_base_url.is_none()
+        matches!(
+            self.mode(),
+            AuthMode::Password | AuthMode::Oidc | AuthMode::Accounts
+        ) && self.app_base_url.is_none()
             && !requested.is_some_and(Origin::is_secure_context)
     }
 
@@ -292,6 +325,29 @@ impl AuthConfig {
         )
     }
 
+    /// Accounts mode: whether OIDC sign-in is configured alongside the local accounts.
+    pub fn accounts_oidc(&self) -> bool {
+        self.mode() == AuthMode::Accounts
+            && self.usable_issuer().is_some()
+            && self.oidc_client_id.is_some()
+            && self.oidc_client_secret.is_some()
+            && !self.allowlist().is_empty()
+    }
+
+    /// Accounts mode: whether `email` may sign up uninvited (its domain is in
+    /// `signup_allowed_domains`).
+    pub fn signup_domain_allowed(&self, email: &str) -> bool {
+        let Some((_, domain)) = email.rsplit_once('@') else {
+            return false;
+        };
+        list_contains(self.signup_allowed_domains.as_deref(), domain)
+    }
+
+    /// Accounts mode: whether an OIDC user with `email` becomes admin at first sign-in.
+    pub fn oidc_admin(&self, email: &str) -> bool {
+        list_contains(self.oidc_admin_emails.as_deref(), email)
+    }
+
     /// The reverse proxies whose `X-Forwarded-For` is believed (invalid entries: none at all,
     /// and setup says so).
     pub fn trusted_proxies(&self) -> TrustedProxies {
@@ -319,6 +375,13 @@ impl AuthConfig {
             }
             AuthMode::Oidc => {
                 self.oidc_items(&mut missing);
+                self.session_secret_items(&mut missing);
+            }
+            AuthMode::Accounts => {
+                // OIDC is optional here; half of it configured is still a mistake to report.
+                if self.oidc_partly_set() {
+                    self.oidc_items(&mut missing);
+                }
                 self.session_secret_items(&mut missing);
             }
             AuthMode::Unconfigured => {
@@ -378,6 +441,8 @@ impl AuthConfig {
                 self.oidc_issuer.as_deref()?,
                 self.oidc_client_id.as_deref()?
             ),
+            // Accounts have their own passwords; switching the mode signs everyone out.
+            AuthMode::Accounts => "accounts".to_string(),
             AuthMode::LocalDev | AuthMode::Unconfigured => return None,
         };
         Some(SessionCodec::new(
@@ -629,6 +694,59 @@ mod tests {
             let local = config(&[("auth_mode", "local-dev"), ("app_base_url", url)]);
             assert!(local.resolve().ready, "local-dev may use {url}");
         }
+    }
+
+    #[test]
+    fn accounts_mode_is_explicit_only_and_needs_a_session_secret() {
+        let r = config(&[("auth_mode", "accounts")]).resolve();
+        assert_eq!(r.mode, AuthMode::Accounts);
+        assert!(!r.ready);
+        assert_eq!(r.missing, vec![missing::SESSION_SECRET_UNSET]);
+        let c = config(&[("auth_mode", "ACCOUNTS"), ("session_secret", SECRET)]);
+        assert!(c.resolve().ready);
+        assert_eq!(c.session_codec().unwrap().mode(), AuthMode::Accounts);
+        assert!(!c.accounts_oidc());
+        // Nothing derives accounts mode.
+        let derived = config(&[("admin_setup_token", "t"), ("session_secret", SECRET)]);
+        assert_eq!(derived.mode(), AuthMode::Unconfigured);
+    }
+
+    #[test]
+    fn accounts_mode_reports_half_configured_oidc() {
+        let c = config(&[
+            ("auth_mode", "accounts"),
+            ("session_secret", SECRET),
+            ("oidc_issuer", "https://id.example.com"),
+        ]);
+        assert_eq!(
+            c.resolve().missing,
+            vec![
+                missing::OIDC_CLIENT_ID_UNSET,
+                missing::OIDC_CLIENT_SECRET_UNSET,
+                missing::OIDC_ALLOWLIST_UNSET
+            ]
+        );
+        let mut full = OIDC.to_vec();
+        full.retain(|(k, _)| *k != "auth_mode");
+        full.push(("auth_mode", "accounts"));
+        full.push(("oidc_allowed_domains", "example.com"));
+        assert!(config(&full).accounts_oidc());
+    }
+
+    #[test]
+    fn signup_domains_and_oidc_admins_match_whole_entries_case_insensitively() {
+        let c = config(&[
+            ("signup_allowed_domains", "Example.com, team.example.org"),
+            ("oidc_admin_emails", "Boss@example.com"),
+        ]);
+        assert!(c.signup_domain_allowed("ann@example.COM"));
+        assert!(c.signup_domain_allowed("bo@team.example.org"));
+        assert!(!c.signup_domain_allowed("eve@evil-example.com"));
+        assert!(!c.signup_domain_allowed("eve@example.com.evil"));
+        assert!(!c.signup_domain_allowed("no-at-sign"));
+        assert!(c.oidc_admin("boss@EXAMPLE.com"));
+        assert!(!c.oidc_admin("ann@example.com"));
+        assert!(!config(&[]).signup_domain_allowed("ann@example.com"));
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub struct StoreProbe {
     pub database_schema_ready: bool,
     /// The key-value store `default` could be opened.
     pub rate_limit_ready: bool,
+    /// Accounts mode: an admin account exists (the setup token has been used). Ignored in
+    /// the other modes.
+    pub admin_exists: bool,
 }
 
 /// Missing-item texts for the stores.
@@ -43,19 +46,35 @@ pub fn setup_status(config: &AuthConfig, probe: &StoreProbe) -> SetupStatus {
     if !probe.rate_limit_ready {
         items.push(missing::RATE_LIMIT_STORE.into());
     }
+    let accounts_need_admin = auth.mode == eve_api::auth::AuthMode::Accounts
+        && database_schema_ready_of(probe)
+        && !probe.admin_exists;
+    // Without the token (or an OIDC admin list) nobody could ever become the first admin.
+    let admin_unreachable = accounts_need_admin
+        && config.admin_setup_token.is_none()
+        && !(config.accounts_oidc() && config.oidc_admin_emails.is_some());
+    if admin_unreachable {
+        items.push(crate::config::missing::ADMIN_SETUP_TOKEN_UNSET.into());
+    }
     let database_ready = probe.database_configured && probe.database_ready;
     let database_schema_ready = database_ready && probe.database_schema_ready;
+    let auth_ready = auth.ready && !admin_unreachable;
     SetupStatus {
-        app_ready: auth.ready && database_schema_ready && probe.rate_limit_ready,
+        app_ready: auth_ready && database_schema_ready && probe.rate_limit_ready,
         auth_mode: auth.mode,
-        auth_ready: auth.ready,
+        auth_ready,
         database_configured: probe.database_configured,
         database_ready,
         database_schema_ready,
         rate_limit_ready: probe.rate_limit_ready,
         storage_mode: StorageMode::Database,
         missing: items,
+        accounts_need_admin,
     }
+}
+
+fn database_schema_ready_of(probe: &StoreProbe) -> bool {
+    probe.database_configured && probe.database_ready && probe.database_schema_ready
 }
 
 /// [`setup_status`] for a request that reached the app at `requested`: sign-in over plain http
@@ -87,6 +106,7 @@ mod tests {
         database_ready: true,
         database_schema_ready: true,
         rate_limit_ready: true,
+        admin_exists: false,
     };
 
     fn config(vars: &[(&str, &str)]) -> AuthConfig {
@@ -160,6 +180,30 @@ mod tests {
                 missing::DATABASE_MIGRATIONS
             ]
         );
+    }
+
+    #[test]
+    fn accounts_mode_without_an_admin_needs_the_setup_token() {
+        const SECRET: &str = "0123456789abcdef0123456789abcdef";
+        let bare = config(&[("auth_mode", "accounts"), ("session_secret", SECRET)]);
+        let s = setup_status(&bare, &ALL_UP);
+        assert!(s.accounts_need_admin && !s.auth_ready && !s.app_ready);
+        assert_eq!(s.missing, vec![auth_missing::ADMIN_SETUP_TOKEN_UNSET]);
+        let with_token = config(&[
+            ("auth_mode", "accounts"),
+            ("session_secret", SECRET),
+            ("admin_setup_token", "a-long-enough-setup-token"),
+        ]);
+        let s = setup_status(&with_token, &ALL_UP);
+        assert!(s.accounts_need_admin && s.app_ready && s.missing.is_empty());
+        let admin = StoreProbe {
+            admin_exists: true,
+            ..ALL_UP
+        };
+        let s = setup_status(&bare, &admin);
+        assert!(!s.accounts_need_admin && s.app_ready && s.missing.is_empty());
+        let s = setup_status(&config(&[("auth_mode", "local-dev")]), &ALL_UP);
+        assert!(!s.accounts_need_admin);
     }
 
     #[test]

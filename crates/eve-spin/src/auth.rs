@@ -7,7 +7,8 @@
 //! `session_secret`, `session_secret_previous`, `chat_password`, `oidc_issuer`,
 //! `oidc_client_id`, `oidc_client_secret`, `oidc_allowed_emails`, `oidc_allowed_domains`,
 //! optionally `app_base_url`) in `spin.toml`, and has the key-value store `default`, where
-//! logout records the time before which a principal's cookies are void.
+//! logout records the time before which a principal's cookies are void, and the admin
+//! component marks disabled accounts ([`admit`] checks both).
 
 use eve_api::auth::{AuthMode, Principal, LOCAL_DEV_PRINCIPAL_ID};
 use eve_api::ApiError;
@@ -103,6 +104,47 @@ pub fn revoke_sessions(principal_id: &str, at: u64) -> Result<(), ApiError> {
         .map_err(store_unavailable)
 }
 
+/// The key-value key whose presence marks the account principal `principal_id` disabled
+/// (accounts mode): the admin component writes it with `account.disabled = 1` and deletes it
+/// with `account.disabled = 0`, so every request learns it without a database read.
+pub fn disabled_key(principal_id: &str) -> String {
+    format!("account:disabled:{principal_id}")
+}
+
+/// The check every authenticated request passes after its credential verified (the session
+/// cookie here; an `Authorization: Bearer` token too), so both paths refuse the same callers:
+/// `false` when the sessions of `principal_id` were revoked at or after `signed_in_at` (logout,
+/// password change; `None`: a credential without a sign-in time, which logout does not void)
+/// or when the account is disabled. An error: the key-value store did not answer (503).
+pub fn admit(principal_id: &str, signed_in_at: Option<u64>) -> Result<bool, ApiError> {
+    if let Some(auth) = signed_in_at {
+        if revoked_at(principal_id)?.is_some_and(|at| auth <= at) {
+            return Ok(false);
+        }
+    }
+    if principal_id.starts_with(eve_api::auth::ACCOUNT_PRINCIPAL_PREFIX) {
+        let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
+        if bucket
+            .exists(&disabled_key(principal_id))
+            .map_err(store_unavailable)?
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Marks the account principal `principal_id` disabled (or enabled again) for [`admit`].
+pub fn set_disabled(principal_id: &str, disabled: bool) -> Result<(), ApiError> {
+    let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
+    let key = disabled_key(principal_id);
+    if disabled {
+        bucket.set(&key, b"1").map_err(store_unavailable)
+    } else {
+        bucket.delete(&key).map_err(store_unavailable)
+    }
+}
+
 /// The sign-in time to put in a new session of `principal_id` at `now`: `now`, or one second
 /// past a logout in this same second (cookies count in whole seconds, and a session signed in
 /// at the logout's second would be void).
@@ -159,7 +201,7 @@ pub fn authenticate_with(
             return Ok(None);
         }
     }
-    if revoked_at(&verified.claims.sub)?.is_some_and(|at| verified.claims.auth <= at) {
+    if !admit(&verified.claims.sub, Some(verified.claims.auth))? {
         return Ok(None);
     }
     let refreshed_cookie = verified.needs_refresh(now).then(|| {

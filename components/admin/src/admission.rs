@@ -1,0 +1,67 @@
+//! Who may use `/api/admin/*`: a signed-in principal (else 401) whose account is an enabled
+//! admin now (else 403 `forbidden`): the role is read from SQL on every request, never from
+//! the cookie, so a demotion or a disable takes effect on the next request. State-changing
+//! requests must come from the app's own pages.
+
+use eve_accounts::audit::{self, AuditEntry};
+use eve_api::ApiError;
+use eve_spin::auth as glue;
+use eve_spin::db::{self, now_ms, Db};
+use spin_sdk::http::Request;
+
+/// An admitted admin: the database, the admin's account id and principal.
+pub struct Admin {
+    pub db: Db,
+    pub account_id: String,
+    pub principal: String,
+}
+
+/// 401 / 403 before anything else is looked at.
+pub fn admit(req: &Request) -> Result<Admin, ApiError> {
+    glue::require_same_origin(req)?;
+    let principal = glue::authenticate(req)?;
+    let db = db::open()?;
+    let account_id = eve_accounts::admin::require_admin(&db, &principal.id)?;
+    Ok(Admin {
+        db,
+        account_id,
+        principal: principal.id,
+    })
+}
+
+impl Admin {
+    /// Records an admin action; a failed write fails the request (an admin action is not
+    /// done unless it is on the record — the action itself is idempotent to retry).
+    pub fn record(
+        &self,
+        action: &str,
+        target: Option<&str>,
+        detail: Option<serde_json::Value>,
+    ) -> Result<(), ApiError> {
+        audit::record(
+            &self.db,
+            &AuditEntry {
+                at_ms: now_ms(),
+                actor: Some(&self.principal),
+                action,
+                target,
+                detail,
+            },
+        )
+        .map_err(eve_accounts::common::db_error)
+    }
+}
+
+/// The app's public base URL for links (`app_base_url`, else this request's origin).
+pub fn base_url(req: &Request) -> Result<String, ApiError> {
+    glue::base_origin(&glue::config(), req)
+        .map(|o| o.serialize())
+        .ok_or_else(|| ApiError::bad_request("cannot tell this app's URL; set app_base_url"))
+}
+
+/// A query parameter's value.
+pub fn query_param(req: &Request, name: &str) -> Option<String> {
+    form_urlencoded::parse(req.query().as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}

@@ -1,0 +1,39 @@
+//! The `admin` component: `/api/admin/*` in accounts mode (`docs/accounts.md`). Admins manage
+//! accounts; no route here reads a chat, an event, an attachment or a memory.
+//!
+//! - [`admission`]: who is calling (401) and whether they are an enabled admin, read from SQL
+//!   on every request (403) — before the body is read.
+//! - [`api`]: the route table.
+//! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
+
+mod admission;
+mod api;
+mod audit;
+mod invites;
+mod users;
+
+use eve_spin::body::MAX_SMALL_BODY_BYTES;
+use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
+use spin_sdk::http_component;
+
+/// Admits the caller on the request's head, then reads a POST / PATCH / PUT body (capped) and
+/// routes.
+#[http_component]
+async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
+    let mut req = eve_spin::body::head(&incoming);
+    let admin = match admission::admit(&req) {
+        Ok(admin) => admin,
+        Err(e) => return send(out, eve_spin::error(&e)).await,
+    };
+    if matches!(*req.method(), Method::Post | Method::Patch | Method::Put) {
+        match eve_spin::body::read_capped(incoming, MAX_SMALL_BODY_BYTES).await {
+            Ok(bytes) => *req.body_mut() = bytes,
+            Err(e) => return send(out, eve_spin::error(&e.api_error(MAX_SMALL_BODY_BYTES))).await,
+        }
+    }
+    send(out, api::route(&req, &admin)).await;
+}
+
+async fn send(out: ResponseOutparam, response: spin_sdk::http::Response) {
+    eve_spin::auth::send_with_cookies(out, response, &[]).await;
+}

@@ -1,0 +1,275 @@
+//! Accounts mode's sign-in routes (`docs/accounts.md`): sign-up, account login, invitation
+//! lookup, password change, reset links, own settings. The decisions are `eve_accounts`';
+//! this module parses, throttles, records the audit entry and sets the cookie.
+
+use eve_accounts::accounts::{self, Account};
+use eve_accounts::audit::{self, AuditEntry};
+use eve_accounts::{invites, resets, signup};
+use eve_api::accounts::{
+    AccountLoginRequest, AccountPatch, PasswordChangeRequest, ResetRequest, SignupRequest,
+};
+use eve_api::auth::{AuthMode, Principal, SessionResponse};
+use eve_api::{ApiError, ErrorCode};
+use eve_auth::AuthConfig;
+use eve_spin::auth as glue;
+use eve_spin::db::{self, now_ms, Db};
+use spin_sdk::http::Request;
+
+use crate::handlers::require_secure_origin;
+use crate::reply::Reply;
+
+/// The throttle's account key of sign-ups (setup token and invitation guesses count as
+/// failures of the address, as wrong passwords do).
+const SIGNUP_THROTTLE_ACCOUNT: &str = "accounts:signup";
+
+/// The principal of an account's session.
+pub fn principal(account: &Account) -> Principal {
+    Principal {
+        id: account.principal_id(),
+        mode: AuthMode::Accounts,
+        name: account.display_name.clone(),
+        email: Some(account.email.clone()),
+    }
+}
+
+/// The configuration when accounts mode is the ready mode; else why not.
+fn accounts_config() -> Result<AuthConfig, ApiError> {
+    let config = glue::config();
+    let resolution = config.resolve();
+    match resolution.mode {
+        AuthMode::Accounts if resolution.ready => Ok(config),
+        AuthMode::Accounts => Err(ApiError::new(
+            ErrorCode::NotConfigured,
+            "accounts sign-in is not configured; GET /api/setup lists what is missing",
+        )),
+        mode => Err(ApiError::bad_request(format!(
+            "accounts are not enabled (auth mode {})",
+            mode.as_str()
+        ))),
+    }
+}
+
+/// The `Set-Cookie` that signs `account` in (dated past any revocation in this second).
+fn session_cookie(config: &AuthConfig, account: &Account) -> Result<String, ApiError> {
+    let codec = config
+        .session_codec()
+        .ok_or_else(|| ApiError::internal("sign-in is not ready"))?;
+    let principal = principal(account);
+    let now = glue::now_secs();
+    let signed_in_at = glue::sign_in_time(&principal.id, now)?;
+    let (value, claims) = codec.issue_signed_in_at(&principal, now, signed_in_at);
+    Ok(glue::session_set_cookie(&value, claims.max_age(now)))
+}
+
+/// `SessionResponse` for `account` with its session cookie.
+fn session_reply(config: &AuthConfig, account: &Account, status: u16) -> Result<Reply, ApiError> {
+    let cookie = session_cookie(config, account)?;
+    let body = SessionResponse {
+        viewer: Some(principal(account)),
+        auth_mode: AuthMode::Accounts,
+    };
+    Ok(Reply::json(status, &body).with_cookie(Some(cookie)))
+}
+
+fn record(
+    db: &Db,
+    actor: Option<&str>,
+    action: &str,
+    target: Option<&str>,
+    detail: Option<serde_json::Value>,
+) {
+    audit::record_best_effort(
+        db,
+        &AuditEntry {
+            at_ms: now_ms(),
+            actor,
+            action,
+            target,
+            detail,
+        },
+    );
+}
+
+/// `POST /api/auth/signup`: 201 with the session cookie. Refusals count against the
+/// address like failed sign-ins (a setup token or invitation cannot be guessed at speed).
+pub fn signup(req: &Request) -> Result<Reply, ApiError> {
+    glue::require_same_origin(req)?;
+    let config = accounts_config()?;
+    require_secure_origin(&config, req)?;
+    let body: SignupRequest = eve_spin::json_body(req)?;
+    let now = glue::now_secs();
+    let attempt = eve_spin::ratelimit::login_begin(
+        &glue::client_ip_with(&config, req),
+        SIGNUP_THROTTLE_ACCOUNT,
+        now,
+    )?;
+    let db = db::open()?;
+    match signup::sign_up(&db, &config, &body, now_ms()) {
+        Ok((account, way)) => {
+            attempt.succeeded();
+            let p = account.principal_id();
+            let detail = serde_json::json!({"way": way.as_str(), "role": account.role.as_str()});
+            record(&db, Some(&p), "signup", Some(&p), Some(detail));
+            session_reply(&config, &account, 201)
+        }
+        Err(e) => {
+            attempt.failed(now);
+            Err(e)
+        }
+    }
+}
+
+/// `POST /api/auth/login` `{email, password}` in accounts mode: one 401 text for an unknown
+/// email, a wrong password and a disabled account, and one argon2 verify for each; a refused
+/// (throttled) attempt is answered before any hashing.
+pub fn login(config: &AuthConfig, req: &Request) -> Result<Reply, ApiError> {
+    require_secure_origin(config, req)?;
+    let body: AccountLoginRequest = eve_spin::json_body(req)?;
+    let email = body.email.trim().to_lowercase();
+    let now = glue::now_secs();
+    let attempt =
+        eve_spin::ratelimit::login_begin(&glue::client_ip_with(config, req), &email, now)?;
+    let db = db::open()?;
+    match accounts::login(&db, &email, &body.password, now_ms()) {
+        Ok(account) => {
+            attempt.succeeded();
+            let p = account.principal_id();
+            record(&db, Some(&p), "signin", Some(&p), None);
+            session_reply(config, &account, 200)
+        }
+        Err(e) => {
+            attempt.failed(now);
+            let email: String = email.chars().take(254).collect();
+            record(
+                &db,
+                None,
+                "signin_failed",
+                None,
+                Some(serde_json::json!({"email": email})),
+            );
+            Err(e)
+        }
+    }
+}
+
+fn query_param(req: &Request, name: &str) -> Option<String> {
+    form_urlencoded::parse(req.query().as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// `GET /api/auth/invite?token=`: what the invitation offers, or 404 `invite_invalid`.
+/// Throttled per address like `chat:create` (a lookup costs one indexed read).
+pub fn invite(req: &Request) -> Result<Reply, ApiError> {
+    let config = accounts_config()?;
+    eve_spin::ratelimit::check(
+        "accounts:invite-lookup",
+        &glue::client_ip_with(&config, req),
+        60,
+        15 * 60,
+    )?;
+    let token = query_param(req, "token").unwrap_or_default();
+    let db = db::open()?;
+    Ok(Reply::json(200, &invites::info(&db, &token, now_ms())?))
+}
+
+/// The signed-in account, or 401 (also for a signed-in principal that is no account).
+fn signed_in_account(req: &Request, db: &Db) -> Result<Account, ApiError> {
+    let principal = glue::authenticate(req)?;
+    accounts::by_principal(db, &principal.id)?
+        .filter(|a| !a.disabled)
+        .ok_or_else(ApiError::unauthorized)
+}
+
+/// `POST /api/auth/password`: 204 and a fresh cookie for this browser; every other session of
+/// the account ends (its sessions signed in up to now are revoked).
+pub fn change_password(req: &Request) -> Result<Reply, ApiError> {
+    glue::require_same_origin(req)?;
+    let config = accounts_config()?;
+    let body: PasswordChangeRequest = eve_spin::json_body(req)?;
+    let db = db::open()?;
+    let account = signed_in_account(req, &db)?;
+    let now = glue::now_secs();
+    let attempt =
+        eve_spin::ratelimit::login_begin(&glue::client_ip_with(&config, req), &account.email, now)?;
+    if let Err(e) =
+        accounts::change_password(&db, &account, &body.current_password, &body.new_password)
+    {
+        if e.code == ErrorCode::InvalidCredentials {
+            attempt.failed(now);
+        } else {
+            attempt.succeeded();
+        }
+        return Err(e);
+    }
+    attempt.succeeded();
+    let p = account.principal_id();
+    glue::revoke_sessions(&p, now)?;
+    record(&db, Some(&p), "password_changed", Some(&p), None);
+    let cookie = session_cookie(&config, &account)?;
+    Ok(Reply::empty(204).with_cookie(Some(cookie)))
+}
+
+/// `POST /api/auth/reset` `{token, newPassword}`: spends the link, sets the password, ends
+/// every other session and signs this browser in.
+pub fn reset(req: &Request) -> Result<Reply, ApiError> {
+    glue::require_same_origin(req)?;
+    let config = accounts_config()?;
+    require_secure_origin(&config, req)?;
+    let body: ResetRequest = eve_spin::json_body(req)?;
+    let now = glue::now_secs();
+    let attempt = eve_spin::ratelimit::login_begin(
+        &glue::client_ip_with(&config, req),
+        SIGNUP_THROTTLE_ACCOUNT,
+        now,
+    )?;
+    let db = db::open()?;
+    let account = match resets::spend(&db, &body.token, &body.new_password, now_ms()) {
+        Ok(a) => a,
+        Err(e) => {
+            attempt.failed(now);
+            return Err(e);
+        }
+    };
+    attempt.succeeded();
+    let p = account.principal_id();
+    glue::revoke_sessions(&p, now)?;
+    record(
+        &db,
+        Some(&p),
+        "password_changed",
+        Some(&p),
+        Some(serde_json::json!({"via": "reset"})),
+    );
+    session_reply(&config, &account, 200)
+}
+
+/// `GET /api/auth/account`.
+pub fn account(req: &Request) -> Result<Reply, ApiError> {
+    accounts_config()?;
+    let db = db::open()?;
+    Ok(Reply::json(200, &signed_in_account(req, &db)?.settings()))
+}
+
+/// `PATCH /api/auth/account` `{displayName?, language?, defaultModel?}`.
+pub fn patch_account(req: &Request) -> Result<Reply, ApiError> {
+    glue::require_same_origin(req)?;
+    accounts_config()?;
+    let patch: AccountPatch = eve_spin::json_body(req)?;
+    let db = db::open()?;
+    let account = signed_in_account(req, &db)?;
+    let models: Vec<String> = eve_agent::config::models(|n| spin_sdk::variables::get(n).ok())
+        .map(|choices| choices.into_iter().map(|c| c.id).collect())
+        .unwrap_or_default();
+    let settings = accounts::patch_settings(&db, &account.id, &patch, &models)?;
+    Ok(Reply::json(200, &settings))
+}
+
+/// Whether accounts mode has an admin (for `/api/setup`); `true` outside accounts mode and
+/// when the database does not answer (setup reports the database then).
+pub fn admin_exists() -> bool {
+    db::open()
+        .ok()
+        .map(|db| accounts::admin_exists(&db).unwrap_or(true))
+        .unwrap_or(true)
+}
