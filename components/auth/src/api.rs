@@ -4,7 +4,14 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request};
 
 use crate::reply::Reply;
+use crate::tokens::{self, TOKEN_PATH_PREFIX};
 use crate::{handlers, oidc_flow};
+
+/// The `:id` of `/api/tokens/:id` (one non-empty segment).
+fn token_id(path: &str) -> Option<&str> {
+    path.strip_prefix(TOKEN_PATH_PREFIX)
+        .filter(|id| !id.is_empty() && !id.contains('/'))
+}
 
 pub async fn route(req: Request) -> Reply {
     let path = req.path().trim_end_matches('/').to_string();
@@ -16,13 +23,20 @@ pub async fn route(req: Request) -> Reply {
         ("/api/auth/logout", Method::Post) => handlers::logout(&req),
         ("/api/auth/oidc/start", Method::Get) => Ok(oidc_flow::start(&req).await),
         ("/api/auth/oidc/callback", Method::Get) => Ok(oidc_flow::callback(&req).await),
+        ("/api/tokens", Method::Get) => tokens::list(&req),
+        ("/api/tokens", Method::Post) => tokens::create(&req),
+        (p, m) if token_id(p).is_some() => match m {
+            Method::Delete => tokens::revoke(&req, token_id(p).unwrap_or_default()),
+            _ => Err(ApiError::method_not_allowed()),
+        },
         (
             "/api/setup"
             | "/api/auth/session"
             | "/api/auth/login"
             | "/api/auth/logout"
             | "/api/auth/oidc/start"
-            | "/api/auth/oidc/callback",
+            | "/api/auth/oidc/callback"
+            | "/api/tokens",
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such auth route")),

@@ -17,6 +17,19 @@ impl Reply {
         }
     }
 
+    /// A status without a body (`204 No Content`).
+    pub fn empty(status: u16) -> Self {
+        let response = Response::builder()
+            .status(status)
+            .header("cache-control", "no-store")
+            .body(Vec::new())
+            .build();
+        Reply {
+            response,
+            cookies: Vec::new(),
+        }
+    }
+
     pub fn error(err: &ApiError) -> Self {
         Reply {
             response: eve_spin::error(err),

@@ -4,10 +4,12 @@
 //! - [`chat`]: the `/api/chats` shapes (chat store).
 //! - [`auth`]: the `/api/auth/*` and `/api/setup` shapes.
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
+//! - [`tokens`]: the `/api/tokens` shapes (API tokens).
 
 pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
+pub mod tokens;
 
 pub use error::{ApiError, ErrorCode};
