@@ -129,8 +129,16 @@ const KEY_VALUE_USES: &[(&str, &str)] = &[
     ("chat_request::serve", "crates/eve-spin/src/auth.rs"),
 ];
 
-/// Calls into code that opens the SQLite database `default`.
-const SQLITE_USES: &[&str] = &["eve_spin::db", "sqlite::"];
+/// Calls into code that opens the SQLite database `default`. Authenticating is one: a request
+/// may carry an API token (`Authorization: Bearer evc_…`), looked up in `api_token`, which is
+/// why eve-proxy, which stores nothing, has the database (eve's CLI calls /eve/v1/* with one).
+const SQLITE_USES: &[&str] = &[
+    "eve_spin::db",
+    "sqlite::",
+    "::authenticate(",
+    "authenticate_session(",
+    "authenticate_with(",
+];
 
 /// Calls that send an outbound request.
 const OUTBOUND_CALLS: &[&str] = &["http::send(", "streaming::send(", "streaming::send_with("];

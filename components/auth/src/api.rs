@@ -4,7 +4,14 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request};
 
 use crate::reply::Reply;
+use crate::tokens::{self, TOKEN_PATH_PREFIX};
 use crate::{accounts, handlers, oidc_flow};
+
+/// The `:id` of `/api/tokens/:id` (one non-empty segment).
+fn token_id(path: &str) -> Option<&str> {
+    path.strip_prefix(TOKEN_PATH_PREFIX)
+        .filter(|id| !id.is_empty() && !id.contains('/'))
+}
 
 pub async fn route(req: Request) -> Reply {
     let path = req.path().trim_end_matches('/').to_string();
@@ -22,6 +29,12 @@ pub async fn route(req: Request) -> Reply {
         ("/api/auth/reset", Method::Post) => accounts::reset(&req),
         ("/api/auth/account", Method::Get) => accounts::account(&req),
         ("/api/auth/account", Method::Patch) => accounts::patch_account(&req),
+        ("/api/tokens", Method::Get) => tokens::list(&req),
+        ("/api/tokens", Method::Post) => tokens::create(&req),
+        (p, m) if token_id(p).is_some() => match m {
+            Method::Delete => tokens::revoke(&req, token_id(p).unwrap_or_default()),
+            _ => Err(ApiError::method_not_allowed()),
+        },
         (
             "/api/setup"
             | "/api/auth/session"
@@ -33,7 +46,8 @@ pub async fn route(req: Request) -> Reply {
             | "/api/auth/invite"
             | "/api/auth/password"
             | "/api/auth/reset"
-            | "/api/auth/account",
+            | "/api/auth/account"
+            | "/api/tokens",
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such auth route")),

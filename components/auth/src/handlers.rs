@@ -151,8 +151,12 @@ pub fn logout(req: &Request) -> Result<Reply, ApiError> {
     let mode = config.mode();
     let viewer = (mode == AuthMode::LocalDev).then(glue::local_dev_principal);
     if mode != AuthMode::LocalDev {
+        // Only a browser's logout ends the principal's browser sessions: a script holding a
+        // token cannot sign its owner out everywhere.
         if let Some(session) = glue::authenticate_with(&config, req, glue::now_secs())? {
-            glue::revoke_sessions(&session.principal.id, glue::now_secs())?;
+            if matches!(session.credential, glue::Credential::Cookie { .. }) {
+                glue::revoke_sessions(&session.principal.id, glue::now_secs())?;
+            }
         }
     }
     let cookie = glue::clear_session_cookie();

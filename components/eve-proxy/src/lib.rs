@@ -3,7 +3,8 @@
 //! 1. Routes and validates as eve does (`eve_agent::protocol`): unknown route 404, bad body 400
 //!    with eve's texts, 413, 415, message ≤ 8000 characters — before anything is forwarded.
 //!    Every refusal is eve's error body `{"ok":false,"code"?,"error"}`.
-//! 2. Authenticates the session cookie (`eve_spin::auth`; 401), and requires a same-origin
+//! 2. Authenticates the session cookie or an API token (`Authorization: Bearer evc_…`, looked
+//!    up in SQLite: eve's CLI uses one) (`eve_spin::auth`; 401), and requires a same-origin
 //!    request for every POST (403). `GET|HEAD /eve/v1/health` is open.
 //! 3. Counts `chat:send` (25 per hour per principal, variable `chat_send_per_hour`) for each
 //!    request that starts model work (a message, answers to a question, a decision on a

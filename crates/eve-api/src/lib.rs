@@ -5,11 +5,13 @@
 //! - [`auth`]: the `/api/auth/*` and `/api/setup` shapes.
 //! - [`accounts`]: accounts mode's sign-up, settings and `/api/admin/*` account shapes.
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
+//! - [`tokens`]: the `/api/tokens` shapes (API tokens).
 
 pub mod accounts;
 pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
+pub mod tokens;
 
 pub use error::{ApiError, ErrorCode};

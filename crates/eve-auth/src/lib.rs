@@ -9,8 +9,11 @@
 //! - [`oidc`]: OpenID Connect pieces: PKCE, discovery, authorize URL, token and ID-token checks.
 //! - [`setup`]: the `/api/setup` status.
 //! - [`throttle`]: the client address behind trusted proxies, and the sign-in back-off.
+//! - [`api_token`]: API tokens (`evc_…`): create, list, revoke, verify; SQL in [`api_token_sql`].
 //! - [`crypto`]: base64url, HMAC and randomness used by the above.
 
+pub mod api_token;
+pub mod api_token_sql;
 pub mod config;
 pub mod cookie;
 pub mod crypto;

@@ -1,5 +1,5 @@
 //! Request authentication shared by every component: who is calling (the signed session cookie,
-//! or the local-dev principal), whether a state-changing request is same-origin, and the
+//! an API token in `Authorization: Bearer evc_…`, or the local-dev principal), whether a state-changing request is same-origin, and the
 //! `Set-Cookie` values that go with sessions. The decisions live in [`eve_auth`]; this module
 //! only reads Spin variables and request headers. Nothing else parses the session cookie.
 //!
@@ -7,12 +7,14 @@
 //! `session_secret`, `session_secret_previous`, `chat_password`, `oidc_issuer`,
 //! `oidc_client_id`, `oidc_client_secret`, `oidc_allowed_emails`, `oidc_allowed_domains`,
 //! optionally `app_base_url`) in `spin.toml`, and has the key-value store `default`, where
-//! logout records the time before which a principal's cookies are void, and the admin
-//! component marks disabled accounts ([`admit`] checks both).
+//! logout records the time before which a principal's cookies are void and the admin
+//! component marks disabled accounts ([`admit`] checks both), and the SQLite database
+//! `default`, where API tokens are (`eve_auth::api_token`).
 
 use eve_api::auth::{AuthMode, Principal, LOCAL_DEV_PRINCIPAL_ID};
 use eve_api::ApiError;
 use eve_api::ErrorCode;
+use eve_auth::api_token;
 use eve_auth::cookie::{self, SESSION_COOKIE_NAME};
 use eve_auth::origin::{self, CrossOrigin, Origin, RequestFacts};
 use eve_auth::throttle;
@@ -52,16 +54,31 @@ pub fn local_dev_principal() -> Principal {
     }
 }
 
-/// An authenticated request: the principal and, when the cookie should be reissued (it is a
-/// day old, or was signed with `session_secret_previous`), the `Set-Cookie` value to send.
+/// How a request proved who it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// Local-dev: a loopback client, no sign-in.
+    LocalDev,
+    /// The session cookie, signed in at `signed_in_at` (Unix seconds).
+    Cookie { signed_in_at: u64 },
+    /// An API token (`Authorization: Bearer evc_…`), by its id. Such a caller never gets a
+    /// `Set-Cookie`, and cannot create tokens.
+    Token { id: String },
+}
+
+/// An authenticated request: the principal, how it proved it, and, when the cookie should be
+/// reissued (it is a day old, or was signed with `session_secret_previous`), the `Set-Cookie`
+/// value to send.
 #[derive(Debug, Clone)]
 pub struct Session {
     pub principal: Principal,
     pub refreshed_cookie: Option<String>,
+    pub credential: Credential,
 }
 
 /// The signed-in principal of this request, or 401 — the same 401 for a missing, forged,
-/// truncated, expired, wrong-secret or signed-out cookie, and when sign-in is not configured.
+/// truncated, expired, wrong-secret or signed-out cookie, for a malformed, unknown, revoked or
+/// expired API token, and when sign-in is not configured.
 pub fn authenticate(req: &Request) -> Result<Principal, ApiError> {
     authenticate_session(req).map(|s| s.principal)
 }
@@ -111,12 +128,10 @@ pub fn disabled_key(principal_id: &str) -> String {
     format!("account:disabled:{principal_id}")
 }
 
-/// The check every authenticated request passes after its credential verified (the session
-/// cookie here; an `Authorization: Bearer` token too), so both paths refuse the same callers:
-/// `false` when the sessions of `principal_id` were revoked at or after `signed_in_at` (logout,
+/// [`admit`]'s decision: `false` when the sessions of `principal_id` were revoked at or after `signed_in_at` (logout,
 /// password change; `None`: a credential without a sign-in time, which logout does not void)
 /// or when the account is disabled. An error: the key-value store did not answer (503).
-pub fn admit(principal_id: &str, signed_in_at: Option<u64>) -> Result<bool, ApiError> {
+fn admitted(principal_id: &str, signed_in_at: Option<u64>) -> Result<bool, ApiError> {
     if let Some(auth) = signed_in_at {
         if revoked_at(principal_id)?.is_some_and(|at| auth <= at) {
             return Ok(false);
@@ -155,9 +170,21 @@ pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
     })
 }
 
+/// The API token of an `Authorization: Bearer …` header, if the request has one. Any Bearer
+/// value is taken as a token (a malformed one is then 401, not a fall-back to the cookie);
+/// other schemes (a proxy's Basic) are left alone.
+pub fn bearer_token(req: &Request) -> Option<&str> {
+    let value = header(req, "authorization")?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
 /// The authentication decision for a given configuration and time: `Ok(None)` means 401; an
-/// error means the key-value store did not answer (503, so a store hiccup does not sign
-/// anyone out). Costs one key-value read per cookie request (the logout time).
+/// error means the key-value store or the database did not answer (503, so a store hiccup
+/// does not sign anyone out). Costs one key-value read per cookie request (the logout time),
+/// one SQLite read per token request (and a write at most once a minute per token).
 pub fn authenticate_with(
     config: &AuthConfig,
     req: &Request,
@@ -175,8 +202,21 @@ pub fn authenticate_with(
         return Ok(served.then(|| Session {
             principal: local_dev_principal(),
             refreshed_cookie: None,
+            credential: Credential::LocalDev,
         }));
     }
+    match bearer_token(req) {
+        Some(token) => authenticate_token(config, token, now),
+        None => authenticate_cookie(config, req, now),
+    }
+}
+
+/// The session cookie's principal, through [`admit`].
+fn authenticate_cookie(
+    config: &AuthConfig,
+    req: &Request,
+    now: u64,
+) -> Result<Option<Session>, ApiError> {
     let Some(codec) = config.session_codec() else {
         return Ok(None);
     };
@@ -201,16 +241,60 @@ pub fn authenticate_with(
             return Ok(None);
         }
     }
-    if !admit(&verified.claims.sub, Some(verified.claims.auth))? {
+    let credential = Credential::Cookie {
+        signed_in_at: verified.claims.auth,
+    };
+    let Some(session) = admit(verified.claims.principal(), credential)? else {
         return Ok(None);
-    }
+    };
     let refreshed_cookie = verified.needs_refresh(now).then(|| {
         let claims = verified.claims.refreshed(now);
         cookie::session_set_cookie(&codec.seal(&claims), claims.max_age(now))
     });
     Ok(Some(Session {
-        principal: verified.claims.principal(),
         refreshed_cookie,
+        ..session
+    }))
+}
+
+/// An API token's principal, through [`admit`]: the token must verify (well-formed, known,
+/// not revoked, not expired), have been created under the current mode, and in OIDC its
+/// email must still be allowed.
+fn authenticate_token(
+    config: &AuthConfig,
+    presented: &str,
+    now: u64,
+) -> Result<Option<Session>, ApiError> {
+    let db = crate::db::open()?;
+    let now_ms = i64::try_from(now.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let token = api_token::verify(&db, presented, now_ms).map_err(|e| {
+        eprintln!("auth: API token lookup failed: {e}");
+        crate::db::unavailable()
+    })?;
+    let Some(token) = token else {
+        return Ok(None);
+    };
+    let Some(principal) = api_token::principal_for(&token, config) else {
+        return Ok(None);
+    };
+    admit(principal, Credential::Token { id: token.id })
+}
+
+/// The one post-check every signed-in request passes, whatever proved who it is (cookie or
+/// token): `Ok(None)` is 401. A logout voids the cookies signed in before it (tokens are
+/// revoked one by one at `/api/tokens`); a disabled account is refused on either path.
+pub fn admit(principal: Principal, credential: Credential) -> Result<Option<Session>, ApiError> {
+    let signed_in_at = match &credential {
+        Credential::Cookie { signed_in_at } => Some(*signed_in_at),
+        _ => None,
+    };
+    if !admitted(&principal.id, signed_in_at)? {
+        return Ok(None);
+    }
+    Ok(Some(Session {
+        principal,
+        refreshed_cookie: None,
+        credential,
     }))
 }
 
