@@ -270,7 +270,9 @@ fn settings_are_read_and_changed_and_bad_ones_refused() {
             Some(&body),
         )
     };
-    let r = patch(json!({"displayName": "The Boss", "language": "zh-CN", "defaultModel": "demo/eve-demo"}));
+    let r = patch(
+        json!({"displayName": "The Boss", "language": "zh-CN", "defaultModel": "demo/eve-demo"}),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     assert_eq!(

@@ -665,6 +665,59 @@ fn oidc_sign_in_works_end_to_end_with_a_principal_per_subject() {
     assert_ne!(other_viewer.id, viewer.id);
 }
 
+/// Accounts mode with OIDC alongside (issue 20): the first sign-in of a provider user makes an
+/// account (admin when listed in `oidc_admin_emails`), later ones reuse it.
+#[test]
+fn oidc_in_accounts_mode_signs_in_as_an_account() {
+    let provider = Provider::start();
+    let Some(host) = start_host(&vars(&[
+        ("auth_mode", "accounts"),
+        ("oidc_issuer", &provider.issuer),
+        ("oidc_client_id", CLIENT_ID),
+        ("oidc_client_secret", CLIENT_SECRET),
+        ("oidc_allowed_domains", "example.com"),
+        ("oidc_admin_emails", "eve@example.com"),
+        ("session_secret", SECRET),
+    ])) else {
+        return;
+    };
+    let client = Client::of(&host);
+    let setup: SetupStatus = client.get("/api/setup", &[]).json();
+    assert_eq!(setup.auth_mode, AuthMode::Accounts);
+    assert!(setup.auth_ready && setup.accounts_need_admin, "{setup:?}");
+    let sign_in = |user: NextUser| {
+        provider.set_next_user(user);
+        let (callback, flow) = oidc_start(&client, "/");
+        let done = oidc_callback(&client, &callback, &flow);
+        let cookie = done
+            .cookie_value(SESSION_COOKIE_NAME)
+            .unwrap_or_else(|| panic!("{} {:?}", done.status, done.header("location")));
+        let viewer = session(&client, Some(&cookie)).0.viewer.expect("signed in");
+        let account = client.get(
+            "/api/auth/account",
+            &[("cookie", format!("{SESSION_COOKIE_NAME}={cookie}"))],
+        );
+        assert_eq!(account.status, 200, "{}", account.body);
+        let role = account.json::<serde_json::Value>()["role"].clone();
+        (viewer, role)
+    };
+    let (eve, role) = sign_in(NextUser::default());
+    assert_eq!(eve.mode, AuthMode::Accounts);
+    assert!(eve.id.starts_with("user:"), "{}", eve.id);
+    assert_eq!(role, "admin");
+    let (again, _) = sign_in(NextUser::default());
+    assert_eq!(again.id, eve.id, "one account per provider user");
+    let (bob, role) = sign_in(NextUser {
+        sub: "user-2".into(),
+        email: Some("bob@example.com".into()),
+        ..NextUser::default()
+    });
+    assert_ne!(bob.id, eve.id);
+    assert_eq!(role, "member");
+    let setup: SetupStatus = client.get("/api/setup", &[]).json();
+    assert!(!setup.accounts_need_admin);
+}
+
 #[test]
 fn oidc_takes_the_email_from_userinfo_when_the_id_token_lacks_it() {
     let Some(env) = oidc_env() else { return };
