@@ -89,3 +89,8 @@ pub const SELECT_DAY_TOTALS: &str = "WITH RECURSIVE d (day, n) AS ( \
 /// Principal `?1`'s rows from the window's first day (`date('now', ?2)`), oldest first.
 pub const SELECT_PRINCIPAL_DAYS: &str = "SELECT day, model, tokens_in, tokens_out, calls \
     FROM usage_daily WHERE principal = ?1 AND day >= date('now', ?2) ORDER BY day, model";
+
+/// What an account's delete removes of its usage and quota (`?1` principal); idempotent, so
+/// a retried delete completes.
+pub const DELETE_PRINCIPAL_USAGE: &str = "DELETE FROM usage_daily WHERE principal = ?1";
+pub const DELETE_PRINCIPAL_QUOTA: &str = "DELETE FROM principal_quota WHERE principal = ?1";

@@ -8,8 +8,8 @@ use eve_store::sql::{Sql, SqlRow, SqlValue};
 use eve_store::time::format_iso_ms;
 
 use crate::persistence::{
-    SELECT_ACCOUNT_EXISTS, SELECT_DAY_TOTALS, SELECT_PRINCIPAL_DAYS, SELECT_USER_USAGE,
-    UPSERT_QUOTA,
+    DELETE_PRINCIPAL_QUOTA, DELETE_PRINCIPAL_USAGE, SELECT_ACCOUNT_EXISTS, SELECT_DAY_TOTALS,
+    SELECT_PRINCIPAL_DAYS, SELECT_USER_USAGE, UPSERT_QUOTA,
 };
 use crate::standing::ACCOUNT_PREFIX;
 
@@ -167,4 +167,14 @@ pub fn set_quota(db: &dyn Sql, id: &str, quota: &Quota) -> Result<Quota, ApiErro
         tokens_per_day: opt_count(row, 0),
         storage_bytes: opt_count(row, 1),
     })
+}
+
+/// Removes `principal`'s usage rows and quota (a deleted account's), each statement
+/// idempotent: a retry after a failure completes it.
+pub fn forget(db: &dyn Sql, principal: &str) -> Result<(), ApiError> {
+    for statement in [DELETE_PRINCIPAL_USAGE, DELETE_PRINCIPAL_QUOTA] {
+        db.execute(statement, vec![principal.into()])
+            .map_err(db_error)?;
+    }
+    Ok(())
 }

@@ -360,3 +360,27 @@ fn the_window_is_one_to_366_days_and_thirty_by_default() {
         );
     }
 }
+
+#[test]
+fn forgetting_a_principal_removes_its_usage_and_quota_only() {
+    let db = db();
+    account(&db, "a", "member");
+    account(&db, "b", "member");
+    let q = Quota {
+        tokens_per_day: Some(10),
+        storage_bytes: None,
+    };
+    report::set_quota(&db, "a", &q).unwrap();
+    report::set_quota(&db, "b", &q).unwrap();
+    standing::record(&db, "user:a", "demo/a", 1, 1).unwrap();
+    standing::record(&db, "user:b", "demo/a", 1, 1).unwrap();
+    report::forget(&db, "user:a").unwrap();
+    report::forget(&db, "user:a").unwrap();
+    assert_eq!(standing::read(&db, "user:a").unwrap().tokens_today, 0);
+    assert_eq!(
+        standing::read(&db, "user:a").unwrap().overrides,
+        Quota::default()
+    );
+    assert_eq!(standing::read(&db, "user:b").unwrap().tokens_today, 2);
+    assert_eq!(standing::read(&db, "user:b").unwrap().overrides, q);
+}
