@@ -115,6 +115,12 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
         "crates/eve-agent/src/service/sessions.rs",
         &["principal_max_bytes", "max_sessions_per_user"],
     ),
+    // The daily token quota (issue 20), read by the agent's service through `AgentEnv`.
+    (
+        &["impl AgentEnv for"],
+        "crates/eve-usage/src/quota.rs",
+        &["quota_tokens_per_day"],
+    ),
 ];
 
 /// Calls into code that opens the key-value store `default` (and the file that opens it).

@@ -26,8 +26,11 @@ fn accepted(out: ResponseOutparam, status: u16, body: &Accepted, with_header: bo
 }
 
 /// `GET /eve/v1/info`.
-pub fn info(_call: Call, out: ResponseOutparam) {
-    send_json(out, 200, &[], &info::document(&Spin));
+pub fn info(call: Call, out: ResponseOutparam) {
+    match info::document_for(&Spin, open_db, &call.principal.id) {
+        Ok(doc) => send_json(out, 200, &[], &doc),
+        Err(e) => send_refusal(out, &e),
+    }
 }
 
 /// `POST /eve/v1/session`: a new session, with its first message or parked without one.

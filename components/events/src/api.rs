@@ -9,7 +9,8 @@ use spin_sdk::http::{Request, Response};
 
 /// `ctx` is the request that passed `eve_spin::chat_request`'s checks (see `serve`).
 pub fn route(req: &Request, ctx: ChatRequest<'_>) -> Response {
-    let store = ChatStore::new(&ctx.db, &ctx.principal.id).with_quota(handlers::quota());
+    let store = ChatStore::new(&ctx.db, &ctx.principal.id)
+        .with_quota(handlers::quota(&ctx.db, &ctx.principal.id));
     let result = match (ctx.resource, ctx.method.as_str()) {
         (Resource::Event(id, index), "PUT") => handlers::put_event(&store, id, index, req),
         (Resource::Events(id), "POST") => handlers::append_events(&store, id, req),

@@ -26,12 +26,22 @@ fn variable(name: &str) -> Option<String> {
     spin_sdk::variables::get(name).ok()
 }
 
-/// The byte caps (`chat_max_bytes`, `principal_max_bytes`).
-pub fn quota() -> StorageQuota {
-    storage_quota(
+/// The byte caps (`chat_max_bytes`, `principal_max_bytes`); an account's storage override
+/// (issue 20) replaces the principal's, as the agent's 413 does.
+pub fn quota(db: &Db, principal: &str) -> StorageQuota {
+    let caps = storage_quota(
         variable("chat_max_bytes").as_deref(),
         variable("principal_max_bytes").as_deref(),
-    )
+    );
+    if eve_usage::standing::account_id(principal).is_none() {
+        return caps;
+    }
+    // Unreadable, the default holds: the write that follows fails on the same database.
+    let own = eve_usage::quota::storage_override(db, principal).unwrap_or_else(|e| {
+        eprintln!("events: storage override: {e}");
+        None
+    });
+    eve_usage::quota::with_storage_override(caps, own)
 }
 
 /// Counts one event write of the principal (`chat:write`, `chat_event_writes_per_minute`).

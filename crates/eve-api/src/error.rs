@@ -17,6 +17,10 @@ pub enum ErrorCode {
     PayloadTooLarge,
     UnsupportedMediaType,
     RateLimited,
+    /// A principal at or past its daily model tokens (`quota_tokens_per_day` or its override).
+    QuotaExceeded,
+    /// A member asked for a model outside the deployment's `member_models`.
+    ModelNotAllowed,
     NotConfigured,
     Upstream,
     Internal,
@@ -35,13 +39,13 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidJson => 400,
             ErrorCode::Unauthorized => 401,
-            ErrorCode::Forbidden => 403,
+            ErrorCode::Forbidden | ErrorCode::ModelNotAllowed => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::Conflict => 409,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
-            ErrorCode::RateLimited => 429,
+            ErrorCode::RateLimited | ErrorCode::QuotaExceeded => 429,
             ErrorCode::NotConfigured => 503,
             ErrorCode::Upstream => 502,
             ErrorCode::Internal => 500,

@@ -6,6 +6,7 @@
 //! - [`accounts`]: accounts mode's sign-up, settings and `/api/admin/*` account shapes.
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
 //! - [`tokens`]: the `/api/tokens` shapes (API tokens).
+//! - [`usage`]: model usage, quotas and model access (`/api/admin/usage`, `…/quota`, `…/models`).
 
 pub mod accounts;
 pub mod auth;
@@ -13,5 +14,6 @@ pub mod chat;
 pub mod error;
 pub mod eve;
 pub mod tokens;
+pub mod usage;
 
 pub use error::{ApiError, ErrorCode};

@@ -2,17 +2,42 @@
 //! the version the reference serves), reduced to what this agent has: its name, model, tools
 //! and connections. Source-ownership and sandbox sections eve reports do not apply here.
 
+use eve_store::sql::Sql;
+use eve_usage::{access, standing};
 use serde_json::{json, Value};
 
 use crate::connections::mcp::McpConnection;
-use crate::service::env::{self, AgentEnv};
+use crate::protocol::Refusal;
+use crate::service::env::{self, db_refusal, AgentEnv};
 use crate::tools::builtin;
 use crate::tools::spec::ToolSpec;
 
 /// The whole `GET /eve/v1/info` document for this configuration: the default model, every
 /// tool, the MCP connections, the models to choose from, the upload policy.
 pub fn document(env: &dyn AgentEnv) -> Value {
-    let choices = env::model_choices(env).unwrap_or_default();
+    document_offering(env, |_| true)
+}
+
+/// The document as `principal` reads it: a member of an accounts deployment is offered only
+/// the models it may use (`member_models`), the first of them as the default; anyone else,
+/// every model (without reading the database). The composer offers what this lists.
+pub fn document_for<S: Sql>(
+    env: &dyn AgentEnv,
+    open: impl FnOnce() -> Result<S, Refusal>,
+    principal: &str,
+) -> Result<Value, Refusal> {
+    if standing::account_id(principal).is_none() {
+        return Ok(document(env));
+    }
+    let db = open()?;
+    let standing = standing::read(&db, principal).map_err(db_refusal)?;
+    Ok(document_offering(env, |id| access::may_use(&standing, id)))
+}
+
+/// The document with the models `offered` keeps.
+fn document_offering(env: &dyn AgentEnv, offered: impl Fn(&str) -> bool) -> Value {
+    let mut choices = env::model_choices(env).unwrap_or_default();
+    choices.retain(|c| offered(&c.id));
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let mut doc = agent_info(&model_id, &builtin::specs(), &env::mcp_connections(env));
     list_models(&mut doc, &choices);

@@ -25,3 +25,5 @@ pub mod work;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod usage_tests;

@@ -9,6 +9,7 @@
 
 use eve_api::eve::{Event, InputResponse};
 use eve_store::sql::Sql;
+use eve_usage::{access, quota, standing};
 
 use crate::protocol::uploads::{Upload, UploadPolicy};
 use crate::protocol::{ids, Message, Refusal, SessionRequest};
@@ -43,16 +44,60 @@ pub fn check_model(env: &dyn AgentEnv, m: &Message) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// A message may start a turn only while its principal is below its daily model tokens (429
+/// `quota_exceeded`) and on a model it may use (403 `model_not_allowed`), checked before
+/// anything is kept (issue 20). A member's message that names no model runs on the model
+/// the turn would take (`fallback`: the session's earlier one, else the default) when that
+/// one is allowed, else on the first allowed one, which the message is then pinned to.
+pub fn check_turn<S: Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+    principal: &str,
+    m: &mut Message,
+    fallback: Option<&str>,
+) -> Result<(), Refusal> {
+    let standing = standing::read(db, principal).map_err(db_refusal)?;
+    let daily = env.variable(quota::TOKENS_PER_DAY_VARIABLE);
+    quota::check_tokens(&standing, daily.as_deref(), env.now_ms())
+        .map_err(|e| Refusal::from_api(&e))?;
+    if !access::is_member(&standing) {
+        return Ok(());
+    }
+    if let Some(id) = m.model.as_deref() {
+        return access::check_model(&standing, id).map_err(|e| Refusal::from_api(&e));
+    }
+    let choices = env::model_choices(env).map_err(|e| {
+        eprintln!("agent: {e}");
+        Refusal::bad_request("The model list is misconfigured.")
+    })?;
+    let would = config::choose(&choices, None, fallback).map(|c| c.id.as_str());
+    if would.is_some_and(|id| access::may_use(&standing, id)) {
+        return Ok(());
+    }
+    let ids: Vec<String> = choices.iter().map(|c| c.id.clone()).collect();
+    match access::allowed(&standing, &ids).first() {
+        Some(first) => {
+            m.model = Some(first.to_string());
+            Ok(())
+        }
+        None => access::check_model(&standing, would.unwrap_or_default())
+            .map_err(|e| Refusal::from_api(&e)),
+    }
+}
+
 /// New work (a message, an answer) is refused while the principal's storage is full
 /// (`principal_max_bytes`), before anything is kept. A turn already running is not cut: it
 /// finishes, and may end somewhat past the cap.
+/// An account's storage override (`principal_quota`) replaces the variable.
 pub fn check_room<S: Sql>(
     env: &dyn AgentEnv,
     store: &AgentStore<'_, S>,
     principal: &str,
 ) -> Result<(), Refusal> {
     let max = env.variable("principal_max_bytes");
-    let quota = eve_store::limits::storage_quota(None, max.as_deref());
+    let own = quota::storage_override(store.db, principal).map_err(db_refusal)?;
+    let quota =
+        quota::with_storage_override(eve_store::limits::storage_quota(None, max.as_deref()), own);
     if store.has_room(principal, &quota).map_err(db_refusal)? {
         Ok(())
     } else {
@@ -126,7 +171,7 @@ pub fn create<S: Sql>(
     env: &dyn AgentEnv,
     open: impl FnOnce() -> Result<S, Refusal>,
     principal: &str,
-    request: SessionRequest,
+    mut request: SessionRequest,
 ) -> Result<(S, String), Refusal> {
     if let SessionRequest::Message(m) = &request {
         check_model(env, m)?;
@@ -138,6 +183,9 @@ pub fn create<S: Sql>(
     let policy = env::upload_policy(env);
     // Every create writes a row: a full storage refuses an empty one too (issue 19 item 2).
     check_room(env, &store, principal)?;
+    if let SessionRequest::Message(m) = &mut request {
+        check_turn(env, &db, principal, m, None)?;
+    }
     let files = match &request {
         SessionRequest::Message(m) => uploads::check(&store, principal, m, &policy)?,
         _ => Vec::new(),
@@ -191,8 +239,9 @@ pub fn send<S: Sql>(
         check_room(env, &store, principal)?;
     }
     match request {
-        SessionRequest::Message(m) => {
+        SessionRequest::Message(mut m) => {
             check_model(env, &m)?;
+            check_turn(env, &db, principal, &mut m, transcript::last_model_id(&log))?;
             let policy = env::upload_policy(env);
             let files = uploads::check(&store, principal, &m, &policy)?;
             let delivery = keep_message(env, &store, id, principal, m, files, &policy)?;
