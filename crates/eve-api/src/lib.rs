@@ -4,10 +4,12 @@
 //! - [`chat`]: the `/api/chats` shapes (chat store).
 //! - [`auth`]: the `/api/auth/*` and `/api/setup` shapes.
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
+//! - [`projects`]: the `/api/projects` shapes (projects, their files).
 
 pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
+pub mod projects;
 
 pub use error::{ApiError, ErrorCode};
