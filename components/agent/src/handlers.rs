@@ -40,6 +40,13 @@ pub fn create(call: Call, out: ResponseOutparam) {
         .and_then(|request| sessions::create(&Spin, open_db, principal, request));
     match created {
         Ok((db, id)) => {
+            if let Some(chat) = protocol::chat_id(&call.body) {
+                if let Err(e) =
+                    eve_projects::projects::record_chat_session(&db, principal, &chat, &id)
+                {
+                    eprintln!("agent: recording the session's chat: {e}");
+                }
+            }
             accepted(out, 202, &Accepted::new(Some(&id), status::ACCEPTED), true);
             drain(&db, &id, principal, First::Nothing);
         }

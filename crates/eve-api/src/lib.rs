@@ -7,6 +7,7 @@
 //! - [`eve`]: eve's v1 session protocol (`/eve/v1/*`): requests, answers, events and envelope.
 //! - [`tokens`]: the `/api/tokens` shapes (API tokens).
 //! - [`usage`]: model usage, quotas and model access (`/api/admin/usage`, `…/quota`, `…/models`).
+//! - [`projects`]: the `/api/projects` shapes (projects, their files).
 
 pub mod accounts;
 pub mod auth;
@@ -15,5 +16,6 @@ pub mod error;
 pub mod eve;
 pub mod tokens;
 pub mod usage;
+pub mod projects;
 
 pub use error::{ApiError, ErrorCode};

@@ -74,6 +74,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_usage_quotas",
         sql: include_str!("../../../migrations/0011_usage_quotas.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_projects",
+        sql: include_str!("../../../migrations/0012_projects.sql"),
+    },
 ];
 
 /// The bookkeeping table.

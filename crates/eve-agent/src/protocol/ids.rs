@@ -57,6 +57,12 @@ pub fn attachment_id(random: [u8; 16]) -> String {
     format!("att_{hex}")
 }
 
+/// A new project file id from 16 random bytes (the projects component mints the same shape).
+pub fn file_id(random: [u8; 16]) -> String {
+    let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("file_{hex}")
+}
+
 /// Whether `id` can name an attachment ([`attachment_id`]'s shape).
 pub fn is_attachment_id(id: &str) -> bool {
     id.strip_prefix("att_")

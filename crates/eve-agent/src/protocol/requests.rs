@@ -102,6 +102,15 @@ pub fn session_request(body: &[u8], new_session: bool) -> Result<SessionRequest,
 
 type Body = serde_json::Map<String, Value>;
 
+/// eve-chat's extension of `POST /session`: `chatId`, the caller's chat the new session
+/// belongs to (docs/projects.md), so that its first turn already knows the chat's project.
+/// Anything but a chat id's shape is ignored, as is a chat that is not the caller's.
+pub fn chat_id(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let id = v.get("chatId")?.as_str()?;
+    eve_store::ids::is_valid_chat_id(id).then(|| id.to_string())
+}
+
 /// `turnPolicy`: `steer` (the default) or `queue`.
 fn turn_policy(m: &Body) -> Result<TurnPolicy, Refusal> {
     match m.get("turnPolicy").filter(|v| !v.is_null()) {

@@ -76,6 +76,12 @@ pub fn upload_policy(env: &dyn AgentEnv) -> UploadPolicy {
 }
 
 /// How long an MCP call may take (`mcp_timeout_secs`, default 30 s).
+/// The principal's storage cap (`principal_max_bytes`; an account's override wins in SQL).
+pub fn storage_max(env: &dyn AgentEnv) -> u64 {
+    let max = env.variable("principal_max_bytes");
+    eve_store::limits::storage_quota(None, max.as_deref()).principal_bytes
+}
+
 pub fn mcp_timeout(env: &dyn AgentEnv) -> Duration {
     let secs = env
         .variable("mcp_timeout_secs")

@@ -148,6 +148,45 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
     }
 }
 
+impl<S: Sql> Runner<'_, '_, '_, S> {
+    /// The project of the session's chat and its instructions (read on every use: moving a
+    /// chat takes effect on its next model call).
+    fn project(&self) -> Option<(String, String)> {
+        eve_projects::projects::session_project(self.store.db, self.principal, self.session_id)
+            .inspect_err(|e| eprintln!("agent: reading the session's project: {e}"))
+            .ok()
+            .flatten()
+    }
+
+    /// Where the file tools work: the project's files, or the session's outside a project.
+    fn file_scope(&self) -> String {
+        match self.project() {
+            Some((id, _)) => eve_projects::project_scope(&id),
+            None => eve_projects::session_scope(self.session_id),
+        }
+    }
+
+    /// Runs `f` over the files of `scope` with this deployment's caps.
+    fn with_files<T>(
+        &self,
+        scope: &str,
+        f: impl FnOnce(&eve_projects::tools::FileScope<'_, S>) -> T,
+    ) -> T {
+        let storage = env::storage_max(self.env);
+        let new_id = || crate::protocol::ids::file_id(eve_auth::crypto::random_bytes::<16>());
+        let fs = eve_projects::tools::FileScope {
+            db: self.store.db,
+            principal: self.principal,
+            scope,
+            now: self.env.now_ms(),
+            storage_max: storage,
+            file_max: env::upload_policy(self.env).max_bytes,
+            new_id: &new_id,
+        };
+        f(&fs)
+    }
+}
+
 /// The events of `log`.
 pub fn events_of(log: &[Envelope]) -> Vec<Event> {
     log.iter().map(|e| e.event.clone()).collect()
@@ -218,13 +257,22 @@ impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
         self.lost || resume::cancel_applies(self.cancel_at, self.turn_start)
     }
 
-    fn store_output_aside(&mut self, call_id: &str, output: &str) {
-        if let Err(e) =
-            self.store
-                .store_tool_output(self.session_id, call_id, output, self.env.now_ms())
-        {
-            eprintln!("agent: storing a large tool output: {e}");
-        }
+    fn store_output_aside(&mut self, call_id: &str, output: &str) -> Option<String> {
+        let scope = self.file_scope();
+        let kept = self.with_files(&scope, |fs| {
+            eve_projects::tools::keep_output(fs, call_id, output)
+        });
+        kept.inspect_err(|e| eprintln!("agent: keeping a large tool output: {e}"))
+            .ok()
+    }
+
+    fn project_instructions(&mut self) -> Option<String> {
+        self.project().map(|(_, instructions)| instructions)
+    }
+
+    fn file_tool(&mut self, name: &str, input: &serde_json::Value) -> (serde_json::Value, bool) {
+        let scope = self.file_scope();
+        self.with_files(&scope, |fs| eve_projects::tools::run(fs, name, input))
     }
 
     fn mcp_http(&mut self) -> &mut dyn McpHttp {

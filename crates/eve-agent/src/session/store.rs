@@ -162,9 +162,6 @@ pub struct StoredAttachment {
     pub data: Vec<u8>,
 }
 
-pub const UPSERT_TOOL_OUTPUT: &str = "INSERT OR REPLACE INTO agent_tool_output \
-    (session_id, tool_call_id, output, created_at) VALUES (?1, ?2, ?3, ?4)";
-
 /// How long a lease lasts without renewal, and how often a runner renews it. Short, so that a
 /// turn whose host died is resumed within about two seconds by the next reader or request.
 pub const LEASE_MS: i64 = 2_000;
@@ -735,21 +732,6 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .db
             .execute(SELECT_ATTACHMENT_USAGE, vec![principal.into()])?;
         Ok(int(rows.first().and_then(|r| r.first())).max(0) as u64)
-    }
-
-    pub fn store_tool_output(
-        &self,
-        id: &str,
-        call_id: &str,
-        output: &str,
-        now_ms: i64,
-    ) -> Result<(), String> {
-        self.db
-            .execute(
-                UPSERT_TOOL_OUTPUT,
-                vec![id.into(), call_id.into(), output.into(), now_ms.into()],
-            )
-            .map(|_| ())
     }
 }
 

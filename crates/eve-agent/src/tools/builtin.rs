@@ -307,7 +307,7 @@ pub fn bound_output(output: Value) -> (Value, Option<String>) {
             "preview": &text[..cut],
             "truncated": true,
             "totalBytes": text.len(),
-            "note": "the full output is stored with the session; only this preview is shown",
+            "note": "the full output could not be kept; only this preview is shown",
         }),
         Some(text),
     )

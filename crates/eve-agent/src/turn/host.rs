@@ -17,8 +17,20 @@ pub trait TurnHost: ToolHost {
     fn emit(&mut self, event: &Event) -> Result<(), Fenced>;
     /// A checkpoint: whether the turn was asked to stop. Also keeps the lease alive.
     fn stop_requested(&mut self) -> bool;
-    /// Keeps an oversized tool output aside (the event and the model get a preview).
-    fn store_output_aside(&mut self, call_id: &str, output: &str);
+    /// Keeps an oversized tool output aside as a temp file of the session's project (or of
+    /// the session) that `read_file` reads; its path (`None`: it could not be kept).
+    fn store_output_aside(&mut self, call_id: &str, output: &str) -> Option<String>;
+    /// The instructions of the project the session's chat is in (docs/projects.md).
+    fn project_instructions(&mut self) -> Option<String> {
+        None
+    }
+    /// Runs one of the file tools (`eve_projects::tools::NAMES`) over the session's files.
+    fn file_tool(&mut self, _name: &str, _input: &serde_json::Value) -> (serde_json::Value, bool) {
+        (
+            serde_json::json!({ "error": "files are not available here" }),
+            true,
+        )
+    }
     /// Where the user authorizes a connection for this session.
     fn connect_url(&self, attempt_id: &str) -> String;
     /// The network to MCP servers.

@@ -85,11 +85,30 @@ fn request(
         w.emit(Event::CompactionRequested(c.clone()))?;
         w.emit(Event::CompactionCompleted(c))?;
     }
+    let mut system = system_prompt(&memory, ctx.client_context.as_deref());
+    if let Some(instructions) = w.host.project_instructions() {
+        system.push_str(&project_instructions(&instructions));
+    }
     Ok(ModelRequest {
-        system: system_prompt(&memory, ctx.client_context.as_deref()),
+        system,
         messages,
         tools: specs.to_vec(),
     })
+}
+
+/// The system prompt's part for a chat in a project: the owner's instructions, and where its
+/// files are.
+pub(crate) fn project_instructions(instructions: &str) -> String {
+    let mut s = String::from(
+        "\n\nThis chat is in a project. Its files are at /workspace/<name>: list them with glob, \
+         read them with read_file, search them with grep; write your results with write_file \
+         (files the user uploaded or marked final cannot be overwritten).",
+    );
+    if !instructions.trim().is_empty() {
+        s.push_str("\n\nProject instructions (from the project's owner):\n");
+        s.push_str(instructions.trim());
+    }
+    s
 }
 
 /// What one event of the model's stream adds to `out`, and the delta events it writes.

@@ -100,6 +100,13 @@ impl Turn<'_> {
     /// The built-in tools and the enabled MCP servers' tools, listed once per run.
     fn offered(&mut self) -> Offered {
         let mut specs = tools::specs();
+        specs.extend(eve_projects::tools::specs().into_iter().map(
+            |(name, description, input_schema)| ToolSpec {
+                name,
+                description,
+                input_schema,
+            },
+        ));
         let servers = mcp_tools::servers(&mut *self.w.host, self.ctx);
         for s in servers.values() {
             specs.extend(s.specs.iter().cloned());
@@ -209,6 +216,14 @@ impl Turn<'_> {
                 return self.mcp_tool(turn, at, call, &conn, tool, servers);
             }
         }
+        if eve_projects::tools::NAMES.contains(&call.name.as_str()) {
+            if let Some(raw) = call.input.get("_invalidInput") {
+                let output = serde_json::json!({ "error": format!("the tool input is not a JSON object: {raw}") });
+                return self.tool_done(at, call, output, true).map(|()| None);
+            }
+            let (output, is_error) = self.w.host.file_tool(&call.name, &call.input);
+            return self.tool_done(at, call, output, is_error).map(|()| None);
+        }
         // Checkpoint 5: tools pause in slices and check for a stop.
         match tools::run(call, &mut *self.w.host) {
             ToolOutcome::Done { output, is_error } => {
@@ -281,9 +296,15 @@ impl Turn<'_> {
         output: serde_json::Value,
         is_error: bool,
     ) -> Result<(), Fenced> {
-        let (shown, aside) = tools::bound_output(output);
+        let (mut shown, aside) = tools::bound_output(output);
         if let Some(full) = &aside {
-            self.w.host.store_output_aside(&call.id, full);
+            if let Some(path) = self.w.host.store_output_aside(&call.id, full) {
+                shown["path"] = path.clone().into();
+                shown["note"] = format!(
+                    "the full output is kept as the file {path}: read the rest with read_file"
+                )
+                .into();
+            }
         }
         self.w.emit(tool_result(at, call, shown, is_error))
     }

@@ -51,7 +51,9 @@ impl TurnHost for Host {
         self.stop_at_check.is_some_and(|n| self.checks >= n)
             || self.stop_when.is_some_and(|f| f(&self.events))
     }
-    fn store_output_aside(&mut self, _: &str, _: &str) {}
+    fn store_output_aside(&mut self, _: &str, _: &str) -> Option<String> {
+        None
+    }
     fn connect_url(&self, id: &str) -> String {
         format!("/eve/v1/session/s/authorizations/{id}")
     }

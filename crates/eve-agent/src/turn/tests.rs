@@ -336,3 +336,245 @@ fn a_fenced_runner_writes_nothing_more() {
     assert_eq!(out, TurnOutcome::Fenced);
     assert_eq!(log.len(), 3 + 2);
 }
+
+/// A model that answers from a script, one response per call, and keeps every request.
+struct Scripted {
+    responses: Vec<Vec<crate::tools::spec::ToolCall>>,
+    requests: Vec<crate::providers::model::ModelRequest>,
+}
+
+impl crate::providers::model::Model for Scripted {
+    fn stream(
+        &mut self,
+        request: &crate::providers::model::ModelRequest,
+        on: &mut dyn FnMut(crate::providers::model::ModelEvent) -> crate::providers::model::Flow,
+    ) -> Result<(), crate::providers::model::ModelError> {
+        use crate::providers::model::ModelEvent;
+        self.requests.push(request.clone());
+        let calls = if self.responses.is_empty() {
+            Vec::new()
+        } else {
+            self.responses.remove(0)
+        };
+        if calls.is_empty() {
+            on(ModelEvent::TextDelta("done".into()));
+        }
+        for c in calls {
+            on(ModelEvent::ToolCallStarted {
+                id: c.id.clone(),
+                name: c.name.clone(),
+            });
+            on(ModelEvent::ToolCallReady(c));
+        }
+        on(ModelEvent::Finished {
+            reason: "stop".into(),
+        });
+        Ok(())
+    }
+}
+
+/// The recording host with a project's files on real SQLite (the runner's glue, natively).
+struct ProjectHost {
+    inner: Host,
+    db: crate::session::store::testing::Lite,
+}
+
+impl crate::tools::builtin::ToolHost for ProjectHost {
+    fn memory(&mut self) -> Result<String, String> {
+        Ok(String::new())
+    }
+    fn replace_memory(&mut self, _: &str, _: &str) -> Result<bool, String> {
+        Ok(true)
+    }
+    fn pause(&mut self, _: u64) -> bool {
+        true
+    }
+    fn now_ms(&mut self) -> i64 {
+        1
+    }
+}
+
+impl ProjectHost {
+    fn files<T>(
+        &self,
+        f: impl FnOnce(&eve_projects::tools::FileScope<'_, crate::session::store::testing::Lite>) -> T,
+    ) -> T {
+        let n = std::cell::Cell::new(0);
+        let new_id = move || {
+            n.set(n.get() + 1);
+            format!("file_{}_{}", self_count(), n.get())
+        };
+        f(&eve_projects::tools::FileScope {
+            db: &self.db,
+            principal: "alice",
+            scope: "project:prj_1",
+            now: 2,
+            storage_max: 1 << 30,
+            file_max: 1 << 20,
+            new_id: &new_id,
+        })
+    }
+}
+
+fn self_count() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+impl TurnHost for ProjectHost {
+    fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
+        self.inner.emit(event)
+    }
+    fn stop_requested(&mut self) -> bool {
+        false
+    }
+    fn store_output_aside(&mut self, call_id: &str, output: &str) -> Option<String> {
+        self.files(|fs| eve_projects::tools::keep_output(fs, call_id, output))
+            .ok()
+    }
+    fn project_instructions(&mut self) -> Option<String> {
+        Some("Always answer in French.".into())
+    }
+    fn file_tool(&mut self, name: &str, input: &serde_json::Value) -> (serde_json::Value, bool) {
+        self.files(|fs| eve_projects::tools::run(fs, name, input))
+    }
+    fn connect_url(&self, id: &str) -> String {
+        self.inner.connect_url(id)
+    }
+    fn mcp_http(&mut self) -> &mut dyn crate::connections::mcp::McpHttp {
+        &mut self.inner
+    }
+    fn connection_token(&mut self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+fn call(id: &str, name: &str, input: serde_json::Value) -> crate::tools::spec::ToolCall {
+    crate::tools::spec::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        input,
+    }
+}
+
+#[test]
+fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_and_the_results_cap(
+) {
+    use crate::session::store::testing::Lite;
+    use serde_json::json;
+    let db = Lite::memory();
+    eve_store::migrations::migrate(&db, 0).unwrap();
+    eve_projects::projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
+    let row = format!("b,2,{}\n", "z".repeat(40));
+    let csv = "name,qty\n a ,1\n".to_string() + &row.repeat(40_000);
+    eve_projects::files::upload(
+        &db,
+        "alice",
+        "project:prj_1",
+        "/u",
+        "file_up",
+        "data.csv",
+        "text/csv",
+        csv.into_bytes(),
+        1,
+        1 << 30,
+    )
+    .unwrap();
+    let mut h = ProjectHost {
+        inner: Host::default(),
+        db,
+    };
+    let mut model = Scripted {
+        responses: vec![vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"filePath": "/workspace/data.csv", "content": "x"}),
+            ),
+            call(
+                "c2",
+                "write_file",
+                json!({"filePath": "/workspace/clean.csv", "content": "name,qty\na,1\n"}),
+            ),
+            // Three reads of 50,000 characters and a grep over 160 KB (kept aside as a file):
+            // more than the 200,000 characters one response's results may hand the model.
+            call("c3", "read_file", json!({"filePath": "data.csv"})),
+            call(
+                "c4",
+                "read_file",
+                json!({"filePath": "data.csv", "offset": 10000}),
+            ),
+            call(
+                "c5",
+                "read_file",
+                json!({"filePath": "data.csv", "offset": 20000}),
+            ),
+            call(
+                "c6",
+                "grep",
+                json!({"pattern": "b,2", "limit": 1000, "context": 3}),
+            ),
+            call(
+                "c7",
+                "read_file",
+                json!({"filePath": "data.csv", "offset": 30000}),
+            ),
+        ]],
+        requests: Vec::new(),
+    };
+    let out = run(&mut h, &mut model, opened("clean it"), &ctx());
+    assert_eq!(out, TurnOutcome::Completed);
+    let first = &model.requests[0];
+    assert!(first
+        .system
+        .contains("Project instructions (from the project's owner):\nAlways answer in French."));
+    for tool in ["read_file", "write_file", "glob", "grep"] {
+        assert!(first.tools.iter().any(|t| t.name == tool), "{tool}");
+    }
+    let second = &model.requests[1];
+    let results: Vec<&str> = second
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            crate::providers::model::ModelMessage::ToolResult { content, .. } => {
+                Some(content.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 7);
+    assert!(
+        results[0].contains("cannot be overwritten"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("\"existed\":false"), "{}", results[1]);
+    assert!(
+        results[5].contains("tool-output-c6.json"),
+        "{}",
+        &results[5][..300]
+    );
+    let total: usize = results.iter().map(|r| r.chars().count()).sum();
+    assert!(
+        total <= transcript::MAX_TOOL_RESULTS_CHARS + 2 * transcript::TOOL_RESULTS_CUT.len(),
+        "{total}"
+    );
+    assert!(
+        results[6].contains("[cut: this response's tool results exceed"),
+        "{}",
+        results[6]
+    );
+    let kept =
+        eve_projects::files::read_by_name(&h.db, "alice", "project:prj_1", "tool-output-c6.json")
+            .unwrap()
+            .unwrap();
+    assert!(kept.data.len() > 100 * 1024);
+    assert_eq!(
+        eve_projects::files::read_by_name(&h.db, "alice", "project:prj_1", "data.csv")
+            .unwrap()
+            .unwrap()
+            .source,
+        eve_api::projects::FileSource::UserUpload
+    );
+}

@@ -1,0 +1,335 @@
+//! A scope's files ('project:<id>' or 'session:<id>'): the user's uploads, the agent's temp
+//! files, and the files marked final. Every write is one statement with its checks inside it
+//! (the owner, the name free, the principal's storage), so a refusal changes nothing and a
+//! cut-off write leaves the old file or the new one, never a torn one.
+
+use eve_api::projects::{FilePreview, FileSource, ProjectFile};
+use eve_api::{ApiError, ErrorCode};
+use eve_store::sql::{Sql, SqlRow, SqlValue};
+use eve_store::time::{format_iso_ms, Millis};
+
+use crate::sql::*;
+use crate::{exec, int, preview, text};
+
+/// A file's bytes as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub name: String,
+    pub media_type: String,
+    pub source: FileSource,
+    pub data: Vec<u8>,
+}
+
+fn not_found() -> ApiError {
+    ApiError::not_found("file not found")
+}
+
+fn storage_full() -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        "your storage is full: delete chats or files to free space",
+    )
+}
+
+/// Where a file's bytes are served (`scope_url`: `/api/projects/<id>`).
+pub fn download_url(scope_url: &str, file_id: &str) -> String {
+    format!("{scope_url}/files/{file_id}/download")
+}
+
+/// A row of [`crate::sql::LIST_FILES`]'s columns as the list shows it.
+fn file(row: &SqlRow, scope_url: &str) -> ProjectFile {
+    let id = text(row, 0);
+    let url = download_url(scope_url, &id);
+    let size = int(row, 3).max(0) as u64;
+    let mut preview: FilePreview =
+        serde_json::from_str(&text(row, 5)).unwrap_or(FilePreview::Other);
+    if let FilePreview::Image { thumbnail_url } = &mut preview {
+        *thumbnail_url = (size as usize <= preview::MAX_THUMBNAIL_BYTES).then(|| url.clone());
+    }
+    ProjectFile {
+        name: text(row, 1),
+        media_type: text(row, 2),
+        size,
+        source: FileSource::parse(&text(row, 4)).unwrap_or(FileSource::Temp),
+        preview,
+        download_url: url,
+        created_at: format_iso_ms(int(row, 6)),
+        updated_at: format_iso_ms(int(row, 7)),
+        id,
+    }
+}
+
+fn preview_json(media_type: &str, data: &[u8]) -> String {
+    serde_json::to_string(&preview::preview(media_type, data)).expect("previews serialize")
+}
+
+/// What a principal may store in all (`default_max`: `principal_max_bytes`; an account's
+/// override wins) and what it stores now.
+pub fn storage<S: Sql>(db: &S, principal: &str, default_max: u64) -> Result<(u64, u64), ApiError> {
+    let rows = exec(db, STORAGE_USED, vec![principal.into(), default_max.into()])?;
+    let r = rows
+        .first()
+        .ok_or_else(|| ApiError::internal("no storage row"))?;
+    Ok((int(r, 0).max(0) as u64, int(r, 1).max(0) as u64))
+}
+
+/// The user's upload of `data` as `name` (clean already, type checked by the policy).
+#[allow(clippy::too_many_arguments)]
+pub fn upload<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    scope_url: &str,
+    id: &str,
+    name: &str,
+    media_type: &str,
+    data: Vec<u8>,
+    now: Millis,
+    default_max: u64,
+) -> Result<ProjectFile, ApiError> {
+    let preview = preview_json(media_type, &data);
+    let size = data.len() as u64;
+    let params = vec![
+        id.into(),
+        principal.into(),
+        scope.into(),
+        name.into(),
+        media_type.into(),
+        SqlValue::Blob(data),
+        now.into(),
+        default_max.into(),
+        preview.into(),
+    ];
+    let rows = exec(db, INSERT_UPLOAD, params)?;
+    if let Some(row) = rows.first() {
+        return Ok(file(row, scope_url));
+    }
+    let (used, max) = storage(db, principal, default_max)?;
+    if used + size > max {
+        return Err(storage_full());
+    }
+    Err(ApiError::new(
+        ErrorCode::Conflict,
+        format!("a file named {name:?} exists already: delete it or rename yours"),
+    ))
+}
+
+pub fn list<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    scope_url: &str,
+) -> Result<Vec<ProjectFile>, ApiError> {
+    let rows = exec(db, LIST_FILES, vec![scope.into(), principal.into()])?;
+    Ok(rows.iter().map(|r| file(r, scope_url)).collect())
+}
+
+pub fn get<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    scope_url: &str,
+    id: &str,
+) -> Result<ProjectFile, ApiError> {
+    let rows = exec(
+        db,
+        SELECT_FILE,
+        vec![id.into(), scope.into(), principal.into()],
+    )?;
+    rows.first()
+        .map(|r| file(r, scope_url))
+        .ok_or_else(not_found)
+}
+
+/// The bytes of a file, with its name and type.
+pub fn download<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    id: &str,
+) -> Result<(String, String, Vec<u8>), ApiError> {
+    let rows = exec(
+        db,
+        DOWNLOAD_FILE,
+        vec![id.into(), scope.into(), principal.into()],
+    )?;
+    let mut row = rows.into_iter().next().ok_or_else(not_found)?;
+    let data = match row.pop() {
+        Some(SqlValue::Blob(b)) => b,
+        Some(SqlValue::Text(t)) => t.into_bytes(),
+        _ => Vec::new(),
+    };
+    Ok((text(&row, 0), text(&row, 1), data))
+}
+
+/// Marks a temp file final: the agent can no longer write it. 409 for the user's upload.
+pub fn mark_final<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    scope_url: &str,
+    id: &str,
+    now: Millis,
+) -> Result<ProjectFile, ApiError> {
+    let rows = exec(
+        db,
+        MARK_FINAL,
+        vec![id.into(), scope.into(), principal.into(), now.into()],
+    )?;
+    if let Some(row) = rows.first() {
+        return Ok(file(row, scope_url));
+    }
+    exists(db, principal, scope, id)?;
+    Err(ApiError::new(
+        ErrorCode::Conflict,
+        "only a file the agent wrote (temp) can be marked final",
+    ))
+}
+
+fn exists<S: Sql>(db: &S, principal: &str, scope: &str, id: &str) -> Result<(), ApiError> {
+    let rows = exec(
+        db,
+        FILE_EXISTS,
+        vec![id.into(), scope.into(), principal.into()],
+    )?;
+    if rows.is_empty() {
+        return Err(not_found());
+    }
+    Ok(())
+}
+
+/// Deletes a file; 409 while a turn runs in a session that can use it.
+pub fn delete<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    id: &str,
+    now: Millis,
+) -> Result<(), ApiError> {
+    let rows = exec(
+        db,
+        DELETE_FILE,
+        vec![id.into(), scope.into(), principal.into(), now.into()],
+    )?;
+    if !rows.is_empty() {
+        return Ok(());
+    }
+    exists(db, principal, scope, id)?;
+    Err(ApiError::new(
+        ErrorCode::Conflict,
+        "a running turn may be using this file: delete it when the turn has finished",
+    ))
+}
+
+/// The file named `name` in `scope`, if the principal has one.
+pub fn read_by_name<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    name: &str,
+) -> Result<Option<Stored>, String> {
+    let rows = db.execute(
+        READ_FILE_BY_NAME,
+        vec![scope.into(), principal.into(), name.into()],
+    )?;
+    Ok(rows.into_iter().next().map(|mut row| {
+        let data = match row.pop() {
+            Some(SqlValue::Blob(b)) => b,
+            Some(SqlValue::Text(t)) => t.into_bytes(),
+            _ => Vec::new(),
+        };
+        Stored {
+            name: name.to_string(),
+            media_type: text(&row, 1),
+            source: FileSource::parse(&text(&row, 0)).unwrap_or(FileSource::Temp),
+            data,
+        }
+    }))
+}
+
+/// Why the agent's write was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteRefused {
+    /// The file is the user's upload or marked final (the write guard).
+    Protected(FileSource),
+    StorageFull,
+    Database(String),
+}
+
+/// The agent's write of a temp file, one statement: created (`Ok(false)`) or replaced
+/// (`Ok(true)`: it existed). A `user_upload` or `final_output` of that name is never touched.
+#[allow(clippy::too_many_arguments)]
+pub fn write_temp<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    id: &str,
+    name: &str,
+    media_type: &str,
+    data: Vec<u8>,
+    now: Millis,
+    default_max: u64,
+) -> Result<bool, WriteRefused> {
+    let preview = preview_json(media_type, &data);
+    let params = vec![
+        id.into(),
+        principal.into(),
+        scope.into(),
+        name.into(),
+        media_type.into(),
+        SqlValue::Blob(data),
+        now.into(),
+        default_max.into(),
+        preview.into(),
+    ];
+    let rows = db
+        .execute(UPSERT_TEMP, params)
+        .map_err(WriteRefused::Database)?;
+    if let Some(row) = rows.first() {
+        return Ok(text(row, 0) != id);
+    }
+    match read_by_name(db, principal, scope, name).map_err(WriteRefused::Database)? {
+        Some(f) if f.source != FileSource::Temp => Err(WriteRefused::Protected(f.source)),
+        _ => Err(WriteRefused::StorageFull),
+    }
+}
+
+/// Names, sizes and sources of a scope's files, by name.
+pub fn names<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+) -> Result<Vec<(String, u64, FileSource)>, String> {
+    let rows = db.execute(FILE_NAMES, vec![scope.into(), principal.into()])?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let source = FileSource::parse(&text(r, 2)).unwrap_or(FileSource::Temp);
+            (text(r, 0), int(r, 1).max(0) as u64, source)
+        })
+        .collect())
+}
+
+/// Each file's name and its first `max_bytes` (for `grep`).
+pub fn heads<S: Sql>(
+    db: &S,
+    principal: &str,
+    scope: &str,
+    max_bytes: usize,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let rows = db.execute(
+        FILE_TEXTS,
+        vec![scope.into(), principal.into(), (max_bytes as i64).into()],
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|mut r| {
+            let data = match r.pop() {
+                Some(SqlValue::Blob(b)) => b,
+                Some(SqlValue::Text(t)) => t.into_bytes(),
+                _ => Vec::new(),
+            };
+            (text(&r, 0), data)
+        })
+        .collect())
+}

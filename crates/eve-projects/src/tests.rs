@@ -1,0 +1,461 @@
+//! The domain on real SQLite (every migration applied), as the components use it.
+
+use eve_api::projects::{FilePreview, FileSource};
+use eve_sql_testing::Db;
+use eve_store::sql::Sql;
+use serde_json::{json, Value};
+
+use crate::tools::{self, FileScope};
+use crate::{files, glob, names, preview, project_scope, projects, session_scope};
+
+fn db() -> Db {
+    let db = Db::memory();
+    eve_store::migrations::migrate(&db, 0).unwrap();
+    db
+}
+
+fn chat(db: &Db, id: &str, owner: &str) {
+    db.execute(
+        "INSERT INTO chat (id, owner, title, created_at, updated_at) VALUES (?1, ?2, 't', 1, 1)",
+        vec![id.into(), owner.into()],
+    )
+    .unwrap();
+}
+
+fn used(db: &Db, p: &str) -> i64 {
+    let r = db
+        .execute("SELECT coalesce((SELECT bytes FROM storage_usage WHERE scope = 'principal:' || ?1), 0)", vec![p.into()])
+        .unwrap();
+    r[0][0].as_i64().unwrap()
+}
+
+const MAX: u64 = 1 << 30;
+
+#[test]
+fn projects_are_created_renamed_listed_and_another_principals_is_a_404() {
+    let db = db();
+    let p = projects::create(&db, "alice", "prj_1", "Audit", "Answer in French.", 1).unwrap();
+    assert_eq!(p.instructions, "Answer in French.");
+    let p = projects::update(&db, "alice", "prj_1", Some("Audit 2025"), None, 2).unwrap();
+    assert_eq!(
+        (p.name.as_str(), p.instructions.as_str()),
+        ("Audit 2025", "Answer in French.")
+    );
+    assert_eq!(projects::list(&db, "alice").unwrap().len(), 1);
+    assert!(projects::list(&db, "bob").unwrap().is_empty());
+    assert_eq!(
+        projects::get(&db, "bob", "prj_1").unwrap_err().status(),
+        404
+    );
+    assert_eq!(
+        projects::update(&db, "bob", "prj_1", Some("x"), None, 3)
+            .unwrap_err()
+            .status(),
+        404
+    );
+    assert_eq!(
+        projects::delete(&db, "bob", "prj_1").unwrap_err().status(),
+        404
+    );
+    assert!(projects::name("  ").is_err());
+    assert_eq!(projects::name(" a   b ").unwrap(), "a b");
+}
+
+#[test]
+fn chats_move_in_and_out_and_the_list_filters_by_project() {
+    let db = db();
+    projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
+    projects::create(&db, "bob", "prj_b", "B", "", 1).unwrap();
+    chat(&db, "c1", "alice");
+    chat(&db, "c2", "alice");
+    chat(&db, "cb", "bob");
+    projects::set_chat_project(&db, "alice", "c1", Some("prj_1")).unwrap();
+    // Someone else's chat or project: 404, nothing written.
+    assert_eq!(
+        projects::set_chat_project(&db, "alice", "cb", Some("prj_1"))
+            .unwrap_err()
+            .status(),
+        404
+    );
+    assert_eq!(
+        projects::set_chat_project(&db, "alice", "c2", Some("prj_b"))
+            .unwrap_err()
+            .status(),
+        404
+    );
+    let page = projects::chats(&db, "alice", "prj_1", 20, None).unwrap();
+    assert_eq!(
+        page.chats.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["c1"]
+    );
+    assert_eq!(
+        projects::chats(&db, "bob", "prj_1", 20, None)
+            .unwrap_err()
+            .status(),
+        404
+    );
+    projects::set_chat_project(&db, "alice", "c1", None).unwrap();
+    assert!(projects::chats(&db, "alice", "prj_1", 20, None)
+        .unwrap()
+        .chats
+        .is_empty());
+    assert_eq!(projects::chat_project(&db, "alice", "c1").unwrap(), None);
+}
+
+#[test]
+fn the_session_of_a_chat_in_a_project_finds_the_project_and_its_instructions() {
+    let db = db();
+    projects::create(&db, "alice", "prj_1", "A", "Be brief.", 1).unwrap();
+    chat(&db, "c1", "alice");
+    projects::set_chat_project(&db, "alice", "c1", Some("prj_1")).unwrap();
+    projects::record_chat_session(&db, "alice", "c1", "wrun_1").unwrap();
+    // Bob naming Alice's chat records nothing.
+    projects::record_chat_session(&db, "bob", "c1", "wrun_b").unwrap();
+    assert_eq!(
+        projects::session_project(&db, "alice", "wrun_1").unwrap(),
+        Some(("prj_1".into(), "Be brief.".into()))
+    );
+    assert_eq!(
+        projects::session_project(&db, "bob", "wrun_b").unwrap(),
+        None
+    );
+    assert_eq!(
+        projects::session_project(&db, "bob", "wrun_1").unwrap(),
+        None
+    );
+}
+
+#[test]
+fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_takes_everything() {
+    let db = db();
+    projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
+    let scope = project_scope("prj_1");
+    let f = files::upload(
+        &db,
+        "alice",
+        &scope,
+        "/api/projects/prj_1",
+        "file_1",
+        "a.csv",
+        "text/csv",
+        b"a,b\n1,2\n".to_vec(),
+        1,
+        MAX,
+    )
+    .unwrap();
+    assert_eq!(f.source, FileSource::UserUpload);
+    assert_eq!(
+        f.preview,
+        FilePreview::Text {
+            text: "a,b\n1,2".into()
+        }
+    );
+    assert_eq!(used(&db, "alice"), 8);
+    // The same name again: 409; over the storage cap: 413; nothing written either way.
+    let e = files::upload(
+        &db,
+        "alice",
+        &scope,
+        "/u",
+        "file_2",
+        "a.csv",
+        "text/csv",
+        b"x".to_vec(),
+        1,
+        MAX,
+    )
+    .unwrap_err();
+    assert_eq!(e.status(), 409);
+    let e = files::upload(
+        &db,
+        "alice",
+        &scope,
+        "/u",
+        "file_3",
+        "b.csv",
+        "text/csv",
+        vec![b'x'; 100],
+        1,
+        50,
+    )
+    .unwrap_err();
+    assert_eq!(e.status(), 413);
+    assert_eq!(used(&db, "alice"), 8);
+    assert_eq!(files::list(&db, "alice", &scope, "/u").unwrap().len(), 1);
+    // Bob sees nothing of it.
+    assert_eq!(
+        files::download(&db, "bob", &scope, "file_1")
+            .unwrap_err()
+            .status(),
+        404
+    );
+    assert!(files::list(&db, "bob", &scope, "/u").unwrap().is_empty());
+    // A chat with a session and an attachment, in the project.
+    chat(&db, "c1", "alice");
+    projects::set_chat_project(&db, "alice", "c1", Some("prj_1")).unwrap();
+    db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
+    projects::record_chat_session(&db, "alice", "c1", "wrun_1").unwrap();
+    projects::delete(&db, "alice", "prj_1").unwrap();
+    for (table, n) in [
+        ("chat", 0),
+        ("eve_session", 0),
+        ("project_file", 0),
+        ("chat_project", 0),
+    ] {
+        let r = db
+            .execute(&format!("SELECT count(*) FROM {table}"), vec![])
+            .unwrap();
+        assert_eq!(r[0][0].as_i64(), Some(n), "{table}");
+    }
+    assert_eq!(used(&db, "alice"), 0);
+    assert_eq!(
+        projects::delete(&db, "alice", "prj_1")
+            .unwrap_err()
+            .status(),
+        404
+    );
+}
+
+#[test]
+fn only_temp_files_are_marked_final_and_a_file_in_use_by_a_running_turn_stays() {
+    let db = db();
+    projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
+    let scope = project_scope("prj_1");
+    files::upload(
+        &db,
+        "alice",
+        &scope,
+        "/u",
+        "file_1",
+        "a.csv",
+        "text/csv",
+        b"a".to_vec(),
+        1,
+        MAX,
+    )
+    .unwrap();
+    assert_eq!(
+        files::mark_final(&db, "alice", &scope, "/u", "file_1", 2)
+            .unwrap_err()
+            .status(),
+        409
+    );
+    files::write_temp(
+        &db,
+        "alice",
+        &scope,
+        "file_2",
+        "b.csv",
+        "text/csv",
+        b"b".to_vec(),
+        2,
+        MAX,
+    )
+    .unwrap();
+    let f = files::mark_final(&db, "alice", &scope, "/u", "file_2", 3).unwrap();
+    assert_eq!(f.source, FileSource::FinalOutput);
+    assert_eq!(
+        files::mark_final(&db, "bob", &scope, "/u", "file_2", 3)
+            .unwrap_err()
+            .status(),
+        404
+    );
+    // A turn runs in a session of the project's chat: its files stay until it ends.
+    chat(&db, "c1", "alice");
+    projects::set_chat_project(&db, "alice", "c1", Some("prj_1")).unwrap();
+    db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at, lease_owner, lease_expires) VALUES ('wrun_1', 'alice', 1, 1, 'r', 100)", vec![]).unwrap();
+    projects::record_chat_session(&db, "alice", "c1", "wrun_1").unwrap();
+    assert_eq!(
+        files::delete(&db, "alice", &scope, "file_1", 50)
+            .unwrap_err()
+            .status(),
+        409
+    );
+    files::delete(&db, "alice", &scope, "file_1", 150).unwrap();
+    assert_eq!(
+        files::delete(&db, "alice", &scope, "file_1", 150)
+            .unwrap_err()
+            .status(),
+        404
+    );
+}
+
+fn scope<'a>(db: &'a Db, scope: &'a str, new_id: &'a dyn Fn() -> String) -> FileScope<'a, Db> {
+    FileScope {
+        db,
+        principal: "alice",
+        scope,
+        now: 5,
+        storage_max: MAX,
+        file_max: 1000,
+        new_id,
+    }
+}
+
+fn run(fs: &FileScope<'_, Db>, name: &str, input: Value) -> (Value, bool) {
+    tools::run(fs, name, &input)
+}
+
+#[test]
+fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_finals() {
+    let db = db();
+    projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
+    let s = project_scope("prj_1");
+    files::upload(
+        &db,
+        "alice",
+        &s,
+        "/u",
+        "file_up",
+        "data.csv",
+        "text/csv",
+        b"name,qty\n a ,1\nb,2\n".to_vec(),
+        1,
+        MAX,
+    )
+    .unwrap();
+    let n = std::cell::Cell::new(0);
+    let new_id = move || {
+        n.set(n.get() + 1);
+        format!("file_t{}", n.get())
+    };
+    let fs = scope(&db, &s, &new_id);
+    let (out, err) = run(
+        &fs,
+        "read_file",
+        json!({"filePath": "/workspace/data.csv", "offset": 2, "limit": 1}),
+    );
+    assert!(!err);
+    assert_eq!(out["content"], "2:  a ,1\n");
+    assert_eq!(
+        (out["totalLines"].clone(), out["nextOffset"].clone()),
+        (json!(3), json!(3))
+    );
+    let (out, err) = run(
+        &fs,
+        "write_file",
+        json!({"filePath": "/workspace/clean.csv", "content": "name,qty\na,1\nb,2\n"}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(out["existed"], false);
+    let (out, _) = run(
+        &fs,
+        "write_file",
+        json!({"filePath": "clean.csv", "content": "name,qty\na,1\n"}),
+    );
+    assert_eq!(out["existed"], true);
+    // The upload is protected; so is a file marked final.
+    let (out, err) = run(
+        &fs,
+        "write_file",
+        json!({"filePath": "/workspace/data.csv", "content": "x"}),
+    );
+    assert!(err);
+    assert!(out["error"].as_str().unwrap().contains("uploaded"), "{out}");
+    let clean = files::list(&db, "alice", &s, "/u")
+        .unwrap()
+        .into_iter()
+        .find(|f| f.name == "clean.csv")
+        .unwrap();
+    assert_eq!(clean.source, FileSource::Temp);
+    files::mark_final(&db, "alice", &s, "/u", &clean.id, 6).unwrap();
+    let (out, err) = run(
+        &fs,
+        "write_file",
+        json!({"filePath": "/workspace/clean.csv", "content": "y"}),
+    );
+    assert!(
+        err && out["error"].as_str().unwrap().contains("final"),
+        "{out}"
+    );
+    assert_eq!(
+        files::read_by_name(&db, "alice", &s, "clean.csv")
+            .unwrap()
+            .unwrap()
+            .data,
+        b"name,qty\na,1\n"
+    );
+    // No path escapes the flat namespace.
+    assert!(
+        run(
+            &fs,
+            "write_file",
+            json!({"filePath": "/etc/passwd", "content": "x"})
+        )
+        .1
+    );
+    assert!(
+        run(
+            &fs,
+            "write_file",
+            json!({"filePath": "../x", "content": "x"})
+        )
+        .1
+    );
+    // glob and grep.
+    let (out, _) = run(&fs, "glob", json!({"pattern": "**/*.csv"}));
+    assert_eq!(out["content"], "/workspace/clean.csv\n/workspace/data.csv");
+    let (out, _) = run(&fs, "grep", json!({"pattern": "^b,\\d", "glob": "*.csv"}));
+    assert_eq!(out["content"], "/workspace/data.csv:3: b,2\n");
+    // Another principal's tools see nothing of it.
+    let bob = FileScope {
+        principal: "bob",
+        ..scope(&db, &s, &new_id)
+    };
+    assert!(run(&bob, "read_file", json!({"filePath": "data.csv"})).1);
+    assert_eq!(run(&bob, "glob", json!({"pattern": "*"})).0["count"], 0);
+}
+
+#[test]
+fn a_large_output_becomes_a_session_file_read_back_line_by_line_and_deleted_with_the_session() {
+    let db = db();
+    db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
+    let s = session_scope("wrun_1");
+    let new_id = || "file_out".to_string();
+    let fs = scope(&db, &s, &new_id);
+    let big = "x".repeat(5000);
+    let path = tools::keep_output(&fs, "call_1", &big).unwrap();
+    assert_eq!(path, "/workspace/tool-output-call_1.json");
+    let (out, err) = run(&fs, "read_file", json!({"filePath": path, "offset": 3}));
+    assert!(!err);
+    assert_eq!(out["content"], format!("3: {}\n", "x".repeat(1000)));
+    assert_eq!(used(&db, "alice"), 5000);
+    db.execute("DELETE FROM eve_session WHERE id = 'wrun_1'", vec![])
+        .unwrap();
+    assert_eq!(used(&db, "alice"), 0);
+}
+
+#[test]
+fn names_previews_and_patterns() {
+    assert_eq!(
+        names::clean("../../etc/pa\u{202e}ss\nwd").as_deref(),
+        Some("passwd")
+    );
+    assert_eq!(names::clean(".."), None);
+    assert_eq!(
+        names::content_disposition("résumé \"x\".csv", false),
+        "attachment; filename=\"r_sum_ _x_.csv\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22x%22.csv"
+    );
+    assert_eq!(
+        names::percent_decode("r%C3%A9.csv").as_deref(),
+        Some("ré.csv")
+    );
+    let pdf = b"%PDF-1.4\n1 0 obj <</Type /Pages /Count 2>>\n2 0 obj <</Type /Page>>\n3 0 obj <</Type/Page>>";
+    assert_eq!(
+        preview::preview("application/pdf", pdf),
+        FilePreview::Pdf { pages: 2 }
+    );
+    assert_eq!(
+        preview::preview("image/png", b"\x89PNG\r\n\x1a\n"),
+        FilePreview::Image {
+            thumbnail_url: None
+        }
+    );
+    assert_eq!(preview::preview("image/png", b"<svg>"), FilePreview::Other);
+    assert!(glob::matches("*.{csv,txt}", "a.txt"));
+    assert!(!glob::matches("*.csv", "a.txt"));
+    let re = glob::Regex::new("err.*x|^ok$", false, true).unwrap();
+    assert!(re.is_match(b"an ERROR: x", true));
+    assert!(re.is_match(b"OK", true));
+    assert!(!re.is_match(b"ok then", true));
+}

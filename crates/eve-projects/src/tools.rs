@@ -1,0 +1,358 @@
+//! The agent's file tools with eve 0.80.1's names and input shapes — `read_file {filePath,
+//! offset?, limit?}`, `write_file {filePath, content}`, `glob {pattern, path?, limit?}`,
+//! `grep {pattern, glob?, ignoreCase?, literal?, limit?, context?, path?}` — over the files of
+//! one scope (the chat's project, or its session outside a project). Paths are eve's
+//! `/workspace/<name>`; files are flat.
+//!
+//! `write_file` writes `temp` files only: a `user_upload` or `final_output` of that name is a
+//! tool error the model sees (the second seed's write guard). Each write is one statement.
+
+use eve_api::projects::FileSource;
+use eve_store::sql::Sql;
+use eve_store::time::Millis;
+use serde_json::{json, Value};
+
+use crate::files::{self, WriteRefused};
+use crate::glob::{self, Regex};
+use crate::names;
+
+/// The tools' names.
+pub const READ_FILE: &str = "read_file";
+pub const WRITE_FILE: &str = "write_file";
+pub const GLOB: &str = "glob";
+pub const GREP: &str = "grep";
+pub const NAMES: [&str; 4] = [READ_FILE, WRITE_FILE, GLOB, GREP];
+
+/// eve's defaults: lines per read, the longest line shown at once.
+pub const DEFAULT_READ_LINES: usize = 2000;
+pub const MAX_LINE_CHARS: usize = 2000;
+/// The most characters one read returns (the rest: read on from `nextOffset`).
+pub const MAX_READ_CHARS: usize = 50_000;
+/// grep reads at most this much of each file.
+pub const MAX_GREP_BYTES: usize = 2 * 1024 * 1024;
+
+/// What the tools work on.
+pub struct FileScope<'a, S: Sql> {
+    pub db: &'a S,
+    pub principal: &'a str,
+    /// `project:<id>` or `session:<id>`.
+    pub scope: &'a str,
+    pub now: Millis,
+    /// The principal's default storage cap (`principal_max_bytes`).
+    pub storage_max: u64,
+    /// The largest file the agent may write (`attachment_max_bytes`, today's per-file cap).
+    pub file_max: u64,
+    /// A fresh id for a new file.
+    pub new_id: &'a dyn Fn() -> String,
+}
+
+/// A tool's answer: its output and whether it is an error.
+pub type Outcome = (Value, bool);
+
+fn error(message: impl Into<String>) -> Outcome {
+    (json!({ "error": message.into() }), true)
+}
+
+/// The specs offered to the model (eve's input schemas).
+pub fn specs() -> Vec<(String, String, Value)> {
+    vec![
+        (READ_FILE.into(),
+         "Reads a file of this chat's project (or of this chat outside a project) as numbered lines `<line>: <content>`. offset is the 1-based line to start from, limit the number of lines (default 2000); a line over 2000 characters counts as several lines. Large tool outputs kept as files are read this way too.".into(),
+         json!({"type":"object","properties":{
+             "filePath":{"type":"string","description":"/workspace/<name> (glob lists the names)"},
+             "offset":{"type":"integer","minimum":1,"description":"1-based line number to start from. Defaults to 1."},
+             "limit":{"type":"integer","minimum":1,"description":"Maximum number of lines to return. Defaults to 2000."}},
+             "required":["filePath"],"additionalProperties":false})),
+        (WRITE_FILE.into(),
+         "Writes a complete file (creates it, or replaces a file you wrote earlier). Files the user uploaded or marked final cannot be written: write a new file instead.".into(),
+         json!({"type":"object","properties":{
+             "content":{"type":"string","description":"Complete replacement file contents."},
+             "filePath":{"type":"string","description":"/workspace/<name>"}},
+             "required":["content","filePath"],"additionalProperties":false})),
+        (GLOB.into(),
+         "Lists the project's files whose names match a glob pattern (e.g. \"*.csv\", \"**/*\").".into(),
+         json!({"type":"object","properties":{
+             "pattern":{"type":"string","description":"The glob pattern to match file names against."},
+             "path":{"type":"string","description":"Defaults to /workspace (the only directory)."},
+             "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum number of results. Defaults to 100."}},
+             "required":["pattern"],"additionalProperties":false})),
+        (GREP.into(),
+         "Searches the contents of the project's text files; returns `<path>:<line>: <text>` lines. The pattern takes . * + ? ^ $ | and \\d \\w \\s (no groups or [classes]), or literal text with literal: true.".into(),
+         json!({"type":"object","properties":{
+             "pattern":{"type":"string"},
+             "glob":{"type":"string","description":"Filter files by glob pattern (e.g. \"*.csv\")."},
+             "ignoreCase":{"type":"boolean"},
+             "literal":{"type":"boolean"},
+             "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum matches per file. Defaults to 100."},
+             "context":{"type":"integer","minimum":0},
+             "path":{"type":"string","description":"Defaults to /workspace; or one file."}},
+             "required":["pattern"],"additionalProperties":false})),
+    ]
+}
+
+/// Runs file tool `name` (one of [`NAMES`]).
+pub fn run<S: Sql>(fs: &FileScope<'_, S>, name: &str, input: &Value) -> Outcome {
+    let str_arg = |k: &str| input.get(k).and_then(Value::as_str);
+    let num_arg = |k: &str| input.get(k).and_then(Value::as_u64).map(|n| n as usize);
+    match name {
+        READ_FILE => match str_arg("filePath") {
+            Some(p) => read_file(fs, p, num_arg("offset").unwrap_or(1), num_arg("limit")),
+            None => error("read_file needs a filePath"),
+        },
+        WRITE_FILE => match (str_arg("filePath"), str_arg("content")) {
+            (Some(p), Some(c)) => write_file(fs, p, c),
+            _ => error("write_file needs a filePath and a content"),
+        },
+        GLOB => match str_arg("pattern") {
+            Some(p) => glob_files(fs, p, num_arg("limit").unwrap_or(100).clamp(1, 1000)),
+            None => error("glob needs a pattern"),
+        },
+        GREP => match str_arg("pattern") {
+            Some(p) => grep(fs, p, input),
+            None => error("grep needs a pattern"),
+        },
+        other => error(format!("unknown tool {other:?}")),
+    }
+}
+
+/// Lines as `read_file` counts them: a line over [`MAX_LINE_CHARS`] is several.
+fn lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut rest = line;
+        loop {
+            let cut = rest
+                .char_indices()
+                .nth(MAX_LINE_CHARS)
+                .map_or(rest.len(), |(i, _)| i);
+            out.push(&rest[..cut]);
+            rest = &rest[cut..];
+            if rest.is_empty() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn read_file<S: Sql>(
+    fs: &FileScope<'_, S>,
+    path: &str,
+    offset: usize,
+    limit: Option<usize>,
+) -> Outcome {
+    let name = match names::from_tool_path(path) {
+        Ok(n) => n,
+        Err(e) => return error(e),
+    };
+    let file = match files::read_by_name(fs.db, fs.principal, fs.scope, &name) {
+        Ok(Some(f)) => f,
+        Ok(None) => return error(format!("File not found: {}", names::tool_path(&name))),
+        Err(e) => return error(format!("the files are unavailable: {e}")),
+    };
+    let Ok(text) = std::str::from_utf8(&file.data) else {
+        let content = format!(
+            "{} is a binary file ({}, {} bytes): it cannot be shown as text.",
+            names::tool_path(&name),
+            file.media_type,
+            file.data.len()
+        );
+        return (
+            json!({ "content": content, "path": names::tool_path(&name), "totalLines": 0, "truncated": false,
+                        "file": { "mediaType": file.media_type, "size": file.data.len() } }),
+            false,
+        );
+    };
+    let all = lines(text);
+    let start = offset.max(1) - 1;
+    let limit = limit.unwrap_or(DEFAULT_READ_LINES).max(1);
+    let mut content = String::new();
+    let mut next = start;
+    for (i, line) in all.iter().enumerate().skip(start).take(limit) {
+        let row = format!("{}: {line}\n", i + 1);
+        if !content.is_empty() && content.len() + row.len() > MAX_READ_CHARS {
+            break;
+        }
+        content.push_str(&row);
+        next = i + 1;
+    }
+    let truncated = next < all.len();
+    let mut out = json!({ "content": content, "path": names::tool_path(&name), "totalLines": all.len(), "truncated": truncated });
+    if truncated {
+        out["nextOffset"] = json!(next + 1);
+    }
+    (out, false)
+}
+
+/// A written file's type from its name (text kinds; anything else is plain text).
+pub fn media_type_for(name: &str) -> &'static str {
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "csv" => "text/csv",
+        "tsv" => "text/tab-separated-values",
+        "md" | "markdown" => "text/markdown",
+        "json" => "application/json",
+        "xml" => "application/xml",
+        "yaml" | "yml" => "application/yaml",
+        "html" | "htm" => "text/html",
+        _ => "text/plain",
+    }
+}
+
+fn write_file<S: Sql>(fs: &FileScope<'_, S>, path: &str, content: &str) -> Outcome {
+    let name = match names::from_tool_path(path) {
+        Ok(n) => n,
+        Err(e) => return error(e),
+    };
+    if content.len() as u64 > fs.file_max {
+        return error(format!(
+            "{name} would be {} bytes: files are at most {} bytes",
+            content.len(),
+            fs.file_max
+        ));
+    }
+    let id = (fs.new_id)();
+    let written = files::write_temp(
+        fs.db,
+        fs.principal,
+        fs.scope,
+        &id,
+        &name,
+        media_type_for(&name),
+        content.as_bytes().to_vec(),
+        fs.now,
+        fs.storage_max,
+    );
+    match written {
+        Ok(existed) => (
+            json!({ "existed": existed, "path": names::tool_path(&name), "size": content.len() }),
+            false,
+        ),
+        Err(WriteRefused::Protected(source)) => error(format!(
+            "{} is {}: it cannot be overwritten. Write your result to a new file instead.",
+            names::tool_path(&name),
+            if source == FileSource::UserUpload {
+                "a file the user uploaded"
+            } else {
+                "a file the user marked final"
+            }
+        )),
+        Err(WriteRefused::StorageFull) => {
+            error("the user's storage is full: the file was not written")
+        }
+        Err(WriteRefused::Database(e)) => error(format!("the file was not written: {e}")),
+    }
+}
+
+fn glob_files<S: Sql>(fs: &FileScope<'_, S>, pattern: &str, limit: usize) -> Outcome {
+    let all = match files::names(fs.db, fs.principal, fs.scope) {
+        Ok(n) => n,
+        Err(e) => return error(format!("the files are unavailable: {e}")),
+    };
+    let found: Vec<String> = all
+        .iter()
+        .filter(|(n, _, _)| glob::matches(pattern, n))
+        .map(|(n, _, _)| names::tool_path(n))
+        .collect();
+    let truncated = found.len() > limit;
+    let shown = &found[..found.len().min(limit)];
+    (
+        json!({ "content": shown.join("\n"), "count": shown.len(), "path": "/workspace", "truncated": truncated }),
+        false,
+    )
+}
+
+fn grep<S: Sql>(fs: &FileScope<'_, S>, pattern: &str, input: &Value) -> Outcome {
+    let flag = |k: &str| input.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let ignore_case = flag("ignoreCase");
+    let re = match Regex::new(pattern, flag("literal"), ignore_case) {
+        Ok(r) => r,
+        Err(e) => return error(format!("invalid pattern: {e}")),
+    };
+    let limit = input
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(100)
+        .clamp(1, 1000) as usize;
+    let context = input
+        .get("context")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        .min(20) as usize;
+    let only = input
+        .get("path")
+        .and_then(Value::as_str)
+        .and_then(|p| names::from_tool_path(p).ok());
+    let filter = input.get("glob").and_then(Value::as_str);
+    let heads = match files::heads(fs.db, fs.principal, fs.scope, MAX_GREP_BYTES) {
+        Ok(h) => h,
+        Err(e) => return error(format!("the files are unavailable: {e}")),
+    };
+    let (mut content, mut count, mut truncated) = (String::new(), 0usize, false);
+    for (name, data) in heads {
+        let wanted = only.as_ref().is_none_or(|o| *o == name)
+            && filter.is_none_or(|g| glob::matches(g, &name));
+        let Ok(text) = std::str::from_utf8(&data) else {
+            continue;
+        };
+        if !wanted {
+            continue;
+        }
+        let all: Vec<&str> = text.lines().collect();
+        let hits: Vec<usize> = (0..all.len())
+            .filter(|i| re.is_match(all[*i].as_bytes(), ignore_case))
+            .collect();
+        truncated |= hits.len() > limit;
+        for &i in hits.iter().take(limit) {
+            let last = (i + context).min(all.len() - 1);
+            for (j, line) in all
+                .iter()
+                .enumerate()
+                .take(last + 1)
+                .skip(i.saturating_sub(context))
+            {
+                let line: String = line.chars().take(MAX_LINE_CHARS).collect();
+                content.push_str(&format!("{}:{}: {line}\n", names::tool_path(&name), j + 1));
+            }
+            count += 1;
+        }
+    }
+    (
+        json!({ "content": content, "matchCount": count, "path": "/workspace", "truncated": truncated }),
+        false,
+    )
+}
+
+/// Keeps a large tool output as a temp file of the scope, named after its call; the name
+/// the model is told (it reads the rest with `read_file`).
+pub fn keep_output<S: Sql>(
+    fs: &FileScope<'_, S>,
+    call_id: &str,
+    output: &str,
+) -> Result<String, String> {
+    let safe: String = call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "-_".contains(*c))
+        .take(64)
+        .collect();
+    let name = format!("tool-output-{safe}.json");
+    let id = (fs.new_id)();
+    match files::write_temp(
+        fs.db,
+        fs.principal,
+        fs.scope,
+        &id,
+        &name,
+        "application/json",
+        output.as_bytes().to_vec(),
+        fs.now,
+        u64::MAX,
+    ) {
+        Ok(_) => Ok(names::tool_path(&name)),
+        Err(WriteRefused::Database(e)) => Err(e),
+        Err(other) => Err(format!("{other:?}")),
+    }
+}
