@@ -52,26 +52,26 @@ pub fn create(req: &Request) -> Result<Reply, ApiError> {
                 "an API token cannot create API tokens: sign in to create one",
             ))
         }
-        Credential::LocalDev => {
-            return Err(ApiError::bad_request(format!(
-                "API tokens need a sign-in mode (password, OIDC or accounts); auth mode {} has none",
-                AuthMode::LocalDev.as_str()
-            )))
-        }
+        Credential::LocalDev => return Err(ApiError::bad_request(format!(
+            "API tokens need a sign-in mode (password, OIDC or accounts); auth mode {} has none",
+            AuthMode::LocalDev.as_str()
+        ))),
         Credential::Cookie { .. } => {}
     }
     let body: CreateTokenRequest = eve_spin::json_body(req)?;
     let db = db::open()?;
     let now = db::now_ms();
     let principal = &session.principal;
-    let new = api_token::create(&db, principal, &body.name, body.expires_in_days, now)
-        .map_err(failed)?;
+    let new =
+        api_token::create(&db, principal, &body.name, body.expires_in_days, now).map_err(failed)?;
     let entry = AuditEntry {
         at_ms: now,
         actor: Some(&principal.id),
         action: "token_created",
         target: Some(&new.info.id),
-        detail: Some(serde_json::json!({ "name": new.info.name, "expiresAt": new.info.expires_at })),
+        detail: Some(
+            serde_json::json!({ "name": new.info.name, "expiresAt": new.info.expires_at }),
+        ),
     };
     if let Err(e) = audit::record(&db, &entry) {
         eprintln!("tokens: audit entry not written ({e}); revoking the new token");

@@ -14,8 +14,8 @@ pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
+pub mod projects;
 pub mod tokens;
 pub mod usage;
-pub mod projects;
 
 pub use error::{ApiError, ErrorCode};

@@ -118,10 +118,7 @@ fn migrations_create_every_table_on_a_fresh_database() {
         );
         assert_eq!(n, 1, "{table}");
     }
-    assert_eq!(
-        migrations::applied_versions(&db).unwrap(),
-        all_versions()
-    );
+    assert_eq!(migrations::applied_versions(&db).unwrap(), all_versions());
 }
 
 #[test]
@@ -244,7 +241,11 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0005_chat_lifecycle".to_string(),
             "0006_chat_pin".to_string(),
             "0007_attachments".to_string(),
-            "0008_mcp_oauth_client".to_string()
+            "0008_mcp_oauth_client".to_string(),
+            "0009_accounts".to_string(),
+            "0010_api_tokens".to_string(),
+            "0011_usage_quotas".to_string(),
+            "0012_projects".to_string(),
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
@@ -268,10 +269,7 @@ fn migrations_finish_a_migration_that_was_cut_off_before_its_version_row() {
         db.execute(&s, vec![]).unwrap();
     }
     migrations::migrate(&db, 1).unwrap();
-    assert_eq!(
-        migrations::applied_versions(&db).unwrap(),
-        all_versions()
-    );
+    assert_eq!(migrations::applied_versions(&db).unwrap(), all_versions());
 }
 
 #[test]
@@ -287,10 +285,7 @@ fn migrations_are_safe_when_instances_start_together() {
         h.join().unwrap().unwrap();
     }
     let db = open_file(&path, false);
-    assert_eq!(
-        migrations::applied_versions(&db).unwrap(),
-        all_versions()
-    );
+    assert_eq!(migrations::applied_versions(&db).unwrap(), all_versions());
 }
 
 #[test]
