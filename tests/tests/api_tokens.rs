@@ -6,12 +6,14 @@
 //! another, scoped to its owner (another user's id is 404), void after a mode switch, and
 //! re-checked against the OIDC allowlist. eve's own CLI with a token: tests/eve-client/cli-token.
 
+// Shared with tests/tests/auth.rs, which uses more of it.
+#[allow(dead_code)]
 #[path = "auth/oidc_provider.rs"]
 mod oidc_provider;
 #[path = "auth/support.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use eve_chat_tests::{eve, Host, HostOptions, Response};
@@ -76,7 +78,10 @@ fn as_script(h: &Host, method: &str, path: &str, token: &str, body: Option<&Valu
     h.send(
         method,
         path,
-        &[("authorization", &auth), ("content-type", "application/json")],
+        &[
+            ("authorization", &auth),
+            ("content-type", "application/json"),
+        ],
         body.as_deref().map(str::as_bytes),
     )
 }
@@ -97,7 +102,11 @@ fn listed(h: &Host, cookie: &str) -> Vec<Value> {
 }
 
 fn assert_no_cookie(r: &Response, what: &str) {
-    assert_eq!(r.header("set-cookie"), None, "{what}: no Set-Cookie to a token");
+    assert_eq!(
+        r.header("set-cookie"),
+        None,
+        "{what}: no Set-Cookie to a token"
+    );
 }
 
 /// 401 in the app's envelope.
@@ -164,7 +173,11 @@ fn a_token_created_in_password_mode_works_on_the_api_and_eve_until_revoked() {
     assert_eq!(info["name"], "ci runner");
     assert!(info.get("lastUsedAt").is_none() && info.get("revokedAt").is_none());
     let tokens = listed(&h, &cookie);
-    assert_eq!(tokens, vec![info.clone()], "listed as created, never the secret");
+    assert_eq!(
+        tokens,
+        vec![info.clone()],
+        "listed as created, never the secret"
+    );
 
     let chats = as_script(&h, "GET", "/api/chats", &token, None);
     assert_eq!(chats.status, 200, "{}", chats.text());
@@ -178,10 +191,24 @@ fn a_token_created_in_password_mode_works_on_the_api_and_eve_until_revoked() {
     let (sid, events) = turn_with_token(&h, &token, "hello");
     let types = eve::types(&events);
     assert!(types.contains(&"message.appended"), "{types:?}");
-    assert!(listed(&h, &cookie)[0]["lastUsedAt"].is_string(), "last use recorded");
+    assert!(
+        listed(&h, &cookie)[0]["lastUsedAt"].is_string(),
+        "last use recorded"
+    );
 
-    let minted = as_script(&h, "POST", "/api/tokens", &token, Some(&json!({"name": "x"})));
-    assert_eq!(minted.status, 403, "a token cannot create tokens: {}", minted.text());
+    let minted = as_script(
+        &h,
+        "POST",
+        "/api/tokens",
+        &token,
+        Some(&json!({"name": "x"})),
+    );
+    assert_eq!(
+        minted.status,
+        403,
+        "a token cannot create tokens: {}",
+        minted.text()
+    );
     assert_eq!(listed(&h, &cookie).len(), 1, "nothing was created");
 
     let id = info["id"].as_str().unwrap();
@@ -189,7 +216,12 @@ fn a_token_created_in_password_mode_works_on_the_api_and_eve_until_revoked() {
     let revoked = as_browser(&h, "DELETE", &path, &cookie, None);
     assert_eq!(revoked.status, 204, "{}", revoked.text());
     let again = as_browser(&h, "DELETE", &path, &cookie, None);
-    assert_eq!(again.status, 204, "revoking is idempotent: {}", again.text());
+    assert_eq!(
+        again.status,
+        204,
+        "revoking is idempotent: {}",
+        again.text()
+    );
     assert!(listed(&h, &cookie)[0]["revokedAt"].is_string());
 
     assert_unauthorized(&as_script(&h, "GET", "/api/chats", &token, None), "revoked");
@@ -215,7 +247,11 @@ fn malformed_unknown_and_expired_tokens_are_401_and_never_fall_back_to_the_cooki
     assert_eq!(as_script(&h, "GET", "/api/chats", &token, None).status, 200);
 
     let unknown = format!("evc_{}_{}", "0".repeat(24), "A".repeat(43));
-    let altered = format!("{}{}", &token[..token.len() - 1], if token.ends_with('A') { "B" } else { "A" });
+    let altered = format!(
+        "{}{}",
+        &token[..token.len() - 1],
+        if token.ends_with('A') { "B" } else { "A" }
+    );
     for bad in ["", "nope", "evc_", unknown.as_str(), altered.as_str()] {
         assert_unauthorized(&as_script(&h, "GET", "/api/chats", bad, None), bad);
         let eve_path = "/eve/v1/session/wrun_x/stream";
@@ -244,7 +280,13 @@ fn malformed_unknown_and_expired_tokens_are_401_and_never_fall_back_to_the_cooki
         .unwrap();
     assert_eq!(moved, 1);
     assert_unauthorized(&as_script(&h, "GET", "/api/chats", &token, None), "expired");
-    let r = as_script(&h, "POST", "/eve/v1/session", &token, Some(&json!({"message": "hi"})));
+    let r = as_script(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        &token,
+        Some(&json!({"message": "hi"})),
+    );
     assert_eve_unauthorized(&r, "expired on eve");
 }
 
@@ -286,7 +328,13 @@ fn token_requests_are_checked_before_anything_is_written() {
     assert_eq!(anonymous.status, 401);
     assert!(listed(&h, &cookie).is_empty());
     assert!(audit_actions(&state).is_empty());
-    let unknown = as_browser(&h, "DELETE", "/api/tokens/0123456789abcdef01234567", &cookie, None);
+    let unknown = as_browser(
+        &h,
+        "DELETE",
+        "/api/tokens/0123456789abcdef01234567",
+        &cookie,
+        None,
+    );
     assert_eq!(unknown.status, 404, "{}", unknown.text());
 }
 
@@ -308,11 +356,16 @@ fn oidc_sign_in(h: &Host, provider: &Provider, user: NextUser) -> String {
     let client = Client::of(h);
     let start = client.get("/api/auth/oidc/start?returnTo=/", &[]);
     assert_eq!(start.status, 303, "{}", start.body);
-    let flow = start.cookie_value("__Host-eve_chat_oidc").expect("a flow cookie");
+    let flow = start
+        .cookie_value("__Host-eve_chat_oidc")
+        .expect("a flow cookie");
     let at_provider = client.get_url(start.header("location").unwrap(), &[]);
     assert_eq!(at_provider.status, 302, "{}", at_provider.body);
     let callback = at_provider.header("location").unwrap().to_string();
-    let done = client.get_url(&callback, &[("cookie", format!("__Host-eve_chat_oidc={flow}"))]);
+    let done = client.get_url(
+        &callback,
+        &[("cookie", format!("__Host-eve_chat_oidc={flow}"))],
+    );
     assert_eq!(done.status, 303, "{}", done.body);
     let session = done.cookie_value(COOKIE).expect("a session cookie");
     format!("{COOKIE}={session}")
@@ -327,7 +380,7 @@ fn user(sub: &str, email: &str) -> NextUser {
     }
 }
 
-fn restart(h: Host, state: &PathBuf, vars: &[(&str, &str)]) -> Host {
+fn restart(h: Host, state: &Path, vars: &[(&str, &str)]) -> Host {
     drop(h);
     start(state, vars)
 }
@@ -344,29 +397,57 @@ fn oidc_tokens_belong_to_their_user_follow_the_allowlist_and_die_with_a_mode_swi
     let (ada_token, ada_info) = create_token(&h, &ada, json!({ "name": "ada's cli" }));
     let (bob_token, _) = create_token(&h, &bob, json!({ "name": "bob's cli" }));
 
-    let viewer = as_script(&h, "GET", "/api/auth/session", &ada_token, None).json()["viewer"].clone();
+    let viewer =
+        as_script(&h, "GET", "/api/auth/session", &ada_token, None).json()["viewer"].clone();
     assert_eq!(viewer["email"], "ada@example.com");
     assert!(viewer["id"].as_str().unwrap().ends_with(":ada"), "{viewer}");
     let chat = as_script(&h, "POST", "/api/chats", &ada_token, Some(&json!({})));
     assert_eq!(chat.status, 201, "{}", chat.text());
     let chat_id = chat.json()["chat"]["id"].as_str().unwrap().to_string();
-    let seen = as_script(&h, "GET", &format!("/api/chats/{chat_id}"), &bob_token, None);
+    let seen = as_script(
+        &h,
+        "GET",
+        &format!("/api/chats/{chat_id}"),
+        &bob_token,
+        None,
+    );
     assert_eq!(seen.status, 404, "bob's token does not reach ada's chat");
 
     let ada_path = format!("/api/tokens/{}", ada_info["id"].as_str().unwrap());
     let by_bob = as_browser(&h, "DELETE", &ada_path, &bob, None);
-    assert_eq!(by_bob.status, 404, "another user's token is not found: {}", by_bob.text());
+    assert_eq!(
+        by_bob.status,
+        404,
+        "another user's token is not found: {}",
+        by_bob.text()
+    );
     let by_bobs_token = as_script(&h, "DELETE", &ada_path, &bob_token, None);
     assert_eq!(by_bobs_token.status, 404);
     assert_eq!(listed(&h, &bob).len(), 1, "bob sees only his own");
-    assert_eq!(as_script(&h, "GET", "/api/chats", &ada_token, None).status, 200);
+    assert_eq!(
+        as_script(&h, "GET", "/api/chats", &ada_token, None).status,
+        200
+    );
 
     // Narrowing the allowlist voids ada's token at once, as it does her cookie.
     let h = restart(h, &state, &oidc_vars(&provider, "bob@example.com"));
-    assert_unauthorized(&as_script(&h, "GET", "/api/chats", &ada_token, None), "ada not allowed");
-    assert_eq!(as_script(&h, "GET", "/api/chats", &bob_token, None).status, 200);
+    assert_unauthorized(
+        &as_script(&h, "GET", "/api/chats", &ada_token, None),
+        "ada not allowed",
+    );
+    assert_eq!(
+        as_script(&h, "GET", "/api/chats", &bob_token, None).status,
+        200
+    );
 
     // A token made under OIDC is void in password mode.
-    let h = restart(h, &state, &[("auth_mode", "password"), ("chat_password", PASSWORD)]);
-    assert_unauthorized(&as_script(&h, "GET", "/api/chats", &bob_token, None), "mode switch");
+    let h = restart(
+        h,
+        &state,
+        &[("auth_mode", "password"), ("chat_password", PASSWORD)],
+    );
+    assert_unauthorized(
+        &as_script(&h, "GET", "/api/chats", &bob_token, None),
+        "mode switch",
+    );
 }

@@ -135,7 +135,8 @@ pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
 /// other schemes (a proxy's Basic) are left alone.
 pub fn bearer_token(req: &Request) -> Option<&str> {
     let value = header(req, "authorization")?.trim();
-    let (scheme, token) = value.split_once(' ')?;
+    // `Bearer` with nothing after it is an empty (malformed) token, not "no token".
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     scheme
         .eq_ignore_ascii_case("bearer")
         .then_some(token.trim())
@@ -166,7 +167,8 @@ pub fn authenticate_with(
         }));
     }
     match bearer_token(req) {
-        Some(token) => authenticate_token(config, token, now),
+        // Token times are milliseconds (the table's unit); cookies count whole seconds.
+        Some(token) => authenticate_token(config, token, crate::db::now_ms()),
         None => authenticate_cookie(config, req, now),
     }
 }
@@ -223,10 +225,9 @@ fn authenticate_cookie(
 fn authenticate_token(
     config: &AuthConfig,
     presented: &str,
-    now: u64,
+    now_ms: i64,
 ) -> Result<Option<Session>, ApiError> {
     let db = crate::db::open()?;
-    let now_ms = i64::try_from(now.saturating_mul(1000)).unwrap_or(i64::MAX);
     let token = api_token::verify(&db, presented, now_ms).map_err(|e| {
         eprintln!("auth: API token lookup failed: {e}");
         crate::db::unavailable()
