@@ -54,10 +54,7 @@ mod tests {
         )
         .unwrap();
         let rows = db
-            .execute(
-                "SELECT at, actor, action, target, detail FROM audit_log",
-                vec![],
-            )
+            .execute("SELECT at, actor, action, target, detail FROM audit_log", vec![])
             .unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0][2], SqlValue::text("invite_created"));
