@@ -237,6 +237,37 @@ fn a_token_created_in_password_mode_works_on_the_api_and_eve_until_revoked() {
     );
 }
 
+/// Revoking a token ends the streams it already has open (the proxy asks again every few
+/// seconds while it streams, as for a logout).
+#[test]
+fn revoking_a_token_ends_a_stream_it_has_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join(".spin");
+    let h = password_host(&state);
+    let cookie = h.password_login(PASSWORD);
+    let (token, info) = create_token(&h, &cookie, json!({ "name": "streaming" }));
+    let (sid, _) = turn_with_token(&h, &token, "hello");
+    let auth = bearer(&token);
+    // Held open for far longer than the check takes: a stream that outlives the revocation
+    // reads until this runs out.
+    let mut stream = eve::Stream::open_path_for(
+        &h,
+        &eve::stream_path(&sid, "startIndex=0"),
+        &[("authorization", auth.as_str())],
+        0,
+        Duration::from_secs(40),
+    );
+    stream.until(eve::is_settling);
+    let path = format!("/api/tokens/{}", info["id"].as_str().unwrap());
+    assert_eq!(as_browser(&h, "DELETE", &path, &cookie, None).status, 204);
+    let after = stream.rest();
+    assert!(
+        !stream.timed_out,
+        "the stream stayed open after the revocation; it read {} more events",
+        after.len()
+    );
+}
+
 #[test]
 fn malformed_unknown_and_expired_tokens_are_401_and_never_fall_back_to_the_cookie() {
     let dir = tempfile::tempdir().unwrap();
