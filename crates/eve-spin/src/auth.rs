@@ -1,7 +1,8 @@
 //! Request authentication shared by every component: who is calling (the signed session cookie,
-//! an API token in `Authorization: Bearer evc_…`, or the local-dev principal), whether a state-changing request is same-origin, and the
-//! `Set-Cookie` values that go with sessions. The decisions live in [`eve_auth`]; this module
-//! only reads Spin variables and request headers. Nothing else parses the session cookie.
+//! an API token in `Authorization: Bearer evc_…`, or the local-dev principal), whether a
+//! state-changing request is same-origin, and the `Set-Cookie` values that go with sessions.
+//! The decisions live in [`eve_auth`]; this module only reads Spin variables and request
+//! headers. Nothing else parses the session cookie.
 //!
 //! Every component that authenticates maps the sign-in variables (`auth_mode`,
 //! `session_secret`, `session_secret_previous`, `chat_password`, `oidc_issuer`,
@@ -130,16 +131,16 @@ pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
     })
 }
 
-/// The API token of an `Authorization: Bearer …` header, if the request has one. Any Bearer
-/// value is taken as a token (a malformed one is then 401, not a fall-back to the cookie);
-/// other schemes (a proxy's Basic) are left alone.
+/// The API token of an `Authorization: Bearer evc_…` header, if the request has one. Only a
+/// value with the tokens' prefix is taken (a malformed one is then 401, not a fall-back to the
+/// cookie); any other Authorization (a gateway's own JWT in front of the app, a proxy's Basic,
+/// a client's forged upstream token) is not ours to judge and is ignored, as it always was.
 pub fn bearer_token(req: &Request) -> Option<&str> {
     let value = header(req, "authorization")?.trim();
-    // `Bearer` with nothing after it is an empty (malformed) token, not "no token".
-    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(api_token::TOKEN_PREFIX))
+        .then_some(token)
 }
 
 /// The authentication decision for a given configuration and time: `Ok(None)` means 401; an
