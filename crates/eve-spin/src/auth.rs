@@ -136,8 +136,12 @@ pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
 /// cookie); any other Authorization (a gateway's own JWT in front of the app, a proxy's Basic,
 /// a client's forged upstream token) is not ours to judge and is ignored, as it always was.
 pub fn bearer_token(req: &Request) -> Option<&str> {
-    let value = header(req, "authorization")?.trim();
-    let (scheme, token) = value.split_once(' ')?;
+    api_token_in(header(req, "authorization")?)
+}
+
+/// [`bearer_token`] of an `Authorization` value.
+pub fn api_token_in(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(api_token::TOKEN_PREFIX))
         .then_some(token)
@@ -424,6 +428,24 @@ mod tests {
 
     fn o(url: &str) -> Origin {
         Origin::parse(url).unwrap()
+    }
+
+    #[test]
+    fn only_a_bearer_with_the_token_prefix_is_an_api_token() {
+        assert_eq!(api_token_in("Bearer evc_abc_def"), Some("evc_abc_def"));
+        assert_eq!(api_token_in("  bearer   evc_x  "), Some("evc_x"));
+        assert_eq!(api_token_in("BEARER evc_"), Some("evc_"));
+        for other in [
+            "",
+            "Bearer",
+            "Bearer ",
+            "Bearer eyJhbGciOiJIUzI1NiJ9.e30.x",
+            "Basic ZXZjXzp4",
+            "Token evc_abc_def",
+            "evc_abc_def",
+        ] {
+            assert_eq!(api_token_in(other), None, "{other:?}");
+        }
     }
 
     #[test]
