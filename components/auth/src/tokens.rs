@@ -2,7 +2,6 @@
 //! `eve_auth::api_token`; this module parses, checks who is calling, audits and replies.
 
 use eve_accounts::audit::{self, AuditEntry};
-use eve_api::auth::AuthMode;
 use eve_api::tokens::{CreateTokenRequest, CreateTokenResponse, TokenList};
 use eve_api::ApiError;
 use eve_auth::api_token::{self, Revoked, TokenError};
@@ -11,6 +10,10 @@ use eve_spin::db;
 use spin_sdk::http::Request;
 
 use crate::reply::Reply;
+
+/// Local-dev signs nobody in, so a token there would stand for nobody.
+const LOCAL_DEV_HAS_NO_TOKENS: &str =
+    "API tokens need a sign-in mode (password, OIDC or accounts); local-dev has none";
 
 /// The route prefix of one token (`/api/tokens/:id`).
 pub const TOKEN_PATH_PREFIX: &str = "/api/tokens/";
@@ -52,10 +55,7 @@ pub fn create(req: &Request) -> Result<Reply, ApiError> {
                 "an API token cannot create API tokens: sign in to create one",
             ))
         }
-        Credential::LocalDev => return Err(ApiError::bad_request(format!(
-            "API tokens need a sign-in mode (password, OIDC or accounts); auth mode {} has none",
-            AuthMode::LocalDev.as_str()
-        ))),
+        Credential::LocalDev => return Err(ApiError::bad_request(LOCAL_DEV_HAS_NO_TOKENS)),
         Credential::Cookie { .. } => {}
     }
     let body: CreateTokenRequest = eve_spin::json_body(req)?;

@@ -143,8 +143,9 @@ pub fn parse(token: &str) -> Option<(&str, &str)> {
     (id_ok && secret_ok).then_some((id, secret))
 }
 
-/// Creates a token for `owner` (the creator, under the current mode) named `name`, expiring in `expires_in_days` (default 90), at
-/// `now`; 409 when the principal already holds [`MAX_LIVE_TOKENS`] live ones.
+/// Creates a token for `owner` (the creator, under the current mode) named `name`, expiring
+/// in `expires_in_days` (default 90), at `now`; 409 when the principal already holds
+/// [`MAX_LIVE_TOKENS`] live ones. The dead ones beyond [`KEPT_DEAD_TOKENS`] are pruned.
 pub fn create(
     db: &dyn Sql,
     owner: &Principal,

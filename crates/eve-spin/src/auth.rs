@@ -1,7 +1,8 @@
 //! Request authentication shared by every component: who is calling (the signed session cookie,
-//! an API token in `Authorization: Bearer evc_…`, or the local-dev principal), whether a state-changing request is same-origin, and the
-//! `Set-Cookie` values that go with sessions. The decisions live in [`eve_auth`]; this module
-//! only reads Spin variables and request headers. Nothing else parses the session cookie.
+//! an API token in `Authorization: Bearer evc_…`, or the local-dev principal), whether a
+//! state-changing request is same-origin, and the `Set-Cookie` values that go with sessions.
+//! The decisions live in [`eve_auth`]; this module only reads Spin variables and request
+//! headers. Nothing else parses the session cookie.
 //!
 //! Every component that authenticates maps the sign-in variables (`auth_mode`,
 //! `session_secret`, `session_secret_previous`, `chat_password`, `oidc_issuer`,
@@ -170,15 +171,20 @@ pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
     })
 }
 
-/// The API token of an `Authorization: Bearer …` header, if the request has one. Any Bearer
-/// value is taken as a token (a malformed one is then 401, not a fall-back to the cookie);
-/// other schemes (a proxy's Basic) are left alone.
+/// The API token of an `Authorization: Bearer evc_…` header, if the request has one. Only a
+/// value with the tokens' prefix is taken (a malformed one is then 401, not a fall-back to the
+/// cookie); any other Authorization (a gateway's own JWT in front of the app, a proxy's Basic,
+/// a client's forged upstream token) is not ours to judge and is ignored, as it always was.
 pub fn bearer_token(req: &Request) -> Option<&str> {
-    let value = header(req, "authorization")?.trim();
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
+    api_token_in(header(req, "authorization")?)
+}
+
+/// [`bearer_token`] of an `Authorization` value.
+pub fn api_token_in(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(api_token::TOKEN_PREFIX))
+        .then_some(token)
 }
 
 /// The authentication decision for a given configuration and time: `Ok(None)` means 401; an
@@ -206,7 +212,8 @@ pub fn authenticate_with(
         }));
     }
     match bearer_token(req) {
-        Some(token) => authenticate_token(config, token, now),
+        // Token times are milliseconds (the table's unit); cookies count whole seconds.
+        Some(token) => authenticate_token(config, token, crate::db::now_ms()),
         None => authenticate_cookie(config, req, now),
     }
 }
@@ -263,10 +270,9 @@ fn authenticate_cookie(
 fn authenticate_token(
     config: &AuthConfig,
     presented: &str,
-    now: u64,
+    now_ms: i64,
 ) -> Result<Option<Session>, ApiError> {
     let db = crate::db::open()?;
-    let now_ms = i64::try_from(now.saturating_mul(1000)).unwrap_or(i64::MAX);
     let token = api_token::verify(&db, presented, now_ms).map_err(|e| {
         eprintln!("auth: API token lookup failed: {e}");
         crate::db::unavailable()
@@ -464,6 +470,24 @@ mod tests {
 
     fn o(url: &str) -> Origin {
         Origin::parse(url).unwrap()
+    }
+
+    #[test]
+    fn only_a_bearer_with_the_token_prefix_is_an_api_token() {
+        assert_eq!(api_token_in("Bearer evc_abc_def"), Some("evc_abc_def"));
+        assert_eq!(api_token_in("  bearer   evc_x  "), Some("evc_x"));
+        assert_eq!(api_token_in("BEARER evc_"), Some("evc_"));
+        for other in [
+            "",
+            "Bearer",
+            "Bearer ",
+            "Bearer eyJhbGciOiJIUzI1NiJ9.e30.x",
+            "Basic ZXZjXzp4",
+            "Token evc_abc_def",
+            "evc_abc_def",
+        ] {
+            assert_eq!(api_token_in(other), None, "{other:?}");
+        }
     }
 
     #[test]
