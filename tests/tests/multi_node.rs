@@ -608,3 +608,69 @@ fn the_lease_statements_take_their_time_from_the_database_server() {
         "past the expiry B takes it over"
     );
 }
+
+/// A database that stops answering (sqld frozen with its connections open): requests on both
+/// nodes get 503 with `Retry-After` once a statement's wait runs out (the host's 10 s), well
+/// before eve-proxy's 30 s wait for the agent and the 120 s request deadline — never a hang or a 500 — and the nodes serve again as
+/// soon as it answers, with no restart.
+#[test]
+fn a_database_that_stops_answering_gives_503_before_the_request_deadline() {
+    if !own_hosts() {
+        return;
+    }
+    let backends = Backends::start();
+    let (a, b) = backends.two_nodes(&[]);
+    let chat = create_chat(&a, json!({}));
+    backends.sqld.freeze(true);
+    let answers: Vec<(String, u16, bool, Duration)> = std::thread::scope(|s| {
+        let handles: Vec<_> = [&a, &b]
+            .into_iter()
+            .flat_map(|node| {
+                let chat = chat.clone();
+                [
+                    s.spawn(move || ("GET /api/chats".to_string(), node.get("/api/chats"))),
+                    s.spawn(move || {
+                        let path = format!("/api/chats/{chat}");
+                        (format!("GET {path}"), node.get(&path))
+                    }),
+                    s.spawn(move || {
+                        let body = json!({ "message": "hi" });
+                        (
+                            "POST /eve/v1/session".into(),
+                            node.json("POST", "/eve/v1/session", &body),
+                        )
+                    }),
+                ]
+            })
+            .map(|h| {
+                let t = Instant::now();
+                (h, t)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(h, t)| {
+                let (what, r) = h.join().unwrap();
+                (
+                    what,
+                    r.status,
+                    r.header("retry-after").is_some(),
+                    t.elapsed(),
+                )
+            })
+            .collect()
+    });
+    backends.sqld.freeze(false);
+    for (what, status, retry_after, took) in &answers {
+        assert_eq!(
+            (*status, *retry_after),
+            (503, true),
+            "{what} while sqld was frozen"
+        );
+        assert!(*took < Duration::from_secs(30), "{what} took {took:?}");
+    }
+    for node in [&a, &b] {
+        let r = node.get(&format!("/api/chats/{chat}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+}
