@@ -165,6 +165,15 @@ impl Sqld {
         }
     }
 
+    /// Freezes (`SIGSTOP`) or thaws (`SIGCONT`) the server: a database that stops answering
+    /// with its connections still open, as a stalled or overloaded server.
+    pub fn freeze(&self, frozen: bool) {
+        let pid = self.pid().expect("sqld runs") as libc::pid_t;
+        let signal = if frozen { libc::SIGSTOP } else { libc::SIGCONT };
+        // SAFETY: a signal to the process this test started, by its id.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal sqld");
+    }
+
     /// Starts the server again on the same database directory and port.
     pub fn restart(&mut self) {
         self.kill();

@@ -433,31 +433,58 @@ fn the_database_killed_mid_turn_and_restarted_loses_no_acknowledged_event() {
     let sid = eve::start(&a, "count to 1500");
     let acknowledged = Stream::open(&b, &sid, 0).take(30);
     backends.sqld.kill();
-    // During the outage: clear, quick refusals on both nodes, never a hang or a 2xx.
+    // During the outage: clear, quick refusals on both nodes, never a hang, a 500 or a 2xx:
+    // 503 with `Retry-After` from the chat store, the event log and the agent (through the
+    // proxy) alike.
     for node in [&a, &b] {
-        for path in ["/api/chats".to_string(), format!("/api/chats/{chat}")] {
+        let requests = [
+            ("GET", "/api/chats".to_string(), Value::Null),
+            ("GET", format!("/api/chats/{chat}"), Value::Null),
+            ("POST", "/api/chats".to_string(), json!({})),
+            (
+                "PUT",
+                format!("/api/chats/{chat}/snapshot"),
+                json!({ "events": [] }),
+            ),
+            (
+                "GET",
+                eve::stream_path(&sid, "startIndex=0&follow=false"),
+                Value::Null,
+            ),
+            (
+                "POST",
+                format!("/eve/v1/session/{sid}"),
+                json!({ "message": "more" }),
+            ),
+            (
+                "POST",
+                "/eve/v1/session".to_string(),
+                json!({ "message": "hi" }),
+            ),
+        ];
+        for (method, path, body) in requests {
             let t = Instant::now();
-            let r = node.get(&path);
+            let r = if method == "GET" {
+                node.get(&path)
+            } else {
+                node.json(method, &path, &body)
+            };
             assert!(
                 t.elapsed() < Duration::from_secs(10),
-                "{path}: {:?}",
+                "{method} {path}: {:?}",
                 t.elapsed()
             );
-            assert_eq!(r.status, 503, "{path} during the outage: {}", r.text());
+            assert_eq!(
+                r.status,
+                503,
+                "{method} {path} during the outage: {}",
+                r.text()
+            );
             assert!(
                 r.header("retry-after").is_some(),
-                "{path}: 503 without Retry-After"
+                "{method} {path}: 503 without Retry-After"
             );
         }
-        let t = Instant::now();
-        let r = node.get(&eve::stream_path(&sid, "startIndex=0&follow=false"));
-        assert!(t.elapsed() < Duration::from_secs(10));
-        assert!(
-            r.status >= 500,
-            "the stream during the outage: {} {}",
-            r.status,
-            r.text()
-        );
     }
     std::thread::sleep(Duration::from_secs(1));
     backends.sqld.restart();
@@ -502,4 +529,148 @@ fn the_database_killed_mid_turn_and_restarted_loses_no_acknowledged_event() {
     );
     assert_no_sqlite_file(&a);
     assert_no_sqlite_file(&b);
+}
+
+/// An integer cell of a Hrana row.
+fn cell_i64(v: &Value) -> i64 {
+    v["value"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{v}"))
+}
+
+/// Time that decides a lease is the database's, read in the statement itself, so that two
+/// nodes with skewed clocks cannot both hold one. The agent's own lease statements run on
+/// `sqld` 0.24.32 as the nodes run them (the clock parameter NULL: the server's clock): node
+/// A claims; node B, whatever its clock says (it passes none), is refused while A's lease is
+/// live; the lease ends `LEASE_MS` after sqld's now; a node's time counts only where a test
+/// passes one (a time past the expiry lets B take over).
+#[test]
+fn the_lease_statements_take_their_time_from_the_database_server() {
+    use eve_agent::session::store::{CLAIM, INSERT_SESSION, LEASE_MS, RENEW, SELECT_SESSION};
+    if !own_hosts() {
+        return;
+    }
+    let b = Backends::start();
+    let node = b.node(&[]);
+    assert_eq!(node.get("/api/chats").status, 200, "the schema is migrated");
+    let id = json!("wrun_skewed");
+    b.sqld
+        .execute(INSERT_SESSION, &[id.clone(), json!("p"), json!(0)]);
+    let claim = |runner: &str, clock: Value| {
+        let args = [
+            id.clone(),
+            json!("p"),
+            json!(runner),
+            clock,
+            json!(LEASE_MS),
+        ];
+        b.sqld.execute(CLAIM, &args).len()
+    };
+    let db_now = || {
+        b.sqld
+            .query_i64("SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)")
+    };
+    let before = db_now();
+    assert_eq!(claim("node-a", Value::Null), 1, "A takes the free lease");
+    let expires = b
+        .sqld
+        .query_i64("SELECT lease_expires FROM eve_session WHERE id = 'wrun_skewed'");
+    assert!(
+        (before + LEASE_MS..=db_now() + LEASE_MS).contains(&expires),
+        "the lease ends LEASE_MS after sqld's now: {before} {expires}"
+    );
+    assert_eq!(
+        claim("node-b", Value::Null),
+        0,
+        "B cannot take A's live lease"
+    );
+    let session = b
+        .sqld
+        .execute(SELECT_SESSION, &[id.clone(), json!("p"), Value::Null]);
+    assert_eq!(
+        cell_i64(&session[0][8]),
+        1,
+        "the lease is live by sqld's clock"
+    );
+    let renewed = b.sqld.execute(
+        RENEW,
+        &[id.clone(), json!("node-a"), Value::Null, json!(LEASE_MS)],
+    );
+    assert_eq!(renewed.len(), 1, "A renews");
+    assert_eq!(claim("node-b", Value::Null), 0, "B still cannot");
+    let expires = b
+        .sqld
+        .query_i64("SELECT lease_expires FROM eve_session WHERE id = 'wrun_skewed'");
+    assert_eq!(
+        claim("node-b", json!(expires + 1)),
+        1,
+        "past the expiry B takes it over"
+    );
+}
+
+/// A database that stops answering (sqld frozen with its connections open): requests on both
+/// nodes get 503 with `Retry-After` once a statement's wait runs out (the host's 10 s), well
+/// before eve-proxy's 30 s wait for the agent and the 120 s request deadline — never a hang or a 500 — and the nodes serve again as
+/// soon as it answers, with no restart.
+#[test]
+fn a_database_that_stops_answering_gives_503_before_the_request_deadline() {
+    if !own_hosts() {
+        return;
+    }
+    let backends = Backends::start();
+    let (a, b) = backends.two_nodes(&[]);
+    let chat = create_chat(&a, json!({}));
+    backends.sqld.freeze(true);
+    let answers: Vec<(String, u16, bool, Duration)> = std::thread::scope(|s| {
+        let handles: Vec<_> = [&a, &b]
+            .into_iter()
+            .flat_map(|node| {
+                let chat = chat.clone();
+                [
+                    s.spawn(move || ("GET /api/chats".to_string(), node.get("/api/chats"))),
+                    s.spawn(move || {
+                        let path = format!("/api/chats/{chat}");
+                        (format!("GET {path}"), node.get(&path))
+                    }),
+                    s.spawn(move || {
+                        let body = json!({ "message": "hi" });
+                        (
+                            "POST /eve/v1/session".into(),
+                            node.json("POST", "/eve/v1/session", &body),
+                        )
+                    }),
+                ]
+            })
+            .map(|h| {
+                let t = Instant::now();
+                (h, t)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(h, t)| {
+                let (what, r) = h.join().unwrap();
+                (
+                    what,
+                    r.status,
+                    r.header("retry-after").is_some(),
+                    t.elapsed(),
+                )
+            })
+            .collect()
+    });
+    backends.sqld.freeze(false);
+    for (what, status, retry_after, took) in &answers {
+        assert_eq!(
+            (*status, *retry_after),
+            (503, true),
+            "{what} while sqld was frozen"
+        );
+        assert!(*took < Duration::from_secs(30), "{what} took {took:?}");
+    }
+    for node in [&a, &b] {
+        let r = node.get(&format!("/api/chats/{chat}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
 }

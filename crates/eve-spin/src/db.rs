@@ -2,7 +2,7 @@
 //! on open: every request that touches the database first makes sure the schema is current
 //! (one SELECT when it is). The migration logic and the SQL are in [`eve_store`].
 
-use eve_api::{ApiError, ErrorCode};
+use eve_api::ApiError;
 use eve_store::migrations::{self, SchemaStatus};
 use eve_store::{Sql, SqlRow, SqlValue};
 use spin_sdk::sqlite::{Connection, Value};
@@ -121,17 +121,9 @@ pub fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
-/// What a client is told to wait when the database cannot be reached (a libSQL server that is
-/// restarting, say): the app recovers by itself once it answers again.
-pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
-
-/// 503 with `Retry-After`: the database could not be opened or reached.
-pub fn unavailable() -> ApiError {
-    ApiError {
-        retry_after_secs: Some(UNAVAILABLE_RETRY_AFTER_SECS),
-        ..ApiError::new(ErrorCode::NotConfigured, "the database is not available")
-    }
-}
+/// 503 with `Retry-After` (the database could not be opened or reached), and what a failed
+/// statement answers: [`eve_store::sql::database_error`].
+pub use eve_store::sql::{database_error, unavailable, UNAVAILABLE_RETRY_AFTER_SECS};
 
 /// Opens the default database and applies any missing migration. A database that cannot be
 /// opened or migrated is a 503 (the reason goes to the component log).
@@ -180,7 +172,7 @@ mod tests {
         assert!(is_transient("Io(\"database is locked\")"));
         assert!(!is_transient("Io(\"UNIQUE constraint failed: chat.id\")"));
         assert!(!is_transient(
-            "Io(\"no answer from the libSQL server at http://127.0.0.1:1 within 30 s\")"
+            "Io(\"no answer from the libSQL server at http://127.0.0.1:1 within 10 s\")"
         ));
     }
 

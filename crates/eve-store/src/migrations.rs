@@ -127,10 +127,12 @@ pub fn applied_versions<S: Sql>(db: &S) -> Result<Vec<i64>, String> {
 
 /// Brings the schema up to date. The common case (nothing to do) costs one SELECT.
 pub fn migrate<S: Sql>(db: &S, now: Millis) -> Result<(), String> {
-    if let Ok(applied) = applied_versions(db) {
-        if pending_migrations(&applied).is_empty() {
-            return Ok(());
-        }
+    match applied_versions(db) {
+        Ok(applied) if pending_migrations(&applied).is_empty() => return Ok(()),
+        // A database out of reach (not a missing table): no second wait on it, the request
+        // answers 503 at once.
+        Err(e) if !crate::sql::is_statement_error(&e) => return Err(e),
+        _ => {}
     }
     db.execute(CREATE_SCHEMA_MIGRATIONS, vec![])?;
     let applied = applied_versions(db)?;

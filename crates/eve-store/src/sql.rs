@@ -3,6 +3,8 @@
 //! offers: no transactions, one statement per `execute`), implemented over Spin in
 //! `eve_spin::db` and over rusqlite in this crate's tests.
 
+use eve_api::{ApiError, ErrorCode};
+
 /// A SQLite value (the same variants as Spin's `sqlite::Value`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SqlValue {
@@ -22,6 +24,56 @@ pub trait Sql {
     /// Runs `statement` with `params` bound to `?1, ?2, …`; returns the rows it yields
     /// (`RETURNING` included). The error is the database's message.
     fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String>;
+}
+
+/// What a client is told to wait when the database cannot be reached (a libSQL server that is
+/// restarting, say): the app recovers by itself once it answers again.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
+
+/// SQLite's own verdicts on a statement: the statement (or the schema it expects) is wrong, a
+/// bug rather than an outage. Spin passes them as `io` errors with SQLite's text, locally and
+/// through a libSQL server (`SQLITE_CONSTRAINT…` codes there, the plain text here).
+const STATEMENT_ERRORS: &[&str] = &[
+    "constraint failed",
+    "SQLITE_CONSTRAINT",
+    "syntax error",
+    "no such table",
+    "no such column",
+    "no such function",
+    "datatype mismatch",
+    "SQLITE_MISMATCH",
+    "SQLITE_MISUSE",
+    "SQLITE_RANGE",
+    "SQLITE_TOOBIG",
+    "malformed JSON",
+    "wrong number of arguments",
+];
+
+/// Whether a failed statement's error says the statement itself is wrong (see
+/// [`STATEMENT_ERRORS`]); every other failure — refused or reset connections, a server that
+/// does not answer in time, a lock still held after the retries, an expired server stream, a
+/// database that cannot be opened — is the database being unavailable, which passes.
+pub fn is_statement_error(message: &str) -> bool {
+    STATEMENT_ERRORS.iter().any(|t| message.contains(t))
+}
+
+/// 503 with `Retry-After`: the database could not be opened or reached.
+pub fn unavailable() -> ApiError {
+    ApiError {
+        retry_after_secs: Some(UNAVAILABLE_RETRY_AFTER_SECS),
+        ..ApiError::new(ErrorCode::NotConfigured, "the database is not available")
+    }
+}
+
+/// The answer to a failed statement: 503 with `Retry-After` while the database is unavailable
+/// (the client tries again; nothing was half-written, every write is one statement), 500 for
+/// a statement SQLite refused (a bug). The database's text goes to the log, not the client.
+pub fn database_error(message: &str) -> ApiError {
+    if is_statement_error(message) {
+        ApiError::internal("database error")
+    } else {
+        unavailable()
+    }
 }
 
 impl SqlValue {
@@ -85,5 +137,36 @@ impl From<String> for SqlValue {
 impl From<bool> for SqlValue {
     fn from(v: bool) -> Self {
         SqlValue::Integer(i64::from(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_database_is_503_with_retry_after_and_a_refused_statement_is_500() {
+        for outage in [
+            "Io(\"Hrana: `http error: `error trying to connect: tcp connect error: Connection refused (os error 111)``\")",
+            "Io(\"no answer from the libSQL server at http://127.0.0.1:1 within 30 s\")",
+            "Io(\"database is locked\")",
+            "InvalidConnection",
+        ] {
+            let e = database_error(outage);
+            assert_eq!(
+                (e.code.status(), e.retry_after_secs),
+                (503, Some(UNAVAILABLE_RETRY_AFTER_SECS)),
+                "{outage}"
+            );
+        }
+        for bug in [
+            "Io(\"UNIQUE constraint failed: chat.id\")",
+            "Io(\"Hrana: `cursor error: `error at step 0: (error code: SQLITE_CONSTRAINT_PRIMARYKEY)``\")",
+            "Io(\"no such table: chat\")",
+            "Io(\"near \\\"SELEC\\\": syntax error\")",
+        ] {
+            let e = database_error(bug);
+            assert_eq!((e.code.status(), e.retry_after_secs), (500, None), "{bug}");
+        }
     }
 }

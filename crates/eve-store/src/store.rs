@@ -57,7 +57,7 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         self.db.execute(sql, params).map_err(|e| {
             // The database's message goes to the component log, not to the client.
             eprintln!("chat store: database error: {e}");
-            ApiError::internal("database error")
+            crate::sql::database_error(&e)
         })
     }
 

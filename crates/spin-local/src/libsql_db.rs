@@ -15,8 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
 
-/// How long one statement may wait for the server.
-pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one statement may wait for the server: a healthy server answers the app's
+/// statements in milliseconds, and a request whose database stopped answering must get its 503
+/// before eve-proxy's 30 s wait for the agent's answer runs out (it would be a 502 then).
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One `[sqlite_database.<label>]` of type `libsql`: the server and its client.
 pub struct RemoteDb {

@@ -64,12 +64,16 @@ impl Refusal {
             "Your storage is full: delete chats to free space.",
         )
     }
+    /// 503 with `Retry-After`: the database is out of reach; the client tries again.
     pub fn unavailable() -> Self {
-        Refusal::new(
-            503,
-            Some("not_configured"),
-            "The database is not available.",
-        )
+        Refusal {
+            retry_after_secs: Some(eve_store::sql::UNAVAILABLE_RETRY_AFTER_SECS),
+            ..Refusal::new(
+                503,
+                Some("not_configured"),
+                "The database is not available.",
+            )
+        }
     }
     /// From the app's error envelope (auth, rate limits): same status, its code.
     pub fn from_api(e: &eve_api::ApiError) -> Self {

@@ -91,8 +91,12 @@ pub fn mcp_timeout(env: &dyn AgentEnv) -> Duration {
     Duration::from_secs(secs)
 }
 
-/// A database error: logged, answered as 503 without details.
+/// A database error, logged and answered without details: 503 with `Retry-After` while the
+/// database is out of reach, 500 for a statement SQLite refused (a bug).
 pub fn db_refusal(e: String) -> Refusal {
     eprintln!("agent: database: {e}");
+    if eve_store::sql::is_statement_error(&e) {
+        return Refusal::new(500, Some("internal"), "Internal error.");
+    }
     Refusal::unavailable()
 }

@@ -13,7 +13,7 @@ use crate::protocol::ids;
 use crate::service::connection_tokens;
 use crate::service::env::{self, AgentEnv};
 use crate::session::resume;
-use crate::session::store::{AgentStore, RENEW_EVERY_MS};
+use crate::session::store::{AgentStore, Clock, RENEW_EVERY_MS};
 use crate::tools::builtin::ToolHost;
 use crate::turn::host::{Fenced, TurnHost};
 
@@ -94,11 +94,10 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
         if let Some(sink) = self.sink.as_mut() {
             sink.idle();
         }
-        let now = self.env.now_ms();
         let state = if self.last_renew.elapsed() >= Duration::from_millis(RENEW_EVERY_MS as u64) {
             self.last_renew = Instant::now();
             self.store
-                .renew(self.session_id, &self.runner_id, now)
+                .renew(self.session_id, &self.runner_id, Clock::Database)
                 .map(|r| r.map(|cancel_at| (cancel_at, true)))
         } else {
             self.store.runner_state(self.session_id).map(|r| {

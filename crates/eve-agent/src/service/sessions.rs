@@ -18,7 +18,7 @@ use crate::service::env::{self, db_refusal, AgentEnv};
 use crate::service::runner::envelope;
 use crate::service::uploads;
 use crate::service::work::{First, Queued};
-use crate::session::store::{AgentStore, SessionState};
+use crate::session::store::{AgentStore, Clock, SessionState};
 use crate::session::transcript;
 use crate::turn;
 
@@ -191,11 +191,11 @@ pub fn create<S: Sql>(
         _ => Vec::new(),
     };
     store
-        .free_unused_sessions(principal, now - UNUSED_SESSION_LIFETIME_MS)
+        .free_unused_sessions(principal, Clock::Database, UNUSED_SESSION_LIFETIME_MS)
         .map_err(db_refusal)?;
     let max = max_sessions(env);
     if !store
-        .create_session_capped(&id, principal, now, max)
+        .create_session_capped(&id, principal, Clock::Database, max)
         .map_err(db_refusal)?
     {
         return Err(too_many_sessions(max));
@@ -209,7 +209,6 @@ pub fn create<S: Sql>(
 /// The active session of this principal; eve's 409 `session_not_active` for anything else
 /// (unknown, another principal's, reset, failed).
 fn active<S: Sql>(
-    env: &dyn AgentEnv,
     store: &AgentStore<'_, S>,
     id: &str,
     principal: &str,
@@ -217,7 +216,7 @@ fn active<S: Sql>(
     store
         .session(id, principal)
         .map_err(db_refusal)?
-        .filter(|r| r.state(env.now_ms()) != SessionState::Ended)
+        .filter(|r| r.state() != SessionState::Ended)
         .ok_or_else(Refusal::session_not_active)?;
     store.all_events(id).map_err(db_refusal)
 }
@@ -234,7 +233,7 @@ pub fn send<S: Sql>(
 ) -> Result<(S, String, First), Refusal> {
     let db = open()?;
     let store = AgentStore::new(&db);
-    let log = active(env, &store, id, principal)?;
+    let log = active(&store, id, principal)?;
     if !matches!(request, SessionRequest::Empty) {
         check_room(env, &store, principal)?;
     }
@@ -295,7 +294,7 @@ pub fn cancel<S: Sql>(
     let Some(row) = store.session(id, principal).map_err(db_refusal)? else {
         return Ok(Cancel::NoSession);
     };
-    if row.state(env.now_ms()) == SessionState::Ended {
+    if row.state() == SessionState::Ended {
         return Ok(Cancel::NoSession);
     }
     let log = store.all_events(id).map_err(db_refusal)?;
@@ -330,7 +329,7 @@ pub fn control<S: Sql>(
     let live = store
         .session(id, principal)
         .map_err(db_refusal)?
-        .is_some_and(|r| r.state(env.now_ms()) != SessionState::Ended);
+        .is_some_and(|r| r.state() != SessionState::Ended);
     if !live {
         return Ok(false);
     }

@@ -256,7 +256,7 @@ impl<S: Sql> Follow<'_, S> {
                 return Served::Finish;
             }
             let state = match self.store.session(self.id, self.principal) {
-                Ok(Some(row)) => row.state(self.env.now_ms()),
+                Ok(Some(row)) => row.state(),
                 Ok(None) => break,
                 Err(e) => {
                     eprintln!("agent: stream state: {e}");

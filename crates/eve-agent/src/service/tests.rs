@@ -331,3 +331,105 @@ fn a_settled_stream_whose_reader_went_away_ends_within_a_second() {
     let took = started.elapsed();
     assert!(took < Duration::from_millis(1500), "took {took:?}");
 }
+
+/// A node whose clock is `self.0` ms off the database's; otherwise [`Offline`].
+struct Skewed(i64);
+
+impl AgentEnv for Skewed {
+    fn now_ms(&self) -> i64 {
+        Offline.now_ms() + self.0
+    }
+    fn sleep_ms(&self, _: u64) {}
+    fn variable(&self, name: &str) -> Option<String> {
+        Offline.variable(name)
+    }
+    fn upstream_jwt(&self) -> Option<UpstreamJwt> {
+        None
+    }
+    fn model_transport(&self) -> Box<dyn Transport> {
+        Offline.model_transport()
+    }
+    fn mcp_post(
+        &self,
+        url: &str,
+        h: &[(String, String)],
+        b: &[u8],
+        t: Duration,
+        w: &mut dyn FnMut() -> bool,
+    ) -> Result<HttpAnswer, String> {
+        Offline.mcp_post(url, h, b, t, w)
+    }
+    fn fetch(
+        &self,
+        m: Method,
+        url: &str,
+        h: &[(&str, &str)],
+        b: &[u8],
+    ) -> Result<(u16, Vec<u8>), String> {
+        Offline.fetch(m, url, h, b)
+    }
+}
+
+/// A message queued on `id` and left for a runner (as a send whose work has not run yet).
+fn queued(db: Lite, id: &str) -> Lite {
+    let body = request(r#"{"message":"again"}"#, false);
+    sessions::send(&Offline, || Ok(db), "p", id, body)
+        .unwrap()
+        .0
+}
+
+/// Issue 24: the database's clock decides a lease, not the node's. Node A holds the lease of a
+/// session with work waiting (as mid-turn); node B, whose clock runs an hour ahead, neither
+/// sees the session orphaned nor takes the lease over, so the two cannot both hold it.
+#[test]
+fn a_node_whose_clock_runs_ahead_does_not_take_a_live_lease() {
+    use crate::session::store::{Clock, SessionState};
+    let (db, id) = created("hi");
+    let db = queued(db, &id);
+    let before = types(&db, &id).len();
+    let store = AgentStore::new(&db);
+    assert!(store
+        .claim(&id, "p", "runner-a", Clock::Database)
+        .unwrap()
+        .is_some());
+    let ahead = Skewed(60 * 60 * 1000);
+    let row = store.session(&id, "p").unwrap().unwrap();
+    assert_eq!(row.state(), SessionState::Running);
+    drain(&ahead, &db, &id, "p", First::Nothing, None);
+    assert_eq!(types(&db, &id).len(), before, "B wrote nothing");
+    let (_, owner, _) = store.runner_state(&id).unwrap().unwrap();
+    assert_eq!(owner.as_deref(), Some("runner-a"));
+    // A renews (by the database's clock); B, however far ahead, still cannot claim.
+    assert!(store
+        .renew(&id, "runner-a", Clock::Database)
+        .unwrap()
+        .is_some());
+    let claimed = store.claim(&id, "p", "runner-b", Clock::Database);
+    assert_eq!(claimed.unwrap(), None);
+}
+
+/// The other way round: a node whose clock runs an hour behind takes over a lease that expired
+/// by the database's clock at once (by its own clock it would look live for another hour).
+#[test]
+fn a_node_whose_clock_runs_behind_takes_over_an_expired_lease_at_once() {
+    use crate::session::store::{Clock, SessionState, LEASE_MS};
+    let (db, id) = created("hi");
+    let db = queued(db, &id);
+    let store = AgentStore::new(&db);
+    // A claimed ten leases ago and died.
+    let long_ago = Clock::At(Offline.now_ms() - 10 * LEASE_MS);
+    assert!(store.claim(&id, "p", "dead", long_ago).unwrap().is_some());
+    let row = store.session(&id, "p").unwrap().unwrap();
+    assert_eq!(row.state(), SessionState::Orphaned);
+    drain(
+        &Skewed(-60 * 60 * 1000),
+        &db,
+        &id,
+        "p",
+        First::Nothing,
+        None,
+    );
+    let t = types(&db, &id);
+    assert_eq!(t.last(), Some(&"session.waiting"));
+    assert_eq!(t.iter().filter(|t| **t == "turn.completed").count(), 2);
+}

@@ -17,7 +17,7 @@ use crate::providers::model::Model;
 use crate::service::env::{self, AgentEnv};
 use crate::service::runner::{events_of, Runner, Sink};
 use crate::session::resume::{self, Takeover};
-use crate::session::store::{AgentStore, InboxItem};
+use crate::session::store::{AgentStore, Clock, InboxItem};
 use crate::session::transcript;
 use crate::turn::{self, Fenced, TurnContext, TurnOutcome};
 
@@ -56,7 +56,7 @@ pub fn drain<S: Sql>(
     loop {
         let store = AgentStore::new(db);
         let runner_id = eve_auth::crypto::random_token();
-        let cancel_at = match store.claim(session_id, principal, &runner_id, env.now_ms()) {
+        let cancel_at = match store.claim(session_id, principal, &runner_id, Clock::Database) {
             Ok(Some(c)) => c,
             Ok(None) => return,
             Err(e) => {

@@ -15,16 +15,51 @@ use eve_store::limits::{principal_has_room, StorageQuota};
 use eve_store::persistence::SELECT_PRINCIPAL_USAGE;
 use eve_store::{Sql, SqlValue};
 
+/// The database's clock, in milliseconds since the Unix epoch, read inside the statement that
+/// decides a lease: every node then agrees on when a lease ends, whatever its own clock says
+/// (two nodes with skewed clocks cannot both hold one). `unixepoch('subsec')` needs SQLite
+/// 3.42; checked on the SQLite the host embeds (rusqlite's bundled 3.49) and on sqld 0.24.32
+/// (libSQL 3.45.1). In the statements below it is `COALESCE(?n, db_now_ms!())`: production
+/// passes NULL ([`Clock::Database`]); a native test passes a time to step through a
+/// lease's life without waiting.
+macro_rules! db_now_ms {
+    () => {
+        "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
+    };
+}
+
+/// Whose clock decides a lease or a lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The database's, in the statement itself: what production uses.
+    Database,
+    /// A given time (ms): native tests that step through a lease's life.
+    At(i64),
+}
+
+impl Clock {
+    fn param(self) -> SqlValue {
+        match self {
+            Clock::Database => SqlValue::Null,
+            Clock::At(t) => t.into(),
+        }
+    }
+}
+
 pub const INSERT_SESSION: &str = "INSERT INTO eve_session \
     (id, principal, created_at, updated_at, status, cancel_at, lease_owner, lease_expires, client_context) \
     VALUES (?1, ?2, ?3, ?3, 'active', -1, NULL, 0, NULL)";
 
 /// A new session, only while the principal holds fewer than ?4 (one statement: racing creates
-/// cannot both take the last place). Returns the id when it was created.
-pub const INSERT_SESSION_CAPPED: &str = "INSERT INTO eve_session \
+/// cannot both take the last place), created at the clock `?3` (NULL: the database's, which
+/// [`DELETE_UNUSED_SESSIONS`] compares with). Returns the id when it was created.
+pub const INSERT_SESSION_CAPPED: &str = concat!(
+    "INSERT INTO eve_session \
     (id, principal, created_at, updated_at, status, cancel_at, lease_owner, lease_expires, client_context) \
-    SELECT ?1, ?2, ?3, ?3, 'active', -1, NULL, 0, NULL \
-    WHERE (SELECT count(*) FROM eve_session WHERE principal = ?2) < ?4 RETURNING id";
+    SELECT ?1, ?2, t.now, t.now, 'active', -1, NULL, 0, NULL FROM (SELECT COALESCE(?3, ",
+    db_now_ms!(),
+    ") AS now) AS t WHERE (SELECT count(*) FROM eve_session WHERE principal = ?2) < ?4 RETURNING id"
+);
 
 /// The cached sign-in of an MCP connection (migration 0008), if made after ?4.
 pub const SELECT_MCP_OAUTH_CLIENT: &str = "SELECT metadata, flow FROM agent_mcp_oauth_client \
@@ -35,31 +70,53 @@ pub const DELETE_MCP_OAUTH_CLIENT: &str =
     "DELETE FROM agent_mcp_oauth_client WHERE connection = ?1 AND connection_url = ?2";
 
 /// Frees the principal's sessions that never held anything — no event, no inbox row, no
-/// attachment — that no chat refers to, created before ?2 (empty creates nobody used).
-pub const DELETE_UNUSED_SESSIONS: &str = "DELETE FROM eve_session \
-    WHERE principal = ?1 AND created_at < ?2 \
+/// attachment — that no chat refers to, created more than ?3 ms before the clock ?2 (NULL: the
+/// database's; a node whose clock runs ahead must not free a session another just created).
+pub const DELETE_UNUSED_SESSIONS: &str = concat!(
+    "DELETE FROM eve_session \
+    WHERE principal = ?1 AND created_at < COALESCE(?2, ",
+    db_now_ms!(),
+    ") - ?3 \
     AND NOT EXISTS (SELECT 1 FROM eve_event WHERE session_id = eve_session.id) \
     AND NOT EXISTS (SELECT 1 FROM eve_inbox WHERE session_id = eve_session.id) \
     AND NOT EXISTS (SELECT 1 FROM eve_attachment WHERE session_id = eve_session.id) \
     AND NOT EXISTS (SELECT 1 FROM chat_agent_session WHERE session_id = eve_session.id) \
     AND NOT EXISTS (SELECT 1 FROM chat WHERE owner = ?1 AND json_valid(eve_session) \
-        AND json_extract(chat.eve_session, '$.sessionId') = eve_session.id)";
+        AND json_extract(chat.eve_session, '$.sessionId') = eve_session.id)"
+);
 
-pub const SELECT_SESSION: &str =
+/// A session as a request sees it; whether its lease is live is decided by the clock `?3`
+/// (NULL: the database's), as [`CLAIM`] decides it.
+pub const SELECT_SESSION: &str = concat!(
     "SELECT status, cancel_at, lease_owner, lease_expires, client_context, \
     COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), \
     (SELECT type FROM eve_event WHERE session_id = ?1 ORDER BY idx DESC LIMIT 1), \
-    (SELECT COUNT(*) FROM eve_inbox WHERE session_id = ?1) \
-    FROM eve_session WHERE id = ?1 AND principal = ?2";
+    (SELECT COUNT(*) FROM eve_inbox WHERE session_id = ?1), \
+    lease_owner IS NOT NULL AND lease_expires >= COALESCE(?3, ",
+    db_now_ms!(),
+    ") FROM eve_session WHERE id = ?1 AND principal = ?2"
+);
 
 /// Takes the lease when nobody holds a live one (a dead runner's expired lease is taken over).
-pub const CLAIM: &str = "UPDATE eve_session SET lease_owner = ?3, lease_expires = ?4, updated_at = ?5 \
-    WHERE id = ?1 AND principal = ?2 AND status = 'active' AND (lease_owner IS NULL OR lease_expires < ?5) \
-    RETURNING cancel_at";
+/// `?4` is the clock (NULL: the database's), `?5` the lease's length.
+pub const CLAIM: &str = concat!(
+    "UPDATE eve_session SET lease_owner = ?3, lease_expires = COALESCE(?4, ",
+    db_now_ms!(),
+    ") + ?5, updated_at = COALESCE(?4, ",
+    db_now_ms!(),
+    ") WHERE id = ?1 AND principal = ?2 AND status = 'active' \
+    AND (lease_owner IS NULL OR lease_expires < COALESCE(?4, ",
+    db_now_ms!(),
+    ")) RETURNING cancel_at"
+);
 
-/// Renews the lease; no row means the lease was lost. Answers the cancel request.
-pub const RENEW: &str =
-    "UPDATE eve_session SET lease_expires = ?3 WHERE id = ?1 AND lease_owner = ?2 RETURNING cancel_at";
+/// Renews the lease for `?4` ms from the clock `?3`; no row means the lease was lost. Answers
+/// the cancel request.
+pub const RENEW: &str = concat!(
+    "UPDATE eve_session SET lease_expires = COALESCE(?3, ",
+    db_now_ms!(),
+    ") + ?4 WHERE id = ?1 AND lease_owner = ?2 RETURNING cancel_at"
+);
 
 pub const SELECT_RUNNER_STATE: &str =
     "SELECT cancel_at, lease_owner, status FROM eve_session WHERE id = ?1";
@@ -174,6 +231,8 @@ pub struct SessionRow {
     pub cancel_at: i64,
     pub lease_owner: Option<String>,
     pub lease_expires: i64,
+    /// Whether a runner holds a live lease, by the database's clock (as [`CLAIM`] decides).
+    pub lease_live: bool,
     pub client_context: Option<String>,
     /// How many events the stream holds.
     pub len: u64,
@@ -197,11 +256,11 @@ pub enum SessionState {
 }
 
 impl SessionRow {
-    pub fn state(&self, now_ms: i64) -> SessionState {
+    pub fn state(&self) -> SessionState {
         if !self.active {
             return SessionState::Ended;
         }
-        if self.lease_owner.is_some() && self.lease_expires >= now_ms {
+        if self.lease_live {
             return SessionState::Running;
         }
         match self.last_type.as_deref() {
@@ -320,12 +379,13 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             .map(|_| ())
     }
 
-    /// Creates session `id` unless `principal` already holds `max` sessions (`false` then).
+    /// Creates session `id` at `clock` unless `principal` already holds `max` sessions
+    /// (`false` then).
     pub fn create_session_capped(
         &self,
         id: &str,
         principal: &str,
-        now_ms: i64,
+        clock: Clock,
         max: u64,
     ) -> Result<bool, String> {
         let rows = self.db.execute(
@@ -333,20 +393,25 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             vec![
                 id.into(),
                 principal.into(),
-                now_ms.into(),
+                clock.param(),
                 (max as i64).into(),
             ],
         )?;
         Ok(!rows.is_empty())
     }
 
-    /// Deletes `principal`'s sessions created before `before_ms` that never held anything and
-    /// that no chat refers to ([`DELETE_UNUSED_SESSIONS`]).
-    pub fn free_unused_sessions(&self, principal: &str, before_ms: i64) -> Result<(), String> {
+    /// Deletes `principal`'s sessions created more than `lifetime_ms` before `clock` that never
+    /// held anything and that no chat refers to ([`DELETE_UNUSED_SESSIONS`]).
+    pub fn free_unused_sessions(
+        &self,
+        principal: &str,
+        clock: Clock,
+        lifetime_ms: i64,
+    ) -> Result<(), String> {
         self.db
             .execute(
                 DELETE_UNUSED_SESSIONS,
-                vec![principal.into(), before_ms.into()],
+                vec![principal.into(), clock.param(), lifetime_ms.into()],
             )
             .map(|_| ())
     }
@@ -361,16 +426,29 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         Ok(principal_has_room(used, quota))
     }
 
-    /// The session of `principal` (another principal's is `None`, as an unknown one).
+    /// The session of `principal` (another principal's is `None`, as an unknown one), its
+    /// lease judged by the database's clock.
     pub fn session(&self, id: &str, principal: &str) -> Result<Option<SessionRow>, String> {
-        let rows = self
-            .db
-            .execute(SELECT_SESSION, vec![id.into(), principal.into()])?;
+        self.session_at(id, principal, Clock::Database)
+    }
+
+    /// [`Self::session`] with its lease judged by `clock`.
+    pub fn session_at(
+        &self,
+        id: &str,
+        principal: &str,
+        clock: Clock,
+    ) -> Result<Option<SessionRow>, String> {
+        let rows = self.db.execute(
+            SELECT_SESSION,
+            vec![id.into(), principal.into(), clock.param()],
+        )?;
         Ok(rows.first().map(|r| SessionRow {
             active: r.first().and_then(SqlValue::as_str) == Some("active"),
             cancel_at: int(r.get(1)),
             lease_owner: text(r.get(2)),
             lease_expires: int(r.get(3)),
+            lease_live: int(r.get(8)) != 0,
             client_context: text(r.get(4)),
             len: int(r.get(5)).max(0) as u64,
             last_type: text(r.get(6)),
@@ -378,14 +456,15 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         }))
     }
 
-    /// Takes the lease for `runner` (`None`: someone holds a live one, or the session ended).
-    /// Answers the cancel request at the time of the claim.
+    /// Takes the lease for `runner` (`None`: someone holds a live one, or the session ended),
+    /// judged and timed by `clock` (production: the database's). Answers the cancel request at
+    /// the time of the claim.
     pub fn claim(
         &self,
         id: &str,
         principal: &str,
         runner: &str,
-        now_ms: i64,
+        clock: Clock,
     ) -> Result<Option<i64>, String> {
         let rows = self.db.execute(
             CLAIM,
@@ -393,18 +472,18 @@ impl<'a, S: Sql> AgentStore<'a, S> {
                 id.into(),
                 principal.into(),
                 runner.into(),
-                (now_ms + LEASE_MS).into(),
-                now_ms.into(),
+                clock.param(),
+                LEASE_MS.into(),
             ],
         )?;
         Ok(rows.first().map(|r| int(r.first())))
     }
 
-    /// Renews the lease: `Some(cancel_at)` while it is ours.
-    pub fn renew(&self, id: &str, runner: &str, now_ms: i64) -> Result<Option<i64>, String> {
+    /// Renews the lease for [`LEASE_MS`] from `clock`: `Some(cancel_at)` while it is ours.
+    pub fn renew(&self, id: &str, runner: &str, clock: Clock) -> Result<Option<i64>, String> {
         let rows = self.db.execute(
             RENEW,
-            vec![id.into(), runner.into(), (now_ms + LEASE_MS).into()],
+            vec![id.into(), runner.into(), clock.param(), LEASE_MS.into()],
         )?;
         Ok(rows.first().map(|r| int(r.first())))
     }
@@ -770,13 +849,23 @@ mod tests {
     fn sessions_are_capped_per_principal_and_unused_ones_are_freed() {
         let db = db();
         let s = AgentStore::new(&db);
-        assert!(s.create_session_capped("wrun_1", "p", 10, 3).unwrap());
-        assert!(s.create_session_capped("wrun_2", "p", 10, 3).unwrap());
-        assert!(s.create_session_capped("wrun_3", "p", 10, 3).unwrap());
-        assert!(!s.create_session_capped("wrun_4", "p", 10, 3).unwrap());
+        assert!(s
+            .create_session_capped("wrun_1", "p", Clock::At(10), 3)
+            .unwrap());
+        assert!(s
+            .create_session_capped("wrun_2", "p", Clock::At(10), 3)
+            .unwrap());
+        assert!(s
+            .create_session_capped("wrun_3", "p", Clock::At(10), 3)
+            .unwrap());
+        assert!(!s
+            .create_session_capped("wrun_4", "p", Clock::At(10), 3)
+            .unwrap());
         assert!(s.session("wrun_4", "p").unwrap().is_none());
         // Another principal has its own count.
-        assert!(s.create_session_capped("wrun_q", "q", 10, 3).unwrap());
+        assert!(s
+            .create_session_capped("wrun_q", "q", Clock::At(10), 3)
+            .unwrap());
         // wrun_1 holds an event, wrun_2 is a chat's; wrun_3 is empty and nobody's.
         s.append("wrun_1", None, &env(1), 10).unwrap();
         db.execute(
@@ -784,14 +873,16 @@ mod tests {
             vec![],
         )
         .unwrap();
-        s.free_unused_sessions("p", 10).unwrap(); // not older than its lifetime yet
+        s.free_unused_sessions("p", Clock::At(10), 0).unwrap(); // not older than its lifetime yet
         assert!(s.session("wrun_3", "p").unwrap().is_some());
-        s.free_unused_sessions("p", 11).unwrap();
+        s.free_unused_sessions("p", Clock::At(11), 0).unwrap();
         assert!(s.session("wrun_3", "p").unwrap().is_none());
         assert!(s.session("wrun_1", "p").unwrap().is_some());
         assert!(s.session("wrun_2", "p").unwrap().is_some());
         assert!(s.session("wrun_q", "q").unwrap().is_some());
-        assert!(s.create_session_capped("wrun_4", "p", 12, 3).unwrap());
+        assert!(s
+            .create_session_capped("wrun_4", "p", Clock::At(12), 3)
+            .unwrap());
     }
 
     #[test]
@@ -844,7 +935,10 @@ mod tests {
         let quota = eve_store::limits::storage_quota(None, Some("300"));
         assert!(s.has_room("p", &quota).unwrap());
         s.create_session("wrun_q", "p", 1).unwrap();
-        assert!(s.claim("wrun_q", "p", "r1", 2).unwrap().is_some());
+        assert!(s
+            .claim("wrun_q", "p", "r1", Clock::At(2))
+            .unwrap()
+            .is_some());
         let mut i = 0;
         while s.has_room("p", &quota).unwrap() {
             assert!(i < 100, "the agent's events are never counted");
@@ -903,9 +997,14 @@ mod tests {
             None,
             "no lease yet"
         );
-        assert!(s.claim("wrun_a", "p", "r1", 10).unwrap().is_some());
+        assert!(s
+            .claim("wrun_a", "p", "r1", Clock::At(10))
+            .unwrap()
+            .is_some());
         assert!(
-            s.claim("wrun_a", "p", "r2", 11).unwrap().is_none(),
+            s.claim("wrun_a", "p", "r2", Clock::At(11))
+                .unwrap()
+                .is_none(),
             "a live lease is not taken"
         );
         assert_eq!(
@@ -923,7 +1022,7 @@ mod tests {
         );
         // An expired lease is taken over, and the old runner is fenced out.
         assert!(s
-            .claim("wrun_a", "p", "r2", 12 + LEASE_MS + 1)
+            .claim("wrun_a", "p", "r2", Clock::At(12 + LEASE_MS + 1))
             .unwrap()
             .is_some());
         assert_eq!(s.append("wrun_a", Some("r1"), &env(2), 15).unwrap(), None);
@@ -941,9 +1040,12 @@ mod tests {
         assert!(s.session("wrun_a", "q").unwrap().is_none());
         assert!(s.mark_reset("wrun_a", "p", 2).unwrap());
         assert!(!s.mark_reset("wrun_a", "p", 3).unwrap());
-        assert!(s.claim("wrun_a", "p", "r", 4).unwrap().is_none());
+        assert!(s
+            .claim("wrun_a", "p", "r", Clock::Database)
+            .unwrap()
+            .is_none());
         assert_eq!(
-            s.session("wrun_a", "p").unwrap().unwrap().state(5),
+            s.session("wrun_a", "p").unwrap().unwrap().state(),
             SessionState::Ended
         );
     }
@@ -965,7 +1067,7 @@ mod tests {
         let row = s.session("wrun_a", "p").unwrap().unwrap();
         assert_eq!(row.inbox, 1);
         assert_eq!(
-            row.state(3),
+            row.state(),
             SessionState::Orphaned,
             "work waits with nobody to run it"
         );
