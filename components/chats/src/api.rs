@@ -12,9 +12,9 @@ pub fn route(req: &Request, ctx: ChatRequest<'_>) -> Response {
     let store = ChatStore::new(&ctx.db, &ctx.principal.id);
     let result = match (ctx.resource, ctx.method.as_str()) {
         (Resource::Chats, "GET") => handlers::list(&store, req),
-        (Resource::Chats, "POST") => handlers::create(&store, &ctx.principal.id, req),
+        (Resource::Chats, "POST") => handlers::create(&store, req),
         (Resource::Chat(id), "GET") => handlers::get(&store, id),
-        (Resource::Chat(id), "PATCH") => handlers::rename(&store, id, req),
+        (Resource::Chat(id), "PATCH") => handlers::update(&store, id, req),
         (Resource::Chat(id), "DELETE") => handlers::delete(&store, id),
         (Resource::Export(id), "GET") => handlers::export(&store, id, req),
         // `begin` has checked the method against the same table.

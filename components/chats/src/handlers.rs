@@ -1,4 +1,5 @@
-//! Request in, response out, for each `chats` route.
+//! Request in, response out, for each `chats` route. A chat's project (issue 21) is
+//! `eve_projects::projects`' to decide: these handlers pass `projectId` on.
 
 use eve_api::chat::{CreateChatRequest, CreateChatResponse, RenameChatRequest, RenameChatResponse};
 use eve_api::ApiError;
@@ -12,17 +13,42 @@ use eve_store::validate::{self, ExportFormat};
 use eve_store::ChatStore;
 use spin_sdk::http::{Request, Response};
 
+use eve_api::chat::ChatSummary;
+use eve_projects::projects;
+
 type Store<'a> = ChatStore<'a, Db>;
 
-/// `GET /api/chats?cursor=&limit=&q=`
+/// `GET /api/chats?cursor=&limit=&q=&pinned=` or `?projectId=&cursor=&limit=` (one project's).
 pub fn list(store: &Store, req: &Request) -> Result<Response, ApiError> {
     let query = validate::list_query(req.query())?;
-    Ok(json(200, &store.list(&query)?))
+    let mut page = match projects::list_filter(req.query(), &query)? {
+        Some(project) => projects::chats(
+            store.db(),
+            store.owner(),
+            &project,
+            query.limit,
+            query.cursor.as_ref(),
+        )?,
+        None => store.list(&query)?,
+    };
+    projects::with_projects(store.db(), store.owner(), &mut page.chats)?;
+    Ok(json(200, &page))
 }
 
-/// `POST /api/chats` `{ pendingUserMessage?, id? }` → 201 `{ chat }` (200 when the id existed).
-pub fn create(store: &Store, principal_id: &str, req: &Request) -> Result<Response, ApiError> {
+fn with_project(store: &Store, mut chat: ChatSummary) -> Result<ChatSummary, ApiError> {
+    projects::with_projects(store.db(), store.owner(), std::slice::from_mut(&mut chat))?;
+    Ok(chat)
+}
+
+/// `POST /api/chats` `{ pendingUserMessage?, id?, projectId? }` → 201 `{ chat }` (200 when
+/// the id existed).
+pub fn create(store: &Store, req: &Request) -> Result<Response, ApiError> {
+    let principal_id = store.owner();
     let input: CreateChatRequest = optional_body(req, MAX_SMALL_BODY_BYTES)?;
+    if let Some(project) = &input.project_id {
+        // Before anything is written: another principal's project creates nothing.
+        projects::get(store.db(), principal_id, project)?;
+    }
     let pending = input
         .pending_user_message
         .as_deref()
@@ -41,6 +67,16 @@ pub fn create(store: &Store, principal_id: &str, req: &Request) -> Result<Respon
     let per_hour = spin_sdk::variables::get("chat_create_per_hour").ok();
     ratelimit::check_policy(chat_create_policy(per_hour.as_deref()), principal_id)?;
     let (chat, created) = store.create(&id, pending.as_deref(), now_ms())?;
+    if let Some(project) = &input.project_id {
+        if let Err(e) = projects::set_chat_project(store.db(), principal_id, &id, Some(project)) {
+            // The project went away in between: the new chat goes with it.
+            if created {
+                store.delete(&id).ok();
+            }
+            return Err(e);
+        }
+    }
+    let chat = with_project(store, chat)?;
     Ok(json(
         if created { 201 } else { 200 },
         &CreateChatResponse { chat },
@@ -56,18 +92,38 @@ fn new_chat_id() -> Result<String, ApiError> {
 /// `GET /api/chats/:id`
 pub fn get(store: &Store, id: &str) -> Result<Response, ApiError> {
     let id = validate::chat_id(id)?;
-    Ok(json(200, &store.get(id)?))
+    let mut detail = store.get(id)?;
+    detail.chat = with_project(store, detail.chat)?;
+    Ok(json(200, &detail))
 }
 
-/// `PATCH /api/chats/:id` `{ title }`
-pub fn rename(store: &Store, id: &str, req: &Request) -> Result<Response, ApiError> {
+/// `PATCH /api/chats/:id` `{ title?, projectId? }`: renames, and/or moves the chat into the
+/// caller's project (`"<id>"`) or out of any (`null`).
+pub fn update(store: &Store, id: &str, req: &Request) -> Result<Response, ApiError> {
     let id = validate::chat_id(id)?;
     let input: RenameChatRequest = body(req, MAX_SMALL_BODY_BYTES)?;
-    let title = eve_store::title::normalize_title(&input.title).map_err(ApiError::bad_request)?;
+    let title = input
+        .title
+        .as_deref()
+        .map(eve_store::title::normalize_title)
+        .transpose()
+        .map_err(ApiError::bad_request)?;
+    if title.is_none() && input.project_id.is_none() {
+        return Err(ApiError::bad_request("give a title, a projectId or both"));
+    }
+    // The chat must be the caller's whatever the move (a move out writes nothing otherwise).
+    let chat = store.summary(id)?;
+    if let Some(project) = &input.project_id {
+        projects::set_chat_project(store.db(), store.owner(), id, project.as_deref())?;
+    }
+    let chat = match title {
+        Some(title) => store.rename(id, &title)?,
+        None => chat,
+    };
     Ok(json(
         200,
         &RenameChatResponse {
-            chat: store.rename(id, &title)?,
+            chat: with_project(store, chat)?,
         },
     ))
 }

@@ -19,6 +19,15 @@ pub struct ChatSummary {
     pub title: String,
     pub created_at: String,
     pub updated_at: String,
+    /// The chat's project (issue 21, docs/projects.md): `Some(Some(id))` in a project,
+    /// `Some(None)` (`null`) in none; absent (`None`) on the answers that do not look it up
+    /// (the `events` component's: pending, snapshot, pin) — keep what the list said.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub project_id: Option<Option<String>>,
 }
 
 /// `GET /api/chats?cursor=&limit=&q=` → one page, newest first (`updatedAt desc, id desc`).
@@ -41,6 +50,9 @@ pub struct CreateChatRequest {
     /// create with the same id returns the chat created by the first attempt (idempotent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Creates the chat in this project of the caller's (404 otherwise, nothing created).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
 }
 
 /// `POST /api/chats` → 201 (or 200 when an idempotent retry found the chat already there).
@@ -64,14 +76,22 @@ pub struct ChatDetail {
     pub pending_user_message_created_at: Option<String>,
 }
 
-/// `PATCH /api/chats/:id` body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `PATCH /api/chats/:id` body: a new title, and/or a move (`projectId: "<id>"` into the
+/// caller's project, `projectId: null` out of any); at least one of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RenameChatRequest {
-    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub project_id: Option<Option<String>>,
 }
 
-/// `PATCH /api/chats/:id` → the renamed chat.
+/// `PATCH /api/chats/:id` → the chat as it is now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RenameChatResponse {
@@ -298,13 +318,35 @@ mod tests {
                 title: "t".into(),
                 created_at: "2024-01-01T00:00:00.000Z".into(),
                 updated_at: "2024-01-01T00:00:00.000Z".into(),
+                project_id: None,
             }],
             next_cursor: None,
         };
         let v = serde_json::to_value(&page).unwrap();
         assert_eq!(v["nextCursor"], Value::Null);
+        assert!(
+            v["chats"][0].get("projectId").is_none(),
+            "not looked up: absent"
+        );
         assert_eq!(v["chats"][0]["updatedAt"], "2024-01-01T00:00:00.000Z");
         assert_eq!(v["chats"][0]["createdAt"], "2024-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_chat_patch_tells_a_move_out_from_no_move() {
+        let out: RenameChatRequest = serde_json::from_value(json!({ "projectId": null })).unwrap();
+        assert_eq!(out.project_id, Some(None));
+        let none: RenameChatRequest = serde_json::from_value(json!({ "title": "t" })).unwrap();
+        assert_eq!(none.project_id, None);
+        assert!(serde_json::from_value::<RenameChatRequest>(json!({ "projectId": 3 })).is_err());
+        let s = ChatSummary {
+            id: "a".into(),
+            title: "t".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            project_id: Some(None),
+        };
+        assert_eq!(serde_json::to_value(&s).unwrap()["projectId"], Value::Null);
     }
 
     #[test]

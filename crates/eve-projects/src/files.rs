@@ -162,6 +162,20 @@ pub fn download<S: Sql>(
     Ok((text(&row, 0), text(&row, 1), data))
 }
 
+/// How a download is served: (`content-type`, `content-disposition`). Only an image whose
+/// bytes match its type is shown as itself (inline); anything else is an attachment of
+/// `application/octet-stream`, so no stored file is ever rendered as a page of this origin.
+pub fn served_as(name: &str, media_type: &str, data: &[u8]) -> (String, String) {
+    let m = media_type.trim().to_ascii_lowercase();
+    if preview::is_image(&m, data) {
+        return (m, crate::names::content_disposition(name, true));
+    }
+    (
+        "application/octet-stream".to_string(),
+        crate::names::content_disposition(name, false),
+    )
+}
+
 /// Marks a temp file final: the agent can no longer write it. 409 for the user's upload.
 pub fn mark_final<S: Sql>(
     db: &S,

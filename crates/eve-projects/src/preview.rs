@@ -16,14 +16,7 @@ pub fn preview(media_type: &str, bytes: &[u8]) -> FilePreview {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let image = match m.as_str() {
-        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
-        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
-        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
-        _ => false,
-    };
-    if image {
+    if is_image(&m, bytes) {
         // The list fills in the URL: a preview does not know where it is served.
         return FilePreview::Image {
             thumbnail_url: None,
@@ -37,6 +30,18 @@ pub fn preview(media_type: &str, bytes: &[u8]) -> FilePreview {
     match std::str::from_utf8(bytes) {
         Ok(text) if is_text(&m) => FilePreview::Text { text: head(text) },
         _ => FilePreview::Other,
+    }
+}
+
+/// Whether the bytes are an image of the (lower-case) type they claim: PNG, JPEG, GIF or
+/// WebP, the types a browser may be shown inline.
+pub fn is_image(m: &str, bytes: &[u8]) -> bool {
+    match m {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
+        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        _ => false,
     }
 }
 

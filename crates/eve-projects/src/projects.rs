@@ -7,6 +7,7 @@ use eve_api::ApiError;
 use eve_store::cursor::ChatCursor;
 use eve_store::sql::{Sql, SqlRow, SqlValue};
 use eve_store::time::{format_iso_ms, Millis};
+use eve_store::validate::ListQuery;
 
 use crate::sql::*;
 use crate::{exec, int, text};
@@ -170,6 +171,45 @@ pub fn chat_project<S: Sql>(
     Ok(rows.first().map(|r| text(r, 0)))
 }
 
+/// `?projectId=` of `GET /api/chats`: the project whose chats to list (`None`: the whole
+/// list). It pages like the list (`cursor`, `limit`); with `q` or `pinned` it is a 400.
+pub fn list_filter(raw_query: &str, query: &ListQuery) -> Result<Option<String>, ApiError> {
+    let Some((_, id)) =
+        form_urlencoded::parse(raw_query.as_bytes()).find(|(k, _)| k == "projectId")
+    else {
+        return Ok(None);
+    };
+    if id.is_empty() {
+        return Err(ApiError::bad_request("projectId must not be empty"));
+    }
+    if query.search.is_some() || query.pinned {
+        return Err(ApiError::bad_request(
+            "projectId lists one project's chats: no q or pinned with it",
+        ));
+    }
+    Ok(Some(id.into_owned()))
+}
+
+/// Says of each chat which project it is in (`null`: none), in one statement: the chat
+/// list's entries, and what create, get and patch answer.
+pub fn with_projects<S: Sql>(
+    db: &S,
+    principal: &str,
+    chats: &mut [ChatSummary],
+) -> Result<(), ApiError> {
+    if chats.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = chats.iter().map(|c| c.id.as_str()).collect();
+    let ids = serde_json::to_string(&ids).expect("ids serialize");
+    let rows = exec(db, CHATS_PROJECTS, vec![principal.into(), ids.into()])?;
+    for chat in chats.iter_mut() {
+        let project = rows.iter().find(|r| text(r, 0) == chat.id);
+        chat.project_id = Some(project.map(|r| text(r, 1)));
+    }
+    Ok(())
+}
+
 /// One page of a project's chats, in the chat list's order and with its cursor.
 pub fn chats<S: Sql>(
     db: &S,
@@ -197,6 +237,7 @@ pub fn chats<S: Sql>(
                 title: text(r, 1),
                 created_at: format_iso_ms(int(r, 2)),
                 updated_at: format_iso_ms(int(r, 3)),
+                project_id: Some(Some(project_id.to_string())),
             };
             (int(r, 3), s)
         })

@@ -52,6 +52,13 @@ WHERE c.owner = ?1 AND cp.project_id = ?2 \
 AND (?4 IS NULL OR (c.updated_at, c.id) < (?4, ?5)) \
 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3";
 
+/// The projects of the chats `?2` (a JSON array of ids) of principal `?1` (chats in none
+/// have no row).
+pub const CHATS_PROJECTS: &str = "\
+SELECT cp.chat_id, cp.project_id FROM chat_project AS cp \
+JOIN chat AS c ON c.id = cp.chat_id AND c.owner = ?1 \
+WHERE cp.chat_id IN (SELECT value FROM json_each(?2))";
+
 /// The project of the chat that holds session `?1` of principal `?2`, with its instructions.
 pub const SESSION_PROJECT: &str = "\
 SELECT p.id, p.instructions FROM chat_agent_session AS cas \
@@ -98,6 +105,8 @@ pub const INSERT_UPLOAD: &str = concat!(
     "SELECT ?1, ?2, ?3, ?4, ?5, 'user_upload', ?6, ?9, ?7, ?7 WHERE ",
     room_for!("?2", "length(?6)", "?8"),
     " AND NOT EXISTS (SELECT 1 FROM project_file WHERE scope = ?3 AND name = ?4) ",
+    // A project deleted while its upload was on its way takes nothing in after it.
+    "AND (?3 NOT LIKE 'project:%' OR EXISTS (SELECT 1 FROM project WHERE principal = ?2 AND 'project:' || id = ?3)) ",
     "RETURNING ",
     file_columns!()
 );

@@ -94,6 +94,21 @@ fn chats_move_in_and_out_and_the_list_filters_by_project() {
             .status(),
         404
     );
+    let summary = |id: &str| eve_api::chat::ChatSummary {
+        id: id.into(),
+        title: String::new(),
+        created_at: String::new(),
+        updated_at: String::new(),
+        project_id: None,
+    };
+    let mut list = [summary("c1"), summary("c2"), summary("cb")];
+    projects::with_projects(&db, "alice", &mut list).unwrap();
+    let said: Vec<_> = list.iter().map(|c| c.project_id.clone()).collect();
+    // Bob's chat, asked for by Alice, says nothing of Bob's project.
+    assert_eq!(
+        said,
+        [Some(Some("prj_1".to_string())), Some(None), Some(None)]
+    );
     projects::set_chat_project(&db, "alice", "c1", None).unwrap();
     assert!(projects::chats(&db, "alice", "prj_1", 20, None)
         .unwrap()
@@ -423,6 +438,29 @@ fn a_large_output_becomes_a_session_file_read_back_line_by_line_and_deleted_with
     db.execute("DELETE FROM eve_session WHERE id = 'wrun_1'", vec![])
         .unwrap();
     assert_eq!(used(&db, "alice"), 0);
+}
+
+#[test]
+fn downloads_show_only_true_images_inline() {
+    let png = b"\x89PNG\r\n\x1a\nrest";
+    let (t, d) = files::served_as("a.png", "image/png", png);
+    assert_eq!(t, "image/png");
+    assert!(d.starts_with("inline;"), "{d}");
+    // An HTML page that calls itself a PNG, and an SVG, are downloads.
+    for (name, m, b) in [
+        ("x.png", "image/png", b"<html>".as_slice()),
+        ("x.svg", "image/svg+xml", b"<svg/>".as_slice()),
+        ("r\u{e9}sum\u{e9}.html", "text/html", b"<p>".as_slice()),
+    ] {
+        let (t, d) = files::served_as(name, m, b);
+        assert_eq!(t, "application/octet-stream");
+        assert!(d.starts_with("attachment;"), "{d}");
+    }
+    let (_, d) = files::served_as("r\u{e9}sum\u{e9}.html", "text/html", b"");
+    assert_eq!(
+        d,
+        "attachment; filename=\"r_sum_.html\"; filename*=UTF-8''r%C3%A9sum%C3%A9.html"
+    );
 }
 
 #[test]

@@ -53,6 +53,16 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         self.owner
     }
 
+    /// The database, for the domains beside the chat's (a chat's project, issue 21).
+    pub fn db(&self) -> &'a S {
+        self.db
+    }
+
+    /// The principal's chat as the list shows it; 404 when it is not theirs.
+    pub fn summary(&self, id: &str) -> Result<ChatSummary, ApiError> {
+        self.ensure_owned(id)
+    }
+
     fn exec(&self, sql: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, ApiError> {
         self.db.execute(sql, params).map_err(|e| {
             // The database's message goes to the component log, not to the client.
@@ -602,5 +612,6 @@ fn summary(row: SqlRow) -> Result<ChatSummary, ApiError> {
         title: text(&row, 1)?,
         created_at: format_iso_ms(int(&row, 2)?),
         updated_at: format_iso_ms(int(&row, 3)?),
+        project_id: None,
     })
 }

@@ -308,6 +308,7 @@ mod tests {
             title: "Spin question".into(),
             created_at: "2024-01-01T00:00:00.000Z".into(),
             updated_at: "2024-01-01T00:00:01.000Z".into(),
+            project_id: None,
         };
         let md = markdown(&chat, &sample());
         assert!(md.starts_with("# Spin question\n"));

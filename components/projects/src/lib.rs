@@ -1,0 +1,37 @@
+//! The `projects` component (issue 21, docs/projects.md): `/api/projects` and everything
+//! under it — a principal's projects and their files. The rules are `eve_projects`'; this
+//! component parses and replies.
+//!
+//! - [`routes`]: the route table (404 / 405 on the path and method alone).
+//! - [`admission`]: the checks on the request's head, before its body is read.
+//! - [`api`]: which handler serves which route; [`projects`], [`files`]: the handlers.
+
+mod admission;
+mod api;
+mod files;
+mod projects;
+mod routes;
+
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
+use spin_sdk::http_component;
+
+/// Admits the request on its head, reads its body with the route's cap (an upload: the
+/// owner's `attachment_max_bytes`, refused from `Content-Length` alone), then routes.
+#[http_component]
+async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
+    let mut req = eve_spin::body::head(&incoming);
+    let response = match admission::admit(&req) {
+        Err(response) => response,
+        Ok(caller) => match eve_spin::body::read_capped(incoming, caller.body_cap).await {
+            Err(e) => eve_spin::chat_request::finish(
+                Err(e.api_error(caller.body_cap)),
+                caller.refreshed_cookie,
+            ),
+            Ok(bytes) => {
+                *req.body_mut() = bytes;
+                api::route(&req, &caller)
+            }
+        },
+    };
+    eve_spin::auth::send_with_cookies(out, response, &[]).await;
+}
