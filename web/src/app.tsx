@@ -457,6 +457,7 @@ export function App({ initialPath, prerender }: AppProps) {
           {route.name === "admin" && <AdminPage />}
           {route.name === "settings" && <SettingsPage />}
           {route.name === "signup" && <SignupPage />}
+          {route.name === "invite" && <SignupPage invitation />}
           {route.name === "reset" && <ResetPage />}
         </main>
         <Toasts toasts={toasts} dismiss={(id) => setToasts((t) => t.filter((x) => x.id !== id))} />

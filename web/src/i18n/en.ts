@@ -274,6 +274,7 @@ export const account = {
   resetIntro: "This link works once. Once the new password is saved you are signed in.",
   resetSave: "Save and sign in",
   resetMissing: "This link has no reset token. Ask an admin for a new one.",
+  inviteMissing: "This invitation link is incomplete. Open the whole link, or ask an admin for a new one.",
   saving: "Saving…",
   tooShort: "The password must have at least {min} characters.",
   tooLong: "The password must have at most {max} characters.",

@@ -266,6 +266,7 @@ export const account: Messages["account"] = {
   resetIntro: "此链接只能使用一次。保存新密码后你将自动登录。",
   resetSave: "保存并登录",
   resetMissing: "此链接缺少重置令牌，请向管理员索取新的链接。",
+  inviteMissing: "此邀请链接不完整。请打开完整的链接，或向管理员索取新的邀请。",
   saving: "正在保存…",
   tooShort: "密码至少需要 {min} 个字符。",
   tooLong: "密码最多 {max} 个字符。",
