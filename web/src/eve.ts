@@ -87,7 +87,7 @@ export function isSessionGone(err: unknown): boolean {
 }
 
 /** Starts a new session with a message, or sends the next message to an existing one. */
-export async function sendMessage(session: ClientSessionState | null, text: string, clientContext: string, model?: string, files?: FilePart[]): Promise<SentTurn> {
+export async function sendMessage(session: ClientSessionState | null, text: string, clientContext: string, model?: string, files?: FilePart[], chatId?: string): Promise<SentTurn> {
   // With files, `message` is eve's array of text and file parts.
   const message = messageOf(text, files);
   // `model` is eve-chat's extension (docs/eve-protocol.md): sent only when there is a choice.
@@ -102,7 +102,9 @@ export async function sendMessage(session: ClientSessionState | null, text: stri
       if (!isSessionGone(err)) throw err;
     }
   }
-  const { res, json } = await postTurn("/eve/v1/session", body);
+  // `chatId` (eve-chat's extension, docs/projects.md): a new session knows its chat, and so its
+  // project, from its first turn.
+  const { res, json } = await postTurn("/eve/v1/session", chatId ? { ...body, chatId } : body);
   const sessionId = (typeof json.sessionId === "string" && json.sessionId) || res.headers.get("x-eve-session-id")?.trim();
   if (!sessionId) throw new ApiError(502, "upstream", "The agent did not return a session id.");
   return { session: { sessionId, streamIndex: 0 }, created: true };

@@ -51,7 +51,8 @@ test("a first message creates the session, streams the turn, persists every even
   assert.deepEqual(chat.session, { sessionId: session.id, streamIndex: session.log.length });
   assert.equal(chat.pendingUserMessage, null);
   const create = backend.to("/eve/v1/session", "POST")[0]!;
-  assert.deepEqual(create.body, { message: "hi there", clientContext: "Connections the user enabled for this turn: Notion." });
+  // `chatId` (docs/projects.md): a new session learns its chat, and so its project, at once.
+  assert.deepEqual(create.body, { message: "hi there", clientContext: "Connections the user enabled for this turn: Notion.", chatId: "chat1" });
   const streams = backend.to(`/eve/v1/session/${session.id}/stream`);
   assert.equal(streams[0]!.path, `/eve/v1/session/${session.id}/stream?streamControlVersion=1`);
   assert.equal(rt.getState().optimistic, null);

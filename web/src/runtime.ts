@@ -258,7 +258,7 @@ export class ChatRuntime {
         // A branch starts a new eve session seeded with the turns before it (eve has no
         // regenerate route); later messages of a branch carry the same seed.
         const context = withSeed(this.host.clientContext(), branch ? branch.context : currentSeed(this.state.log));
-        sent = await sendMessage(branch ? null : this.state.session, message, context, this.host.model?.(this.chatId), files);
+        sent = await sendMessage(branch ? null : this.state.session, message, context, this.host.model?.(this.chatId), files, this.chatId);
       } catch (err) {
         // Not accepted (a 429, the agent down): the chat must not keep it as pending, or the
         // next page load would send it behind the user's back.
