@@ -42,7 +42,7 @@ async function cookieOf(page) {
 async function shownLink(page) {
   const value = await page.locator(".once-secret .once-value").inputValue();
   const url = new URL(value, "http://placeholder");
-  return url.pathname + url.search;
+  return url.pathname + url.search + url.hash;
 }
 
 async function toastText(page, text) {
@@ -125,13 +125,22 @@ for (const pass of PASSES) {
       await page.waitForSelector(".once-secret .once-value");
       await page.locator(".once-secret .once-warning", { hasText: c.account.roles.member }).waitFor();
       const invite = await shownLink(page);
-      assert.match(invite, /^\/signup\?invite=/);
+      assert.match(invite, /^\/invite#token=/, "the token is in the fragment (docs/accounts.md)");
       await page.locator(".invite-list li").first().waitFor();
       await screenshot(page, `accounts-${pass.lang}-invite-link`);
 
       memberPage = await newPage(browser, app.baseUrl, { locale: pass.locale });
       const member = memberPage;
       await member.goto(invite);
+      await member.locator(".invite-info", { hasText: fill(c.account.inviteIntro, { role: c.account.roles.member }) }).waitFor();
+      // The invitation is bound to its address: another one is refused in the form's words.
+      await member.evaluate(() => document.querySelector("#signup-email")?.removeAttribute("readonly"));
+      await member.fill("#signup-email", `other.${pass.member}`);
+      await member.fill("#new-password", MEMBER_PASSWORD);
+      await member.fill("#repeat-password", MEMBER_PASSWORD);
+      await member.click(".signup-form button[type=submit]");
+      await member.locator(".signup-form .form-error", { hasText: c.errors.email_mismatch }).waitFor();
+      await member.reload();
       await member.locator(".invite-info", { hasText: fill(c.account.inviteIntro, { role: c.account.roles.member }) }).waitFor();
       assert.equal(await member.inputValue("#signup-email"), pass.member);
       assert.equal(await member.locator("#signup-email").getAttribute("readonly"), "", "the invitation's address is fixed");
@@ -143,7 +152,7 @@ for (const pass of PASSES) {
       await member.locator(".auth-slot .viewer-name", { hasText: pass.member }).waitFor();
       assert.equal(await member.locator(`.sidebar-footer a:has-text("${c.account.adminLink}")`).count(), 0, "no admin link for a member");
       // The invitation is spent.
-      const reused = await apiCall(app.baseUrl, "GET", `/api/auth/invite?token=${encodeURIComponent(new URLSearchParams(invite.split("?")[1]).get("invite"))}`);
+      const reused = await apiCall(app.baseUrl, "GET", `/api/auth/invite?token=${encodeURIComponent(new URLSearchParams(invite.split("#")[1]).get("token"))}`);
       assert.equal(reused.status, 404);
       assert.equal(reused.json.error.code, "invite_invalid");
       const other = await newPage(browser, app.baseUrl, { locale: pass.locale });
@@ -206,7 +215,7 @@ for (const pass of PASSES) {
       await row.locator(".user-reset").click();
       await page.waitForSelector(".once-secret .once-value");
       const link = await shownLink(page);
-      assert.match(link, /^\/reset\?token=/);
+      assert.match(link, /^\/reset#token=/, "the token is in the fragment (docs/accounts.md)");
       const member = memberPage;
       await member.goto(link);
       await member.locator("h1.panel-title", { hasText: c.account.resetTitle }).waitFor();
@@ -224,7 +233,7 @@ for (const pass of PASSES) {
       await member.fill("#new-password", `${MEMBER_PASSWORD} again`);
       await member.fill("#repeat-password", `${MEMBER_PASSWORD} again`);
       await member.click(".reset-form button[type=submit]");
-      await member.waitForSelector(".reset-form .form-error:not(:empty)");
+      await member.locator(".reset-form .form-error", { hasText: c.errors.reset_invalid }).waitFor();
       assert.deepEqual(member.problems, []);
     });
 

@@ -14,6 +14,11 @@ export async function loadCatalogues() {
     const mod = await import(`data:text/javascript;base64,${Buffer.from(code).toString("base64")}`);
     out[locale] = mod[name];
   }
+  // The project page's own strings (a chunk of their own, web/src/i18n/project-page.ts) read as
+  // part of `projects`, as the page shows them.
+  const page = await build({ entryPoints: [join(webDir, "src", "i18n", "project-page.ts")], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
+  const { projectPageCatalogues } = await import(`data:text/javascript;base64,${Buffer.from(page.outputFiles[0].text).toString("base64")}`);
+  for (const locale of Object.keys(out)) out[locale].projects = { ...out[locale].projects, ...projectPageCatalogues[locale] };
   return out;
 }
 

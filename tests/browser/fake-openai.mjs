@@ -5,7 +5,11 @@
 import { createServer } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** `answer(lastUserText)` → { chunks: string[], delayMs?: number }. */
+/**
+ * `answer(lastUserText, body)` → { chunks: string[], delayMs?: number } or, for a tool call,
+ * { toolCalls: [{ name, arguments }] } (the agent runs the tools and calls again; `body.messages`
+ * then ends with the tool results).
+ */
 export async function startFakeOpenAI(answer) {
   const server = createServer(async (req, res) => {
     let raw = "";
@@ -23,10 +27,16 @@ export async function startFakeOpenAI(answer) {
     }
     const user = [...(body.messages ?? [])].reverse().find((m) => m.role === "user");
     const text = typeof user?.content === "string" ? user.content : (user?.content ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n");
-    const { chunks, delayMs = 0 } = answer(text);
+    const { chunks = [], delayMs = 0, toolCalls } = answer(text, body);
     const id = `chatcmpl-${Date.now()}`;
     const chunk = (delta, finish = null) => ({ id, object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] });
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    if (toolCalls?.length) {
+      const calls = toolCalls.map((c, index) => ({ index, id: `call_${Date.now()}_${index}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+      res.write(`data: ${JSON.stringify(chunk({ role: "assistant", content: null, tool_calls: calls }))}\n\n`);
+      res.write(`data: ${JSON.stringify(chunk({}, "tool_calls"))}\n\n`);
+      return res.end("data: [DONE]\n\n");
+    }
     let gone = false;
     res.on("close", () => (gone = !res.writableFinished));
     const send = (v) => !gone && res.write(`data: ${JSON.stringify(v)}\n\n`);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { afterEach, test } from "node:test";
-import { accountsApi, hasSignIn, looksLikeEmail, parseTokenDays, passwordProblem, resetTokenFrom, signupTokenFrom, sortTokens, tokenState, type ApiTokenInfo } from "./accounts";
+import { accountsApi, hasSignIn, looksLikeEmail, parseTokenDays, passwordProblem, inviteTokenFrom, refusalKey, resetTokenFrom, sortTokens, tokenState, type ApiTokenInfo } from "./accounts";
 import { accountIdOf, adminApi, byModel, chartBars, enabledAdmins, lastDays, MB, parseQuota, quotaInput, userListReducer, type UserList } from "./admin-data";
 import { ApiError } from "./api";
 import { describeError, formatBytes, formatCompact, formatDate, formatDay, setLocale } from "./i18n";
@@ -184,13 +184,18 @@ test("emails, token days and quota inputs are read as the server wants them", ()
   assert.equal(quotaInput(100 * MB, MB), "100");
 });
 
-test("sign-up and reset links carry their token in the query; the pages are client routes", () => {
-  assert.deepEqual(signupTokenFrom("?invite=abc"), { invite: "abc" });
-  assert.deepEqual(signupTokenFrom(""), { invite: null });
-  assert.deepEqual(signupTokenFrom("?invite="), { invite: null });
-  assert.equal(resetTokenFrom("?token=r%2B1"), "r+1");
-  assert.equal(resetTokenFrom("?x=1"), null);
-  for (const name of ["admin", "settings", "signup", "reset"] as const) {
+test("invitation and reset links carry their token in the fragment; the pages are client routes", () => {
+  assert.equal(inviteTokenFrom("#token=abc_-1", ""), "abc_-1");
+  assert.equal(inviteTokenFrom("", "?invite=abc"), "abc");
+  assert.equal(inviteTokenFrom("#token=", ""), null);
+  assert.equal(inviteTokenFrom("", ""), null);
+  assert.equal(resetTokenFrom("#token=r%2B1", ""), "r+1");
+  assert.equal(resetTokenFrom("", "?token=q"), "q");
+  assert.equal(resetTokenFrom("#x=1", "?x=1"), null);
+  assert.deepEqual(parseRoute("/invite"), { name: "invite" });
+  assert.deepEqual(parseRoute("/project/p_1"), { name: "project", id: "p_1" });
+  assert.equal(routeClass("/project/p_1"), "route-page");
+  for (const name of ["admin", "settings", "signup", "invite", "reset"] as const) {
     assert.deepEqual(parseRoute(`/${name}`), { name });
     assert.equal(routeClass(`/${name}`), "route-page");
   }
@@ -327,4 +332,17 @@ test("the composer's model: this browser's choice first, then the account's defa
   } finally {
     setAccountDefaultModel(null);
   }
+});
+
+test("refusals read in the words of the form that was refused (docs/accounts.md, as built)", () => {
+  assert.equal(refusalKey("conflict", 409, "open"), "email_taken");
+  assert.equal(refusalKey("conflict", 409, "invite"), "email_taken");
+  assert.equal(refusalKey("forbidden", 403, "invite"), "email_mismatch");
+  assert.equal(refusalKey("forbidden", 403, "setup"), "setup_token_invalid");
+  assert.equal(refusalKey("signup_closed", 403, "open"), null);
+  assert.equal(refusalKey("invite_invalid", 404, "invite"), null);
+  assert.equal(refusalKey("invite_invalid", 404, "reset"), "reset_invalid");
+  assert.equal(refusalKey("bad_request", 400, "reset"), null);
+  assert.equal(refusalKey("conflict", 409, "token"), "token_limit");
+  assert.equal(refusalKey("forbidden", 403, "token"), null);
 });

@@ -141,6 +141,8 @@ export interface ModelDay extends DayTokens {
 
 export interface ModelAccess {
   memberModels: string[] | null;
+  /** The configured models to choose from (`MemberModels.models`). */
+  models?: { id: string; label: string }[];
 }
 
 // ---- calls -------------------------------------------------------------------------------
@@ -202,15 +204,54 @@ export function parseTokenDays(input: string): number | null {
 
 // ---- routes ------------------------------------------------------------------------------
 
-/** What the sign-up page was opened for: an invite link, or the first admin / open sign-up. */
-export function signupTokenFrom(search: string): { invite: string | null } {
-  const invite = new URLSearchParams(search).get("invite");
-  return { invite: invite && invite.trim() ? invite.trim() : null };
+/**
+ * The one-time token of an invitation or reset link. Links are `<base>/invite#token=…` and
+ * `<base>/reset#token=…` (docs/accounts.md: the fragment never reaches a server log or a
+ * `Referer`); `?token=` (and the sign-up page's old `?invite=`) are read too.
+ */
+export function linkToken(hash: string, search: string, ...names: string[]): string | null {
+  const read = (params: URLSearchParams) => {
+    for (const n of names) {
+      const v = params.get(n)?.trim();
+      if (v) return v;
+    }
+    return null;
+  };
+  return read(new URLSearchParams(hash.replace(/^#/, ""))) ?? read(new URLSearchParams(search));
 }
 
-export function resetTokenFrom(search: string): string | null {
-  const token = new URLSearchParams(search).get("token");
-  return token && token.trim() ? token.trim() : null;
+/** The invitation a page was opened for: `/invite#token=…` (or `/signup?invite=…`). */
+export function inviteTokenFrom(hash: string, search: string): string | null {
+  return linkToken(hash, search, "token", "invite");
+}
+
+/** The reset link's token: `/reset#token=…`. */
+export function resetTokenFrom(hash: string, search: string): string | null {
+  return linkToken(hash, search, "token");
+}
+
+// ---- refusals ------------------------------------------------------------------------------
+
+/** How a sign-up was attempted: the refusal codes mean different things for each. */
+export type SignupWay = "invite" | "setup" | "open";
+
+/**
+ * The `t.errors` key of a refused sign-up, reset or token creation (docs/accounts.md, "as
+ * built"), or null to show the server's error as usual. The server says `forbidden` both for
+ * a wrong setup token and for an invitation bound to another email, `conflict` for a taken
+ * email (and for a 51st token), and `invite_invalid` for a spent reset link as well.
+ */
+export function refusalKey(
+  code: string,
+  status: number,
+  what: SignupWay | "reset" | "token",
+): "email_taken" | "email_mismatch" | "setup_token_invalid" | "reset_invalid" | "token_limit" | null {
+  if (what === "reset") return code === "invite_invalid" || status === 404 || status === 410 ? "reset_invalid" : null;
+  if (what === "token") return code === "conflict" ? "token_limit" : null;
+  if (code === "conflict") return "email_taken";
+  if (code === "forbidden" && what === "invite") return "email_mismatch";
+  if (code === "forbidden" && what === "setup") return "setup_token_invalid";
+  return null;
 }
 
 // ---- tokens --------------------------------------------------------------------------------

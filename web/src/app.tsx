@@ -9,6 +9,7 @@ import { createConnectionClientContext } from "./events";
 import { parseRoute, ROUTE_CLASSES, routeClass, sidebarClosedFromCookie, sidebarCookie, type Route } from "./layout";
 import { knownModels, modelForMessage, setAccountDefaultModel } from "./models";
 import { accountsApi, type AccountSettings } from "./accounts";
+import { projectsApi, upsertProject, type Project, type ProjectChat } from "./projects";
 import { lazyPage } from "./components/lazy";
 import { RuntimeRegistry } from "./runtime";
 import { resetSession } from "./eve";
@@ -27,6 +28,7 @@ const AdminPage = lazyPage(() => import("./components/admin").then((m) => m.Admi
 const SettingsPage = lazyPage(() => import("./components/account").then((m) => m.SettingsPage));
 const SignupPage = lazyPage(() => import("./components/account").then((m) => m.SignupPage));
 const ResetPage = lazyPage(() => import("./components/account").then((m) => m.ResetPage));
+const ProjectPage = lazyPage(() => import("./components/projects").then((m) => m.ProjectPage));
 // Every configured connection is on until the user switches it off.
 const DEFAULT_CONNECTIONS: EnabledConnections = {};
 
@@ -82,6 +84,12 @@ export function App({ initialPath, prerender }: AppProps) {
   const pinnedRef = useRef(pinned);
   pinnedRef.current = pinned;
   const [chatsLoaded, setChatsLoaded] = useState(false);
+  const [projects, setProjects] = useState<Project[]>([]);
+  // Which project this page knows each chat is in (null: none), from project lists, creates
+  // and moves; the history lists only chats outside projects.
+  const [chatProject, setChatProjectMap] = useState<Record<string, string | null>>({});
+  const chatProjectRef = useRef(chatProject);
+  chatProjectRef.current = chatProject;
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [connections, setConnections] = useState<EnabledConnections>(() => (prerender ? { ...DEFAULT_CONNECTIONS } : loadConnections()));
   const [toasts, setToasts] = useState<Toast[]>([]);
@@ -168,7 +176,14 @@ export function App({ initialPath, prerender }: AppProps) {
 
   const loadFirstPage = useCallback(async () => {
     try {
-      const [page, pins] = await Promise.all([api.listChats(null), api.listPinned()]);
+      // Projects arrive with the first page, so the sidebar draws both at once (nothing moves).
+      // A deployment without the projects routes lists none.
+      const [page, pins, projectList] = await Promise.all([
+        api.listChats(null),
+        api.listPinned(),
+        projectsApi.list().then((r) => r.projects, () => [] as Project[]),
+      ]);
+      setProjects(projectList);
       // Deletes that a closed or reloaded page (or another tab) left inside their undo window
       // were meant: they are not listed, and are sent when their window ends unless that other
       // tab's Undo took them out of the list by then.
@@ -280,6 +295,20 @@ export function App({ initialPath, prerender }: AppProps) {
       });
     },
     chatsLoaded,
+    projects,
+    chatProject,
+    setChatProject: (chatId, projectId) => setChatProjectMap((m) => ({ ...m, [chatId]: projectId })),
+    knowChats: (projectId, ids) => setChatProjectMap((m) => ({ ...m, ...Object.fromEntries(ids.map((id) => [id, projectId])) })),
+    putProject: (p) => setProjects((list) => upsertProject(list, p)),
+    dropProject: (id) => {
+      setProjects((list) => list.filter((p) => p.id !== id));
+      // Its chats are gone with it (docs/projects.md).
+      const m = chatProjectRef.current;
+      const gone = new Set(Object.keys(m).filter((c) => m[c] === id));
+      setChats((list) => list.filter((c) => !gone.has(c.id) && (c as ProjectChat).projectId !== id));
+      setPinnedList((list) => list.filter((c) => !gone.has(c.id) && (c as ProjectChat).projectId !== id));
+      if (route.name === "project" && route.id === id) navigate("/", { replace: true });
+    },
     nextCursor,
     loadMoreChats: () => {
       if (!nextCursor || loadingMore.current) return;
@@ -457,7 +486,9 @@ export function App({ initialPath, prerender }: AppProps) {
           {route.name === "admin" && <AdminPage />}
           {route.name === "settings" && <SettingsPage />}
           {route.name === "signup" && <SignupPage />}
+          {route.name === "invite" && <SignupPage invitation />}
           {route.name === "reset" && <ResetPage />}
+          {route.name === "project" && <ProjectPage key={route.id} projectId={route.id} />}
         </main>
         <Toasts toasts={toasts} dismiss={(id) => setToasts((t) => t.filter((x) => x.id !== id))} />
         {shortcutsOpen && <ShortcutSheet onClose={() => setShortcutsOpen(false)} />}

@@ -6,6 +6,7 @@ import type { Route } from "./layout";
 import type { ChatRuntime, RuntimeRegistry, RuntimeState } from "./runtime";
 import type { ChatSummary, EnabledConnections, SetupStatus, Viewer, AuthMode } from "./types";
 import type { AccountSettings } from "./accounts";
+import type { Project } from "./projects";
 import { fmt, t } from "./i18n";
 
 export interface Shell {
@@ -29,6 +30,16 @@ export interface Shell {
   pinned: ChatSummary[];
   setPinned(chat: ChatSummary, pinned: boolean): void;
   chatsLoaded: boolean;
+  /** The principal's projects, most recently updated first (loaded with the first history page). */
+  projects: Project[];
+  /** Chat id → its project id (null: none), as far as this page knows. */
+  chatProject: Record<string, string | null>;
+  setChatProject(chatId: string, projectId: string | null): void;
+  /** A project's chat list arrived: these chats are in it. */
+  knowChats(projectId: string, chatIds: string[]): void;
+  putProject(project: Project): void;
+  /** A project was deleted: it, its chats and (on its page) the page go. */
+  dropProject(id: string): void;
   nextCursor: string | null;
   loadMoreChats(): void;
   touchChat(chat: ChatSummary): void;

@@ -8,6 +8,7 @@
 // replaced holds several sessions' streams, and their turn ids (`turn_0`, …) repeat.
 
 import { addUsage, totalUsage, type TurnUsage } from "./usage";
+import { fileToolView, type FileToolView } from "./projects";
 import { t } from "./i18n";
 import type { notices as noticeCatalogue } from "./i18n/en";
 import {
@@ -394,6 +395,8 @@ export interface ToolCall {
   input: string;
   output: unknown;
   status: ToolStatus;
+  /** A file tool (read_file, write_file, glob, grep): shown as one line (name, path, size). */
+  file?: FileToolView | null;
 }
 
 export interface FileView {
@@ -488,6 +491,7 @@ function renderMessage(seg: Segment, m: EveMessage, si: number, stopped: boolean
           input: toolInputText(p),
           output: p.state === "output-error" ? p.errorText : p.output,
           status: toolStatus(p, { ended, stopped, authPending, authDeclined, inputOpen: input?.open ?? false }),
+          file: fileToolView(p.toolName, p.input ?? p.inputText, p.state === "output-available" ? p.output : undefined),
         };
         const a = open(i);
         const last = a.parts[a.parts.length - 1];

@@ -16,17 +16,17 @@ export function sidebarCookie(open: boolean, secure: boolean): string {
 }
 
 /** Pages of one segment (the shell serves them as the app: crates/eve-static APP_PAGES). */
-export const PAGES = ["admin", "settings", "signup", "reset"] as const;
+export const PAGES = ["admin", "settings", "signup", "invite", "reset"] as const;
 export type PageName = (typeof PAGES)[number];
 
-export type Route = { name: "home" } | { name: "chat"; id: string } | { name: PageName } | { name: "not-found" };
+export type Route = { name: "home" } | { name: "chat"; id: string } | { name: "project"; id: string } | { name: PageName } | { name: "not-found" };
 
 export function parseRoute(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { name: "home" };
   const page = (PAGES as readonly string[]).find((p) => pathname === `/${p}`);
   if (page) return { name: page as PageName };
-  const m = /^\/chat\/([A-Za-z0-9_-]{1,128})$/.exec(pathname);
-  if (m) return { name: "chat", id: m[1]! };
+  const m = /^\/(chat|project)\/([A-Za-z0-9_-]{1,128})$/.exec(pathname);
+  if (m) return { name: m[1] as "chat" | "project", id: m[2]! };
   return { name: "not-found" };
 }
 
@@ -37,5 +37,5 @@ export const ROUTE_CLASSES = ["route-home", "route-chat", "route-page"];
  * page of its own hides the prerendered home until the app draws it). */
 export function routeClass(pathname: string): string {
   const name = parseRoute(pathname).name;
-  return name === "chat" ? "route-chat" : (PAGES as readonly string[]).includes(name) ? "route-page" : "route-home";
+  return name === "chat" ? "route-chat" : name === "project" || (PAGES as readonly string[]).includes(name) ? "route-page" : "route-home";
 }

@@ -7,12 +7,12 @@ pub const INDEX_FILE: &str = "index.html";
 pub const NOT_FOUND_FILE: &str = "404.html";
 /// The longest path the shell looks at; longer ones are rejected before any work.
 pub const MAX_PATH_LEN: usize = 1024;
-/// The longest chat id accepted in `/chat/:id`.
+/// The longest id accepted in `/chat/:id` and `/project/:id`.
 pub const MAX_CHAT_ID_LEN: usize = 128;
 /// Client routes of one segment that are pages of the app (docs/web.md): the admin page, the
-/// account settings, and the sign-up and reset forms that links from emails and admins open
-/// (their token is in the query, which the route does not look at).
-pub const APP_PAGES: [&str; 4] = ["admin", "settings", "signup", "reset"];
+/// account settings, the sign-up form, and the invitation and reset forms that links from admins
+/// open (their token is in the fragment, which never reaches the server).
+pub const APP_PAGES: [&str; 5] = ["admin", "settings", "signup", "invite", "reset"];
 
 /// Why a path was rejected before any file was looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum PathError {
 /// What the shell should serve for a normalised path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// A client route of the single-page app (`/`, `/chat/:id`, [`APP_PAGES`]): the HTML document.
+    /// A client route of the single-page app (`/`, `/chat/:id`, `/project/:id`, [`APP_PAGES`]): the HTML document.
     AppShell,
     /// A file of the build output, relative to the mount root (no leading `/`).
     File(String),
@@ -101,7 +101,7 @@ pub fn classify(path: &str) -> Target {
             return Target::AppShell;
         }
     }
-    if let ["chat", id] = segments.as_slice() {
+    if let ["chat" | "project", id] = segments.as_slice() {
         return if is_chat_id(id) {
             Target::AppShell
         } else {
@@ -131,11 +131,13 @@ mod tests {
     fn root_and_chat_routes_serve_the_app_shell() {
         assert_eq!(classify("/"), Target::AppShell);
         assert_eq!(classify("/chat/abc_DEF-123"), Target::AppShell);
+        assert_eq!(classify("/project/p_abc-123"), Target::AppShell);
+        assert_eq!(classify("/project/a.b"), Target::NotFound);
     }
 
     #[test]
     fn the_admin_settings_signup_and_reset_pages_serve_the_app_shell() {
-        for page in ["/admin", "/settings", "/signup", "/reset"] {
+        for page in ["/admin", "/settings", "/signup", "/invite", "/reset"] {
             assert_eq!(classify(page), Target::AppShell, "{page}");
         }
         // Only the pages themselves: deeper paths and look-alikes are files, and so 404.

@@ -11,8 +11,9 @@ import {
   passwordProblem,
   PASSWORD_MAX,
   PASSWORD_MIN,
+  inviteTokenFrom,
+  refusalKey,
   resetTokenFrom,
-  signupTokenFrom,
   sortTokens,
   tokenState,
   TOKEN_DAYS_DEFAULT,
@@ -61,10 +62,16 @@ function NewPasswordFields(props: { password: string; repeat: string; onPassword
   );
 }
 
-/** `/signup`, `/signup?invite=<token>`. */
-export function SignupPage() {
+/** A refusal in this page's words (`refusalKey`), else the server's error as usual. */
+function refusal(err: unknown, what: Parameters<typeof refusalKey>[2]): string {
+  const key = err instanceof ApiError ? refusalKey(err.code, err.status, what) : null;
+  return key ? t.errors[key] : describeError(err);
+}
+
+/** `/signup` (the first admin, open sign-up) and `/invite#token=<token>` (an invitation). */
+export function SignupPage(props: { invitation?: boolean }) {
   const shell = useShell();
-  const { invite } = signupTokenFrom(location.search);
+  const [invite] = useState(() => inviteTokenFrom(location.hash, location.search));
   const [info, setInfo] = useState<InviteInfo | null>(null);
   const [inviteError, setInviteError] = useState<string | null>(null);
   const [email, setEmail] = useState("");
@@ -74,7 +81,7 @@ export function SignupPage() {
   const [setupToken, setSetupToken] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const firstAdmin = !invite && !!shell.setup?.accountsNeedAdmin;
+  const firstAdmin = !invite && !props.invitation && !!shell.setup?.accountsNeedAdmin;
 
   useEffect(() => {
     if (!invite) return;
@@ -107,13 +114,22 @@ export function SignupPage() {
       shell.refreshSetup();
       shell.navigate("/", { replace: true });
     } catch (err) {
-      setError(describeError(err));
+      setError(refusal(err, invite ? "invite" : firstAdmin ? "setup" : "open"));
     } finally {
       setBusy(false);
     }
   };
 
   const title = firstAdmin ? t.account.firstAdminTitle : t.account.signupTitle;
+  if (props.invitation && !invite) {
+    return (
+      <PanelPage title={title}>
+        <p class="form-error signup-error" role="alert">
+          {t.account.inviteMissing}
+        </p>
+      </PanelPage>
+    );
+  }
   if (invite && inviteError) {
     return (
       <PanelPage title={title}>
@@ -176,10 +192,10 @@ export function SignupPage() {
   );
 }
 
-/** `/reset?token=<token>`: a one-time link an admin made. */
+/** `/reset#token=<token>`: a one-time link an admin made. */
 export function ResetPage() {
   const shell = useShell();
-  const token = resetTokenFrom(location.search);
+  const [token] = useState(() => resetTokenFrom(location.hash, location.search));
   const [password, setPassword] = useState("");
   const [repeat, setRepeat] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -206,8 +222,8 @@ export function ResetPage() {
       shell.signedIn(res.viewer);
       shell.navigate("/", { replace: true });
     } catch (err) {
-      // Whatever the server calls a spent or unknown link, it is this link that failed.
-      setError(err instanceof ApiError && (err.status === 404 || err.status === 410) && !(t.errors as Record<string, unknown>)[err.code] ? t.errors.reset_invalid : describeError(err));
+      // The server answers a spent or unknown link `invite_invalid`: it is this reset link.
+      setError(refusal(err, "reset"));
     } finally {
       setBusy(false);
     }
@@ -432,7 +448,7 @@ function TokensSection() {
       setName("");
       setDays(String(TOKEN_DAYS_DEFAULT));
     } catch (err) {
-      setError(describeError(err));
+      setError(refusal(err, "token"));
     } finally {
       setBusy(false);
     }

@@ -569,8 +569,15 @@ function ModelsTab() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    void loadModels().then(setModels);
-    adminApi.models().then((m) => setAllowed(m.memberModels), (err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })));
+    // The route answers the configured models to choose from; the agent's list is the fallback.
+    adminApi.models().then(
+      (m) => {
+        setAllowed(m.memberModels);
+        if (m.models?.length) setModels(m.models.map((o) => ({ ...o, provider: "" })));
+        else void loadModels().then(setModels);
+      },
+      (err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })),
+    );
   }, []);
   if (error && allowed === undefined) return <p class="form-error" role="alert">{error}</p>;
   if (!models || allowed === undefined) return <p class="muted">{t.admin.loading}</p>;

@@ -4,7 +4,10 @@ import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { describeError, fmt, t } from "../i18n";
 
-export function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>): ComponentType<P> {
+/** A part of a page that is a chunk of its own: nothing until it is loaded (or if it fails). */
+export const lazyPart = <P extends object>(load: () => Promise<ComponentType<P>>) => lazyPage(load, true);
+
+export function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>, quiet = false): ComponentType<P> {
   let loaded: ComponentType<P> | null = null;
   let pending: Promise<ComponentType<P>> | null = null;
   return function LazyPage(props: P) {
@@ -32,6 +35,7 @@ export function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>
       const Page = loaded;
       return <Page {...props} />;
     }
+    if (quiet) return null;
     return (
       <div class="page page-panel" aria-busy={!error}>
         <p class={error ? "form-error" : "muted"}>{error ? fmt(t.admin.loadFailed, { error }) : t.admin.loading}</p>
@@ -39,3 +43,4 @@ export function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>
     );
   };
 }
+

@@ -9,7 +9,8 @@ import { MarkdownView } from "../markdown";
 import type { Switcher } from "../branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
 import { type TurnUsage } from "../usage";
-import { fmt, formatNumber, formatSize, plural, t } from "../i18n";
+import { fmt, formatBytes, formatNumber, formatSize, plural, t } from "../i18n";
+import type { FileToolView } from "../projects";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -266,6 +267,11 @@ function ToolGroup({ calls }: { calls: ToolCall[] }) {
         <span>{summary}</span>
         {hasDetail && <span class="chevron" aria-hidden="true" />}
       </button>
+      {calls.some((c) => c.file) && (
+        <ul class="file-tools">
+          {calls.flatMap((c) => (c.file ? [<FileToolLine key={c.id} file={c.file} status={c.status} />] : []))}
+        </ul>
+      )}
       {open && (
         <ul class="tool-details">
           {calls.map((c) => (
@@ -280,6 +286,18 @@ function ToolGroup({ calls }: { calls: ToolCall[] }) {
         </ul>
       )}
     </div>
+  );
+}
+
+/** A file tool call in one line: the tool, the path, and the size written. */
+function FileToolLine({ file, status }: { file: FileToolView; status: string }) {
+  const p = t.projects;
+  return (
+    <li class={`file-tool ${status}`} data-tool={file.tool}>
+      <span class="file-tool-name">{p.tools[file.tool]}</span>
+      <code class="file-tool-path">{file.path}</code>
+      {file.size !== undefined && <span class="file-tool-size">{formatBytes(file.size)}</span>}
+    </li>
   );
 }
 

@@ -7,12 +7,23 @@ import { pendingLabel, toFileParts, useDraftFiles, type DraftFiles, type FilePar
 import { readSavedDraft, saveDraft, setupBlockReason, useRuntime, useShell, type Shell } from "../context";
 import { lastUserText, retryableOutcome } from "../actions";
 import { branchAt, conversation, cutBefore } from "../branches";
-import { MAX_MESSAGE_CHARS, messageChars, type AuthorizationView } from "../events";
+import { MAX_MESSAGE_CHARS, messageChars, type AssistantPart, type AuthorizationView, type RenderItem } from "../events";
 import { Composer } from "./composer";
 import { Transcript } from "./messages";
 import { ModelMenu } from "./models";
 import { ConnectionsMenu } from "./overlays";
 import { describeError, fmt, t } from "../i18n";
+import { lazyPart } from "./lazy";
+import { completedWrites, type ProjectChat } from "../projects";
+
+const ProjectBar = lazyPart(() => import("./projects").then((m) => m.ProjectBar));
+
+/** The file tool calls of a transcript (to notice a completed write). */
+function toolCalls(items: RenderItem[]) {
+  return items.flatMap((i) => (i.kind === "assistant" ? i.parts.flatMap((p: AssistantPart) => (p.kind === "tools" ? p.calls : [])) : []));
+}
+
+
 
 /** Checks that gate any send: setup, then sign-in (keeping the draft). */
 function gate(shell: Shell, message: string): boolean {
@@ -246,8 +257,12 @@ export function SessionPage({ chatId }: { chatId: string }) {
     runtime.watchAfterConnect();
   };
 
+  const summary = shell.chats.find((c) => c.id === chatId) as ProjectChat | undefined;
+  const projectId = shell.chatProject[chatId] !== undefined ? shell.chatProject[chatId] : summary?.projectId ?? null;
+  const writes = projectId ? completedWrites(toolCalls(items)) : 0;
   return (
     <div class="page page-chat">
+      {projectId && <ProjectBar projectId={projectId} writes={writes} />}
       <div
         class="transcript"
         ref={scroller}

@@ -7,6 +7,7 @@ import { api } from "../api";
 import { useShell } from "../context";
 import { hasSignIn } from "../accounts";
 import type { ChatSummary } from "../types";
+import { chatsOutsideProjects, moveChat, projectOf, projectsApi, type Project } from "../projects";
 import { describeError, fmt, formatRelative, t } from "../i18n";
 
 const SEARCH_DEBOUNCE_MS = 200;
@@ -108,6 +109,7 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
           </>
         ) : (
           <>
+            {shell.viewer && shell.chatsLoaded && <ProjectsSection activeId={activeId} onNavigated={props.onNavigated} />}
             {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">{t.sidebar.noChats}</p>}
             {shell.pinned.length > 0 && (
               <>
@@ -121,7 +123,7 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
               </>
             )}
             <ul>
-              {shell.chats.filter((c) => !pinnedIds.has(c.id)).map((chat) => (
+              {chatsOutsideProjects(shell.chats, shell.chatProject).filter((c) => !pinnedIds.has(c.id)).map((chat) => (
                 <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
               ))}
               {shell.nextCursor && (
@@ -177,6 +179,7 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
   const menuRoot = useRef<HTMLSpanElement>(null);
   const href = `/chat/${chat.id}`;
   const isPinned = shell.pinned.some((c) => c.id === chat.id);
+  const inProject = projectOf(shell, chat);
 
   useEffect(() => {
     if (!menuOpen) return;
@@ -257,6 +260,16 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
             >
               {isPinned ? t.sidebar.unpin : t.sidebar.pin}
             </button>
+            {shell.projects.filter((p) => p.id !== inProject).map((p) => (
+              <button key={p.id} type="button" class="menu-item move-to" role="menuitem" data-project-id={p.id} onClick={() => { setMenuOpen(false); void moveChat(shell, chat, p); }}>
+                {fmt(t.projects.moveTo, { name: p.name })}
+              </button>
+            ))}
+            {inProject && (
+              <button type="button" class="menu-item move-out" role="menuitem" onClick={() => { setMenuOpen(false); void moveChat(shell, chat, null); }}>
+                {t.projects.moveOut}
+              </button>
+            )}
             <a class="menu-item" role="menuitem" href={api.exportUrl(chat.id, "md")} download onClick={() => setMenuOpen(false)}>
               {t.sidebar.exportMd}
             </a>
@@ -266,6 +279,112 @@ function ChatRow({ chat, active, query, onNavigated }: { chat: ChatSummary; acti
           </div>
         )}
       </span>
+    </li>
+  );
+}
+
+// ---- projects (issue 21, docs/projects.md) ---------------------------------------------------
+
+function ProjectsSection({ activeId, onNavigated }: { activeId: string | null; onNavigated(): void }) {
+  const shell = useShell();
+  const [adding, setAdding] = useState(false);
+  const [name, setName] = useState("");
+  const create = async () => {
+    const n = name.trim();
+    setAdding(false);
+    setName("");
+    if (!n) return;
+    try {
+      const { project } = await projectsApi.create(n);
+      shell.putProject(project);
+      shell.navigate(`/project/${project.id}`);
+      onNavigated();
+    } catch (err) {
+      shell.toast(fmt(t.projects.createFailed, { error: describeError(err) }));
+    }
+  };
+  return (
+    <section class="projects" aria-labelledby="projects-heading">
+      <div class="history-heading-row">
+        <h2 class="history-heading" id="projects-heading">{t.projects.heading}</h2>
+        <button type="button" class="icon-button ghost small new-project" aria-label={t.projects.newProject} title={t.projects.newProject} onClick={() => setAdding(true)}>
+          <span aria-hidden="true">+</span>
+        </button>
+      </div>
+      {adding && (
+        <input
+          id="new-project-name"
+          class="rename-input"
+          aria-label={t.projects.namePlaceholder}
+          placeholder={t.projects.namePlaceholder}
+          maxLength={200}
+          value={name}
+          ref={(el) => el?.focus()}
+          onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+          onBlur={() => void create()}
+          onKeyDown={(e) => {
+            if (e.key === "Enter") (e.currentTarget as HTMLInputElement).blur();
+            if (e.key === "Escape") {
+              setName("");
+              setAdding(false);
+            }
+          }}
+        />
+      )}
+      <ul class="project-list">
+        {shell.projects.map((p) => (
+          <ProjectGroup key={p.id} project={p} activeId={activeId} onNavigated={onNavigated} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function ProjectGroup({ project, activeId, onNavigated }: { project: Project; activeId: string | null; onNavigated(): void }) {
+  const shell = useShell();
+  const here = (shell.route.name === "project" && shell.route.id === project.id) || (!!activeId && shell.chatProject[activeId] === project.id);
+  const [open, setOpen] = useState(here);
+  const [loaded, setLoaded] = useState<ChatSummary[] | null>(null);
+  useEffect(() => {
+    if (here) setOpen(true);
+  }, [here]);
+  useEffect(() => {
+    if (!open || loaded) return;
+    projectsApi.chats(project.id).then(
+      (page) => {
+        shell.knowChats(project.id, page.chats.map((c) => c.id));
+        setLoaded(page.chats);
+      },
+      (err: Error) => shell.toast(fmt(t.projects.loadFailed, { error: describeError(err) })),
+    );
+  }, [open]);
+  // Its chats: those listed for it, and those this page created or moved into it since.
+  const byId = new Map<string, ChatSummary>();
+  for (const c of [...(loaded ?? []), ...shell.chats]) {
+    if (projectOf(shell, c) === project.id && !byId.has(c.id)) byId.set(c.id, shell.chats.find((x) => x.id === c.id) ?? c);
+  }
+  const chats = [...byId.values()].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+  const href = `/project/${project.id}`;
+  const current = shell.route.name === "project" && shell.route.id === project.id;
+  return (
+    <li class={`project-group${open ? " open" : ""}`} data-project-id={project.id}>
+      <div class={`project-row${current ? " active" : ""}`}>
+        <button type="button" class="icon-button ghost small project-toggle" aria-expanded={open} aria-label={fmt(open ? t.projects.hideChats : t.projects.showChats, { name: project.name })} onClick={() => setOpen(!open)}>
+          <span class="chevron" aria-hidden="true" />
+        </button>
+        <a href={href} aria-current={current ? "page" : undefined} onClick={(e) => go(e, href, shell.navigate, onNavigated)}>
+          <span class="project-icon" aria-hidden="true" />
+          {project.name}
+        </a>
+      </div>
+      {open && (
+        <ul class="project-chats">
+          {loaded && chats.length === 0 && <li class="history-empty">{t.projects.noChats}</li>}
+          {chats.map((chat) => (
+            <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={onNavigated} />
+          ))}
+        </ul>
+      )}
     </li>
   );
 }

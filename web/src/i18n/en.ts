@@ -274,6 +274,7 @@ export const account = {
   resetIntro: "This link works once. Once the new password is saved you are signed in.",
   resetSave: "Save and sign in",
   resetMissing: "This link has no reset token. Ask an admin for a new one.",
+  inviteMissing: "This invitation link is incomplete. Open the whole link, or ask an admin for a new one.",
   saving: "Saving…",
   tooShort: "The password must have at least {min} characters.",
   tooLong: "The password must have at most {max} characters.",
@@ -469,7 +470,25 @@ export const errors = {
   model_not_allowed: "This model is not allowed for your account. Choose another one.",
   token_limit: "You have too many tokens: revoke one first.",
 };
+/** Projects and their files (issue 21, docs/projects.md). */
+export const projects = {
+  heading: "Projects",
+  newProject: "New project",
+  namePlaceholder: "Project name",
+  createFailed: "Could not create the project: {error}",
+  loadFailed: "Could not load the project: {error}",
+  showChats: "Show the chats of {name}",
+  hideChats: "Hide the chats of {name}",
+  noChats: "No chats in this project yet.",
+  files: "Files",
+  moveTo: "Move to {name}",
+  moveOut: "Move out of the project",
+  moved: "Moved to {name}.",
+  movedOut: "Moved out of {name}.",
+  moveFailed: "Could not move the chat: {error}",
+  tools: { read_file: "Read", write_file: "Wrote", glob: "Listed", grep: "Searched" } as Record<string, string>,
+};
 
-export const en = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, attachments, usage, runtime, account, tokens, admin, errors };
+export const en = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, attachments, usage, runtime, account, tokens, admin, errors, projects };
 
 export type Messages = typeof en;

@@ -266,6 +266,7 @@ export const account: Messages["account"] = {
   resetIntro: "此链接只能使用一次。保存新密码后你将自动登录。",
   resetSave: "保存并登录",
   resetMissing: "此链接缺少重置令牌，请向管理员索取新的链接。",
+  inviteMissing: "此邀请链接不完整。请打开完整的链接，或向管理员索取新的邀请。",
   saving: "正在保存…",
   tooShort: "密码至少需要 {min} 个字符。",
   tooLong: "密码最多 {max} 个字符。",
@@ -456,5 +457,22 @@ export const errors: Messages["errors"] = {
   model_not_allowed: "你的账号不能使用此模型，请选择其他模型。",
   token_limit: "你的令牌太多了：请先撤销一个。",
 };
+export const projects: Messages["projects"] = {
+  heading: "项目",
+  newProject: "新建项目",
+  namePlaceholder: "项目名称",
+  createFailed: "无法创建项目：{error}",
+  loadFailed: "无法加载项目：{error}",
+  showChats: "显示「{name}」中的对话",
+  hideChats: "隐藏「{name}」中的对话",
+  noChats: "此项目中还没有对话。",
+  files: "文件",
+  moveTo: "移到「{name}」",
+  moveOut: "移出项目",
+  moved: "已移到「{name}」。",
+  movedOut: "已移出「{name}」。",
+  moveFailed: "无法移动对话：{error}",
+  tools: { read_file: "读取", write_file: "写入", glob: "列出", grep: "搜索" },
+};
 
-export const zhCN: Messages = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, attachments, usage, runtime, account, tokens, admin, errors };
+export const zhCN: Messages = { shell, app, auth, pages, composer, sidebar, shortcuts, connections, messages, notices, actions, markdown, models, attachments, usage, runtime, account, tokens, admin, errors, projects };

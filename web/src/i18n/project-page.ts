@@ -1,0 +1,106 @@
+// The project page's own strings (issue 21), in both languages: only the page's chunk
+// (components/projects.tsx) imports them, so they stay out of the first-load JavaScript. The
+// sidebar's and the transcript's project strings are in the catalogues (`t.projects`).
+import { locale } from "./index";
+import type { Plural } from "./format";
+
+const en = {
+  inProject: "In the project {name}",
+  filesOf: "Files of {name}",
+  notFound: "This project does not exist, or it is not yours.",
+  rename: "Rename",
+  renameLabel: "Project name",
+  renamed: "Project renamed.",
+  delete: "Delete project",
+  deleteTitle: "Delete the project {name}?",
+  deleteBody: "Its chats and all its files are deleted too. This cannot be undone.",
+  deleted: "Project {name} deleted.",
+  instructions: "Instructions",
+  instructionsHint: "Added to the agent's instructions on every turn of every chat in this project.",
+  instructionsPlaceholder: "For example: answer in French; amounts are in EUR.",
+  save: "Save",
+  saving: "Saving…",
+  saved: "Saved.",
+  chats: "Chats",
+  newChat: "New chat in this project",
+  composerPlaceholder: "Start a chat in {name}…",
+  noFiles: "No files yet. Upload them with the paperclip, drop them here, or paste them.",
+  upload: "Upload files",
+  uploading: "Uploading {name}…",
+  uploaded: "{name} uploaded.",
+  uploadFailed: "{name} was not uploaded: {error}",
+  dropHere: "Drop files to add them to the project",
+  columns: { name: "Name", type: "Type", size: "Size", source: "Source", preview: "Preview", actions: "Actions" },
+  sources: { upload: "Uploaded", temp: "Working file", final: "Final" },
+  sourceHints: {
+    upload: "You uploaded this file. The agent can read it but never change it.",
+    temp: "The agent wrote this file. Mark it final to keep the agent from changing it.",
+    final: "Marked final: the agent can read it but never change it.",
+  },
+  pdfPages: { one: "PDF, {count} page", other: "PDF, {count} pages" } as Plural,
+  pdfUnknown: "PDF",
+  noPreview: "No preview",
+  download: "Download",
+  downloadLabel: "Download {name}",
+  markFinal: "Mark final",
+  markedFinal: "{name} is marked final.",
+  deleteFile: "Delete",
+  deleteFileLabel: "Delete {name}",
+  deleteFileTitle: "Delete {name}?",
+  deleteFileBody: "The file is gone for every chat of the project.",
+  fileDeleted: "{name} deleted.",
+};
+
+const zhCN: typeof en = {
+  inProject: "属于项目「{name}」",
+  filesOf: "「{name}」的文件",
+  notFound: "此项目不存在，或不属于你。",
+  rename: "重命名",
+  renameLabel: "项目名称",
+  renamed: "项目已重命名。",
+  delete: "删除项目",
+  deleteTitle: "删除项目「{name}」？",
+  deleteBody: "其中的对话和所有文件也会被删除，且无法恢复。",
+  deleted: "项目「{name}」已删除。",
+  instructions: "指令",
+  instructionsHint: "在此项目每个对话的每一轮中，附加到智能体的指令之后。",
+  instructionsPlaceholder: "例如：用法语回答；金额以欧元计。",
+  save: "保存",
+  saving: "正在保存…",
+  saved: "已保存。",
+  chats: "对话",
+  newChat: "在此项目中新建对话",
+  composerPlaceholder: "在「{name}」中开始对话…",
+  noFiles: "还没有文件。用回形针上传，拖放到这里，或直接粘贴。",
+  upload: "上传文件",
+  uploading: "正在上传 {name}…",
+  uploaded: "{name} 已上传。",
+  uploadFailed: "{name} 未能上传：{error}",
+  dropHere: "拖放文件以添加到项目",
+  columns: { name: "名称", type: "类型", size: "大小", source: "来源", preview: "预览", actions: "操作" },
+  sources: { upload: "已上传", temp: "工作文件", final: "最终版" },
+  sourceHints: {
+    upload: "这是你上传的文件。智能体可以读取，但不能修改。",
+    temp: "这是智能体写入的文件。标记为最终版后，智能体就不能再修改它。",
+    final: "已标记为最终版：智能体可以读取，但不能修改。",
+  },
+  pdfPages: { other: "PDF，{count} 页" },
+  pdfUnknown: "PDF",
+  noPreview: "无预览",
+  download: "下载",
+  downloadLabel: "下载 {name}",
+  markFinal: "标记为最终版",
+  markedFinal: "{name} 已标记为最终版。",
+  deleteFile: "删除",
+  deleteFileLabel: "删除 {name}",
+  deleteFileTitle: "删除 {name}？",
+  deleteFileBody: "此文件将从项目的所有对话中消失。",
+  fileDeleted: "{name} 已删除。",
+};
+
+export const projectPageCatalogues = { en, "zh-CN": zhCN };
+
+/** The page's strings in the current language. */
+export function tp(): typeof en {
+  return locale === "zh-CN" ? zhCN : en;
+}
