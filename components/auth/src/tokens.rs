@@ -52,10 +52,12 @@ pub fn create(req: &Request) -> Result<Reply, ApiError> {
                 "an API token cannot create API tokens: sign in to create one",
             ))
         }
-        Credential::LocalDev => return Err(ApiError::bad_request(format!(
+        Credential::LocalDev => {
+            return Err(ApiError::bad_request(format!(
             "API tokens need a sign-in mode (password, OIDC or accounts); auth mode {} has none",
             AuthMode::LocalDev.as_str()
-        ))),
+        )))
+        }
         Credential::Cookie { .. } => {}
     }
     let body: CreateTokenRequest = eve_spin::json_body(req)?;
