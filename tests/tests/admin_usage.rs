@@ -212,7 +212,7 @@ fn a_storage_override_lets_and_refuses_the_members_chat_log_writes() {
     let m = member(&h, &admin, "m@team.example");
     let chat = call(&h, "POST", "/api/chats", Some(&m.cookie), Some(&json!({})));
     assert_eq!(chat.status, 201, "{}", chat.text());
-    let chat = chat.json()["id"].as_str().unwrap().to_string();
+    let chat = chat.json()["chat"]["id"].as_str().unwrap().to_string();
     for i in 0..2 {
         assert_eq!(append(&h, &m, &chat, i).status, 200);
     }

@@ -2287,10 +2287,11 @@ fn the_proxy_sends_its_own_jwt_and_never_a_clients() {
     assert_eq!(answers.len(), 1, "the proxy's one 401: {answers:?}");
     assert!(!db_dump(&h).unwrap_or_default().contains_key("eve_session"));
 
-    // Alice (her cookie) starts a session while claiming to be mallory in Authorization: the
-    // session is alice's.
+    // Alice (her cookie) claiming to be mallory in Authorization: since API tokens (issue 20)
+    // any Bearer value is the credential, and this one is no API token: 401, with nothing
+    // written, never a fall-back to the cookie.
     let alice = cookie_of("alice");
-    let created = raw(
+    let claimed = raw(
         &h,
         "POST",
         "/eve/v1/session",
@@ -2298,6 +2299,16 @@ fn the_proxy_sends_its_own_jwt_and_never_a_clients() {
             &origin,
             &[("cookie", &alice), ("authorization", &as_mallory)],
         ),
+        br#"{"message":"hi"}"#,
+    );
+    assert_unauthorized("alice's cookie with mallory's token", &claimed);
+    assert!(!db_dump(&h).unwrap_or_default().contains_key("eve_session"));
+    // With her cookie alone the session is alice's.
+    let created = raw(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        &with_json(&origin, &[("cookie", &alice)]),
         br#"{"message":"hi"}"#,
     );
     assert_eq!(created.status, 202, "{}", created.text());
@@ -2316,24 +2327,23 @@ fn the_proxy_sends_its_own_jwt_and_never_a_clients() {
     );
     let before = state(&h, Some(&alice));
 
-    // Mallory (his own cookie) with alice's token in Authorization finds nothing of hers: the
-    // agent sees the principal of the cookie, never the client's header.
-    let mut as_mallory_with_alices_token = same_origin(&h);
-    as_mallory_with_alices_token.push(("cookie", cookie_of("mallory")));
-    as_mallory_with_alices_token.push(("authorization", as_alice.clone()));
+    // Mallory (his own cookie) with alice's upstream token in Authorization is refused (it is
+    // no API token), and with his cookie alone finds nothing of hers: the agent sees the
+    // principal of the proxy's check, never the client's header.
+    let mut mallory = same_origin(&h);
+    mallory.push(("cookie", cookie_of("mallory")));
+    mallory.push(("content-type", "application/json".into()));
     for (method, path, body) in session_routes(&session) {
+        let mut with_alices_token = mallory.clone();
+        with_alices_token.push(("authorization", as_alice.clone()));
+        let r = send(&h, method, &path, &with_alices_token, &body);
+        assert_unauthorized(&format!("{method} {path}: mallory with alice's token"), &r);
         let unknown = path.replace(&session, UNKNOWN_SESSION);
-        let mut hs = as_mallory_with_alices_token.clone();
-        hs.push(("content-type", "application/json".into()));
-        assert_same_as_unknown(&h, &hs, method, &path, &unknown, &body);
+        assert_same_as_unknown(&h, &mallory, method, &path, &unknown, &body);
     }
     assert_unchanged(&h, &before, Some(&alice), "after mallory's requests");
     // Alice's own stream is intact and hers.
-    let mine = eve::history_as(
-        &h,
-        &session,
-        &[("cookie", &alice), ("authorization", &as_mallory)],
-    );
+    let mine = eve::history_as(&h, &session, &[("cookie", &alice)]);
     assert_eq!(mine.status, 200, "{}", mine.text());
     assert_eq!(parse_ndjson(&mine.text()), events);
     assert_clean_log(&h);

@@ -838,7 +838,8 @@ fn another_principals_session_is_unknown_on_every_route() {
         }
     }
     // A client cannot speak for someone else by sending the agent's bearer token itself: the
-    // proxy never forwards it, even one correctly signed for Alice.
+    // proxy never forwards it, even one correctly signed for Alice. Since API tokens (issue 20)
+    // any Bearer value is the credential, and this one is no API token: 401, whatever cookie.
     let forged = format!("Bearer {}", upstream_token_for("alice"));
     let r = h.send(
         "GET",
@@ -846,7 +847,7 @@ fn another_principals_session_is_unknown_on_every_route() {
         &[("cookie", &bob), ("authorization", &forged)],
         None,
     );
-    assert_eq!(r.status, 404, "{}", r.text());
+    assert_eq!(r.status, 401, "{}", r.text());
     // Alice's session is untouched.
     let again = eve::history_as(&h, &sid, &as_alice);
     assert_eq!(eve::parse_ndjson(&again.text()), events);

@@ -202,10 +202,11 @@ pub fn sign_in_time(principal_id: &str, now: u64) -> Result<u64, ApiError> {
 
 /// The API token of an `Authorization: Bearer …` header, if the request has one. Any Bearer
 /// value is taken as a token (a malformed one is then 401, not a fall-back to the cookie);
-/// other schemes (a proxy's Basic) are left alone.
+/// other schemes (a proxy's Basic) are left alone. `Bearer` with nothing after it (an empty
+/// token; HTTP drops the trailing space) is a malformed token too.
 pub fn bearer_token(req: &Request) -> Option<&str> {
     let value = header(req, "authorization")?.trim();
-    let (scheme, token) = value.split_once(' ')?;
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     scheme
         .eq_ignore_ascii_case("bearer")
         .then_some(token.trim())
@@ -237,7 +238,7 @@ pub fn authenticate_with(
         }));
     }
     match bearer_token(req) {
-        Some(token) => authenticate_token(config, token, now),
+        Some(token) => authenticate_token(config, token),
         None => authenticate_cookie(config, req, now),
     }
 }
@@ -290,14 +291,11 @@ fn authenticate_cookie(
 
 /// An API token's principal, through [`admit`]: the token must verify (well-formed, known,
 /// not revoked, not expired), have been created under the current mode, and in OIDC its
-/// email must still be allowed.
-fn authenticate_token(
-    config: &AuthConfig,
-    presented: &str,
-    now: u64,
-) -> Result<Option<Session>, ApiError> {
+/// email must still be allowed. Expiry is checked to the millisecond (a whole-second clock
+/// kept a token alive for up to a second past its `expiresAt`).
+fn authenticate_token(config: &AuthConfig, presented: &str) -> Result<Option<Session>, ApiError> {
     let db = crate::db::open()?;
-    let now_ms = i64::try_from(now.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let now_ms = crate::db::now_ms();
     let token = api_token::verify(&db, presented, now_ms).map_err(|e| {
         eprintln!("auth: API token lookup failed: {e}");
         crate::db::unavailable()
