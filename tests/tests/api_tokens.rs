@@ -7,11 +7,12 @@
 //! re-checked against the OIDC allowlist. eve's own CLI with a token: tests/eve-client/cli-token.
 
 #[path = "auth/oidc_provider.rs"]
+#[allow(dead_code)] // The provider's counters are other suites'.
 mod oidc_provider;
 #[path = "auth/support.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use eve_chat_tests::{eve, Host, HostOptions, Response};
@@ -378,7 +379,7 @@ fn user(sub: &str, email: &str) -> NextUser {
     }
 }
 
-fn restart(h: Host, state: &PathBuf, vars: &[(&str, &str)]) -> Host {
+fn restart(h: Host, state: &Path, vars: &[(&str, &str)]) -> Host {
     drop(h);
     start(state, vars)
 }
