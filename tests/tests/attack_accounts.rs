@@ -31,6 +31,19 @@ fn admin_routes(target: &str) -> Vec<(&'static str, String, Option<serde_json::V
         ("GET", "/api/admin/invites".into(), None),
         ("DELETE", "/api/admin/invites/x".into(), None),
         ("GET", "/api/admin/audit".into(), None),
+        ("GET", "/api/admin/usage?days=7".into(), None),
+        ("GET", format!("/api/admin/users/{target}/usage"), None),
+        (
+            "PUT",
+            format!("/api/admin/users/{target}/quota"),
+            Some(json!({"tokensPerDay": 1, "storageBytes": 1})),
+        ),
+        ("GET", "/api/admin/models".into(), None),
+        (
+            "PUT",
+            "/api/admin/models".into(),
+            Some(json!({"memberModels": ["demo/eve-demo"]})),
+        ),
     ]
 }
 

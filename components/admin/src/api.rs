@@ -1,11 +1,10 @@
-//! The route table of `/api/admin/*`. Usage, quotas and model access (`usage.rs`, issue 20)
-//! join here as further arms; every arm runs after [`crate::admission::admit`].
+//! The route table of `/api/admin/*`; every arm runs after [`crate::admission::admit`].
 
 use eve_api::ApiError;
 use spin_sdk::http::{Method, Request, Response};
 
 use crate::admission::Admin;
-use crate::{audit, invites, users};
+use crate::{audit, invites, usage, users};
 
 pub fn route(req: &Request, admin: &Admin) -> Response {
     let path = req.path().trim_end_matches('/').to_string();
@@ -25,13 +24,21 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
         (["invites"], Method::Get) => invites::list(admin),
         (["invites", id], Method::Delete) => invites::revoke(admin, id),
         (["audit"], Method::Get) => audit::list(req, admin),
+        (["usage"], Method::Get) => usage::overview(req, admin),
+        (["users", id, "usage"], Method::Get) => usage::user_days(req, admin, id),
+        (["users", id, "quota"], Method::Put) => usage::set_quota(req, admin, id),
+        (["models"], Method::Get) => usage::models(admin),
+        (["models"], Method::Put) => usage::set_models(req, admin),
         (
             ["users"]
             | ["users", _]
             | ["users", _, "reset"]
             | ["invites"]
             | ["invites", _]
-            | ["audit"],
+            | ["audit"]
+            | ["usage"]
+            | ["users", _, "usage" | "quota"]
+            | ["models"],
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such admin route")),

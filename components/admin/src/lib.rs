@@ -5,11 +5,13 @@
 //!   on every request (403) — before the body is read.
 //! - [`api`]: the route table.
 //! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
+//! - [`usage`]: usage, quotas and the models members may use; the decisions are `eve_usage`'.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
+mod usage;
 mod users;
 
 use eve_spin::body::MAX_SMALL_BODY_BYTES;

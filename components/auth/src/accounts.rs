@@ -261,8 +261,28 @@ pub fn patch_account(req: &Request) -> Result<Reply, ApiError> {
     let models: Vec<String> = eve_agent::config::models(|n| spin_sdk::variables::get(n).ok())
         .map(|choices| choices.into_iter().map(|c| c.id).collect())
         .unwrap_or_default();
+    may_default_to(&db, &account, &patch, &models)?;
     let settings = accounts::patch_settings(&db, &account.id, &patch, &models)?;
     Ok(Reply::json(200, &settings))
+}
+
+/// A member's default model must be one it may use (403 `model_not_allowed`, as the agent
+/// answers a message naming it); an id the deployment does not offer is `patch_settings`' 400.
+fn may_default_to(
+    db: &Db,
+    account: &Account,
+    patch: &AccountPatch,
+    models: &[String],
+) -> Result<(), ApiError> {
+    let Some(Some(model)) = &patch.default_model else {
+        return Ok(());
+    };
+    if !models.contains(model) {
+        return Ok(());
+    }
+    let standing = eve_usage::standing::read(db, &account.principal_id())
+        .map_err(eve_accounts::common::db_error)?;
+    eve_usage::access::check_model(&standing, model)
 }
 
 /// Whether accounts mode has an admin (for `/api/setup`); `true` outside accounts mode and

@@ -112,7 +112,7 @@ fn last_admin() -> ApiError {
 
 /// `PATCH /api/admin/users/:id`: the account after the change. 404 for no such account, 409
 /// `last_admin` when the change would leave no enabled admin; then nothing changed. Disabling
-/// also asks the account's running turns to stop. (The caller then writes or clears the
+/// also asks the account's running turns to stop and drops its queued messages. (The caller then writes or clears the
 /// key-value flag every request checks.)
 pub fn patch_user(
     db: &dyn Sql,
@@ -138,14 +138,16 @@ pub fn patch_user(
     Ok(account)
 }
 
-/// Asks every running turn of `principal` to stop.
+/// Asks every running turn of `principal` to stop and drops its queued work.
 pub fn cancel_running_turns(db: &dyn Sql, principal: &str, now_ms: i64) -> Result<(), ApiError> {
     db.execute(
         q::CANCEL_RUNNING_TURNS,
         vec![principal.into(), now_ms.into()],
     )
-    .map(|_| ())
-    .map_err(db_error)
+    .map_err(db_error)?;
+    db.execute(q::DROP_QUEUED_WORK, vec![principal.into()])
+        .map(|_| ())
+        .map_err(db_error)
 }
 
 /// `DELETE /api/admin/users/:id`: disables the account (refused for the last enabled admin:

@@ -36,6 +36,13 @@ pub const CANCEL_RUNNING_TURNS: &str = "UPDATE eve_session SET \
     cancel_at = (SELECT coalesce(max(idx) + 1, 0) FROM eve_event WHERE session_id = eve_session.id), \
     updated_at = ?2 WHERE principal = ?1 AND status = 'active'";
 
+/// Drops what principal `?1` queued and no runner has taken yet (messages, clears,
+/// compacts): a disabled account's work does not start later, not even when it is enabled
+/// again. (The agent also takes no queued row of a disabled account: a message racing the
+/// disable is not run either; `eve_agent::session::store::SELECT_INBOX_HEAD`.)
+pub const DROP_QUEUED_WORK: &str =
+    "DELETE FROM eve_inbox WHERE session_id IN (SELECT id FROM eve_session WHERE principal = ?1)";
+
 /// Deleting an account: each statement is idempotent and the account row goes last, so a
 /// retry of a half-done delete completes it. `?1` is the principal (`user:<id>`); the account
 /// id is what follows its `user:` prefix. Deleting a chat row deletes its log, search text, pin, counters and its

@@ -458,7 +458,7 @@ fn users_are_listed_in_pages_and_searched_literally() {
 }
 
 #[test]
-fn disabling_asks_the_running_turns_to_stop() {
+fn disabling_asks_the_running_turns_to_stop_and_drops_the_queued_work() {
     let db = db();
     let _admin = first_admin(&db);
     let m = accounts::create(
@@ -477,6 +477,19 @@ fn disabling_asks_the_running_turns_to_stop() {
     for idx in 0..3 {
         db.execute("INSERT INTO eve_event (session_id, idx, type, body, created_at) VALUES ('s1', ?1, 't', '{}', 0)", vec![SqlValue::Integer(idx)]).unwrap();
     }
+    // A message queued behind the running turn, and another principal's.
+    db.execute(
+        "INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('s2', 'user:other', 0, 0)",
+        vec![],
+    )
+    .unwrap();
+    for session in ["s1", "s2"] {
+        db.execute(
+            "INSERT INTO eve_inbox (session_id, seq, kind, delivery_id, body, created_at) VALUES (?1, 0, 'message', 'd', '{}', 0)",
+            vec![session.into()],
+        )
+        .unwrap();
+    }
     admin::patch_user(
         &db,
         &m.id,
@@ -489,6 +502,11 @@ fn disabling_asks_the_running_turns_to_stop() {
     .unwrap();
     let cancel_at = count(&db, "SELECT cancel_at FROM eve_session WHERE id = 's1'");
     assert_eq!(cancel_at, 3);
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM eve_inbox"),
+        1,
+        "only the other principal's queued message stays"
+    );
 }
 
 #[test]

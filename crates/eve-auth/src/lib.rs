@@ -10,8 +10,10 @@
 //! - [`setup`]: the `/api/setup` status.
 //! - [`throttle`]: the client address behind trusted proxies, and the sign-in back-off.
 //! - [`api_token`]: API tokens (`evc_…`): create, list, revoke, verify; SQL in [`api_token_sql`].
+//! - [`activity`]: an account's `last_active_at`, recorded at most once an hour.
 //! - [`crypto`]: base64url, HMAC and randomness used by the above.
 
+pub mod activity;
 pub mod api_token;
 pub mod api_token_sql;
 pub mod config;

@@ -408,3 +408,34 @@ fn info_offers_a_member_only_the_models_it_may_use() {
     );
     assert_eq!(listed("local-dev"), all);
 }
+
+/// A message queued for a disabled account (accepted just before the disable, or racing it)
+/// starts no turn, and the runner does not spin on it: it leaves.
+#[test]
+fn a_disabled_accounts_queued_message_starts_no_turn() {
+    let env = env(&[]);
+    let db = db();
+    account(&db, "m", "member");
+    let id = create(&env, &db, "user:m", r#"{"message":"hi"}"#).unwrap();
+    let turns = |db: &Lite| {
+        let events = AgentStore::new(db).all_events(&id).unwrap();
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::TurnStarted(_)))
+            .count()
+    };
+    assert_eq!(turns(&db), 1);
+    let (lent, _, first) = sessions::send(
+        &env,
+        || Ok(Lent(&db)),
+        "user:m",
+        &id,
+        message(r#"{"message":"again"}"#, false),
+    )
+    .unwrap();
+    db.execute("UPDATE account SET disabled = 1 WHERE id = 'm'", vec![])
+        .unwrap();
+    drain(&env, &lent, &id, "user:m", first, None);
+    assert_eq!(turns(&db), 1, "no second turn");
+    assert_eq!(int(&db, "SELECT COUNT(*) FROM eve_inbox"), 1);
+}

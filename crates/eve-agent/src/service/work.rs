@@ -88,22 +88,23 @@ pub fn drain<S: Sql>(
 
 /// Work that arrived while the runner was finishing: an inbox with something to act on
 /// (a parked turn waits unless the inbox's head steers it; an ended session takes nothing).
+/// The head, not the row count, decides: a disabled account's rows have none, and counting
+/// them would claim and release forever.
 fn more_work<S: Sql>(store: &AgentStore<'_, S>, session_id: &str, principal: &str) -> bool {
     match store.session(session_id, principal) {
         Ok(Some(row)) if row.inbox > 0 && row.active => {
-            let parked = row.last_type.as_deref() == Some("turn.waiting");
             let ended = matches!(
                 row.last_type.as_deref(),
                 Some("session.failed" | "session.completed")
             );
-            !(ended || (parked && !inbox_steers(store, session_id)))
+            !ended && inbox_steers(store, session_id)
         }
         _ => false,
     }
 }
 
-/// Whether the inbox's head can act on a parked turn (a message steers it; a clear cancels
-/// it first).
+/// Whether the inbox has a head to take (a message steers a parked turn; a clear cancels it
+/// first).
 fn inbox_steers<S: Sql>(store: &AgentStore<'_, S>, session_id: &str) -> bool {
     store.inbox_head(session_id).ok().flatten().is_some()
 }

@@ -160,8 +160,13 @@ pub const COUNT_EVENTS: &str =
 pub const INSERT_INBOX: &str = "INSERT INTO eve_inbox (session_id, seq, kind, delivery_id, body, created_at) \
     SELECT ?1, COALESCE((SELECT MAX(seq) + 1 FROM eve_inbox WHERE session_id = ?1), 0), ?2, ?3, ?4, ?5 RETURNING seq";
 
+/// The next inbox row, none while the session's principal is a disabled account (issue 20):
+/// a message queued before, or racing, the disable starts no turn.
 pub const SELECT_INBOX_HEAD: &str = "SELECT seq, kind, delivery_id, body FROM eve_inbox \
-    WHERE session_id = ?1 ORDER BY seq LIMIT 1";
+    WHERE session_id = ?1 AND NOT EXISTS (SELECT 1 FROM eve_session AS s \
+        JOIN account AS a ON a.id = substr(s.principal, 6) \
+        WHERE s.id = ?1 AND s.principal LIKE 'user:%' AND a.disabled = 1) \
+    ORDER BY seq LIMIT 1";
 
 pub const DELETE_TOKEN: &str =
     "DELETE FROM agent_connection_token WHERE principal = ?1 AND connection = ?2";
@@ -1071,5 +1076,34 @@ mod tests {
             SessionState::Orphaned,
             "work waits with nobody to run it"
         );
+    }
+
+    /// Issue 20: a disabled account's queued work is not taken; enabled again, it is.
+    #[test]
+    fn a_disabled_accounts_inbox_has_no_head() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        db.execute(
+            "INSERT INTO account (id, email, role, created_at) VALUES ('m', 'm@x.example', 'member', 1)",
+            vec![],
+        )
+        .unwrap();
+        for (id, principal) in [("wrun_m", "user:m"), ("wrun_o", "user:o"), ("wrun_p", "p")] {
+            s.create_session(id, principal, 1).unwrap();
+            s.push_inbox(id, "message", "d1", "{}", 1).unwrap();
+        }
+        let disable = |on: i64| {
+            db.execute(
+                "UPDATE account SET disabled = ?1 WHERE id = 'm'",
+                vec![on.into()],
+            )
+            .unwrap()
+        };
+        disable(1);
+        assert!(s.inbox_head("wrun_m").unwrap().is_none());
+        assert!(s.inbox_head("wrun_o").unwrap().is_some(), "no such account");
+        assert!(s.inbox_head("wrun_p").unwrap().is_some(), "not an account");
+        disable(0);
+        assert!(s.inbox_head("wrun_m").unwrap().is_some());
     }
 }
