@@ -15,6 +15,7 @@
 use eve_api::auth::{AuthMode, Principal, LOCAL_DEV_PRINCIPAL_ID};
 use eve_api::ApiError;
 use eve_api::ErrorCode;
+use eve_auth::activity;
 use eve_auth::api_token;
 use eve_auth::cookie::{self, SESSION_COOKIE_NAME};
 use eve_auth::origin::{self, CrossOrigin, Origin, RequestFacts};
@@ -150,6 +151,35 @@ fn admitted(principal_id: &str, signed_in_at: Option<u64>) -> Result<bool, ApiEr
     Ok(true)
 }
 
+/// Records that the account principal `principal_id` was active (`last_active_at`), at most
+/// once an hour (`eve_auth::activity`): a key-value read per request, writes once an hour. A
+/// failure is logged and the request goes on; the next one tries again.
+fn note_activity(principal_id: &str) {
+    let Some(account_id) = principal_id.strip_prefix(eve_api::auth::ACCOUNT_PRINCIPAL_PREFIX)
+    else {
+        return;
+    };
+    let now = now_secs();
+    let key = activity::key(principal_id);
+    let bucket = match store::open(crate::ratelimit::STORE) {
+        Ok(b) => b,
+        Err(e) => return eprintln!("auth: last activity: key-value store: {e:?}"),
+    };
+    if !activity::due(bucket.get(&key).ok().flatten().as_deref(), now) {
+        return;
+    }
+    let now_ms = i64::try_from(now.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let written = crate::db::open()
+        .map_err(|e| e.message)
+        .and_then(|db| activity::record(&db, account_id, now_ms));
+    match written {
+        Ok(()) => {
+            let _ = bucket.set(&key, now.to_string().as_bytes());
+        }
+        Err(e) => eprintln!("auth: last activity of {principal_id}: {e}"),
+    }
+}
+
 /// Marks the account principal `principal_id` disabled (or enabled again) for [`admit`].
 pub fn set_disabled(principal_id: &str, disabled: bool) -> Result<(), ApiError> {
     let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
@@ -190,7 +220,8 @@ pub fn api_token_in(authorization: &str) -> Option<&str> {
 /// The authentication decision for a given configuration and time: `Ok(None)` means 401; an
 /// error means the key-value store or the database did not answer (503, so a store hiccup
 /// does not sign anyone out). Costs one key-value read per cookie request (the logout time),
-/// one SQLite read per token request (and a write at most once a minute per token).
+/// one SQLite read per token request (and a write at most once a minute per token); for an
+/// account, two more key-value reads (disabled? last activity, written at most once an hour).
 pub fn authenticate_with(
     config: &AuthConfig,
     req: &Request,
@@ -297,6 +328,7 @@ pub fn admit(principal: Principal, credential: Credential) -> Result<Option<Sess
     if !admitted(&principal.id, signed_in_at)? {
         return Ok(None);
     }
+    note_activity(&principal.id);
     Ok(Some(Session {
         principal,
         refreshed_cookie: None,
