@@ -262,6 +262,8 @@ for (const pass of PASSES) {
       assert.equal((await adminRow.locator("td").nth(1).textContent()).trim(), "1", "one chat");
       await adminRow.locator("button.link-button").click();
       await page.locator(".user-usage h2", { hasText: fill(c.admin.userUsageTitle, { user: pass.admin }) }).waitFor();
+      // The detail's heading shows before its rows arrive: wait for the first row.
+      await page.locator(".user-usage .model-table tbody tr").first().waitFor();
       assert.ok((await page.locator(".user-usage .model-table tbody tr").count()) >= 1, "per model");
       await screenshot(page, `accounts-${pass.lang}-usage`);
       assert.deepEqual(page.problems, []);
