@@ -209,7 +209,8 @@ test("↑ in the empty composer edits the last message; Esc cancels the edit", a
   const box = page.locator(".edit-input");
   await box.waitFor();
   assert.equal(await box.inputValue(), "count to 2");
-  assert.equal(await page.evaluate(() => document.activeElement?.className), "edit-input");
+  // The box takes the focus once it is mounted, a frame after it appears.
+  await page.waitForFunction(() => document.activeElement?.className === "edit-input");
   await page.keyboard.press("Escape");
   await box.waitFor({ state: "detached" });
   assert.deepEqual(await userTexts(page), ["count to 2"]);
