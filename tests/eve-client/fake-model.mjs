@@ -17,7 +17,9 @@
 //   3. … contains "slow"                                 -> "slow chunk 0. " … "slow chunk 19. ",
 //                                                           20 chunks 200 ms apart
 //   4. … contains "tool" and a `get_time` tool is offered -> one get_time({"timezone":"UTC"}) call
-//   5. anything else                                     -> "Hello from the reference model.",
+//   5. … contains "skill NAME" and an `eve__skill` tool is offered
+//                                                        -> one eve__skill({"name":"NAME"}) call
+//   6. anything else                                     -> "Hello from the reference model.",
 //                                                           4 chunks 20 ms apart
 // (case-insensitive). Usage is always 10 prompt + 5 completion tokens: in the body when not
 // streaming, as a last choice-less chunk when the request asks `stream_options.include_usage`.
@@ -58,7 +60,10 @@ function textOf(content) {
     .join("\n");
 }
 
-/** What to answer: { kind: "text", chunks, delayMs } | { kind: "tool", delayMs } | { kind: "fail" }. */
+/**
+ * What to answer: { kind: "text", chunks, delayMs } | { kind: "tool", call, delayMs } |
+ * { kind: "fail" }; a call is { name, parts } (its arguments streamed in those parts).
+ */
 function plan(body) {
   const messages = Array.isArray(body?.messages) ? body.messages : [];
   const last = messages.at(-1) ?? {};
@@ -72,8 +77,13 @@ function plan(body) {
   if (text.includes("slow")) {
     return { kind: "text", chunks: Array.from({ length: 20 }, (_, i) => `slow chunk ${i}. `), delayMs: 200 };
   }
-  if (text.includes("tool") && tools.some((t) => t?.function?.name === "get_time")) {
-    return { kind: "tool", delayMs: 20 };
+  const offered = (name) => tools.some((t) => t?.function?.name === name);
+  if (text.includes("tool") && offered("get_time")) {
+    return { kind: "tool", call: { name: "get_time", parts: ['{"timezone"', ':"UTC"}'] }, delayMs: 20 };
+  }
+  const skill = /skill ([a-z0-9][a-z0-9_-]*)/.exec(text);
+  if (skill && offered("eve__skill")) {
+    return { kind: "tool", call: { name: "eve__skill", parts: ['{"name"', `:${JSON.stringify(skill[1])}}`] }, delayMs: 20 };
   }
   return { kind: "text", chunks: HELLO, delayMs: 20 };
 }
@@ -115,7 +125,8 @@ async function completions(req, res, raw) {
   const callId = `call_fake_${n}`;
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? "fake-model";
-  const toolCall = { id: callId, type: "function", function: { name: "get_time", arguments: '{"timezone": "UTC"}' } };
+  const call = answer.call;
+  const toolCall = call && { id: callId, type: "function", function: { name: call.name, arguments: call.parts.join("") } };
 
   if (!body.stream) {
     const message =
@@ -151,8 +162,8 @@ async function completions(req, res, raw) {
 
   send(chunk({ role: "assistant", content: "" }));
   if (answer.kind === "tool") {
-    send(chunk({ tool_calls: [{ index: 0, id: callId, type: "function", function: { name: "get_time", arguments: "" } }] }));
-    for (const part of ['{"timezone"', ':"UTC"}']) {
+    send(chunk({ tool_calls: [{ index: 0, id: callId, type: "function", function: { name: call.name, arguments: "" } }] }));
+    for (const part of call.parts) {
       await sleep(answer.delayMs);
       if (gone) break;
       send(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));

@@ -23,6 +23,9 @@ export const PROMPTS = {
   slow: process.env.EVE_PROMPT_SLOW || "please be slow",
   // fake model: one get_time call
   tool: process.env.EVE_PROMPT_TOOL || "use the tool please",
+  // fake model: one eve__skill({"name":"release-notes"}) call, when the agent offers skills
+  // (run-all gives both agents the skill of tests/eve-reference/agent/skills/release-notes)
+  skill: process.env.EVE_PROMPT_SKILL || "please use the skill release-notes",
   // fake model: HTTP 400 from the provider -> step.failed, turn.failed (terminal), session.failed
   fail: process.env.EVE_PROMPT_FAIL || "please fail",
   // our demo model: ask_user -> input.requested

@@ -234,6 +234,22 @@ export const SCENARIOS = {
     },
   },
 
+  // Issue 22: both agents have the skill `release-notes` (the reference in its agent/skills/,
+  // eve-chat through /api/skills, posted by run-all): the same advertisement in
+  // /eve/v1/info and the same load-skill action and result.
+  "skill turn": {
+    async run(r) {
+      const info = await r.request("agent info: the skills", "GET", "/eve/v1/info");
+      info.headers = {};
+      info.json = { skills: info.json?.skills };
+      const sid = await r.create("create with a message", PROMPTS.plain);
+      await r.settle(sid, 1);
+      await r.post("send the skill prompt", `/eve/v1/session/${sid}`, { message: PROMPTS.skill });
+      await r.settle(sid, 2);
+      await r.capture("main", sid);
+    },
+  },
+
   "cancel mid-turn": {
     tolerate: { partialText: true },
     async run(r) {
@@ -429,7 +445,9 @@ function normalizeValue(value, key, ids, tolerate, eventType) {
     if (key === "usage") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === "number" ? "<n>" : v]));
     const out = {};
     for (const [k, v] of Object.entries(value)) {
-      if (key === "runtime" && (k === "agentId" || k === "agentName")) out[k] = "<agent>";
+      // eve's labels of skill loads are keyed by call id.
+      if (key === "presentation") out[ids.get("call", k)] = normalizeValue(v, undefined, ids, tolerate, eventType);
+      else if (key === "runtime" && (k === "agentId" || k === "agentName")) out[k] = "<agent>";
       else if (tolerate.toolValues && (k === "input" || k === "output") && eventType !== "message.received") out[k] = `<tool ${k}>`;
       else out[k] = normalizeValue(v, k, ids, tolerate, eventType);
     }

@@ -47,7 +47,7 @@ pub const DROP_QUEUED_WORK: &str =
 /// retry of a half-done delete completes it. `?1` is the principal (`user:<id>`); the account
 /// id is what follows its `user:` prefix. Deleting a chat row deletes its log, search text, pin, counters and its
 /// sessions (triggers of 0005–0007); the statements after it take what no chat holds.
-pub const DELETE_ACCOUNT_DATA: [&str; 15] = [
+pub const DELETE_ACCOUNT_DATA: [&str; 17] = [
     "DELETE FROM chat WHERE owner = ?1",
     "DELETE FROM eve_event WHERE session_id IN (SELECT id FROM eve_session WHERE principal = ?1)",
     "DELETE FROM eve_inbox WHERE session_id IN (SELECT id FROM eve_session WHERE principal = ?1)",
@@ -61,6 +61,8 @@ pub const DELETE_ACCOUNT_DATA: [&str; 15] = [
     "DELETE FROM usage_daily WHERE principal = ?1",
     "DELETE FROM principal_quota WHERE principal = ?1",
     "DELETE FROM storage_usage WHERE scope IN ('principal:' || ?1, 'attachments:' || ?1)",
+    "DELETE FROM skill WHERE owner = ?1",
+    "DELETE FROM skill_disabled WHERE principal = ?1",
     "DELETE FROM account_reset WHERE account_id = substr(?1, 6)",
     "DELETE FROM account WHERE id = substr(?1, 6)",
 ];

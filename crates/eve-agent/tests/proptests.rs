@@ -53,12 +53,14 @@ fn event() -> impl Strategy<Value = Event> {
         }),
         (text(), text(), step()).prop_map(|(call_id, out, at)| Event::ActionResult(ActionResult {
             error: None,
+            presentation: None,
             result: ActionOutput {
                 call_id,
                 is_error: None,
                 kind: "tool-result".into(),
                 output: Value::String(out),
                 tool_name: "t".into(),
+                name: None,
             },
             status: "completed".into(),
             at,

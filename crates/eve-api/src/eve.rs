@@ -343,25 +343,54 @@ pub struct ActionInputAppended {
     pub at: StepRef,
 }
 
-/// One tool call the model asked for.
+/// The tool the model calls to load a skill; eve reports such a call as a `load-skill`
+/// action named for the skill, and only the model's history names the tool.
+pub const SKILL_TOOL: &str = "eve__skill";
+/// The `kind` of a skill load's action and of its result.
+pub const LOAD_SKILL: &str = "load-skill";
+pub const LOAD_SKILL_RESULT: &str = "load-skill-result";
+
+/// One action the model asked for: a tool call (`kind: tool-call`, `toolName`) or a skill
+/// load (`kind: load-skill`, `name`: the skill).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionRequest {
     pub call_id: String,
     pub input: Value,
-    /// Always `tool-call` here.
+    /// `tool-call` or `load-skill`.
     pub kind: String,
+    /// The tool (empty for a skill load).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_name: String,
+    /// The skill a `load-skill` action loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ActionRequest {
+    /// The tool the model called (what its history records).
+    pub fn model_tool_name(&self) -> &str {
+        if self.kind == LOAD_SKILL {
+            SKILL_TOOL
+        } else {
+            &self.tool_name
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionsRequested {
     pub actions: Vec<ActionRequest>,
+    /// eve's labels per call id (`{"<callId>": {"label": "Load skill <name>"}}`), for skill
+    /// loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<Value>,
     #[serde(flatten)]
     pub at: StepRef,
 }
 
-/// A tool call's result (`kind: tool-result`).
+/// A tool call's result (`kind: tool-result`, `toolName`) or a skill load's
+/// (`kind: load-skill-result`, `name`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionOutput {
@@ -370,7 +399,21 @@ pub struct ActionOutput {
     pub is_error: Option<bool>,
     pub kind: String,
     pub output: Value,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ActionOutput {
+    /// The tool whose result this is (what the model's history records).
+    pub fn model_tool_name(&self) -> &str {
+        if self.kind == LOAD_SKILL_RESULT {
+            SKILL_TOOL
+        } else {
+            &self.tool_name
+        }
+    }
 }
 
 /// Why a call failed, for UIs (`action.result` with `status: failed`).
@@ -384,6 +427,9 @@ pub struct ActionError {
 pub struct ActionResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ActionError>,
+    /// eve's label of a skill load (`{"<callId>": {"label": "Loaded skill <name>"}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<Value>,
     pub result: ActionOutput,
     /// `completed`, `failed` or `rejected`.
     pub status: String,

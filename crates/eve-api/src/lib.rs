@@ -15,6 +15,7 @@ pub mod chat;
 pub mod error;
 pub mod eve;
 pub mod projects;
+pub mod skills;
 pub mod tokens;
 pub mod usage;
 

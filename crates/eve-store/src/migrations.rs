@@ -79,6 +79,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0012_projects",
         sql: include_str!("../../../migrations/0012_projects.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_skills",
+        sql: include_str!("../../../migrations/0013_skills.sql"),
+    },
 ];
 
 /// The bookkeeping table.

@@ -109,6 +109,8 @@ fn migrations_create_every_table_on_a_fresh_database() {
         "project",
         "chat_project",
         "project_file",
+        "skill",
+        "skill_disabled",
     ] {
         let n = count(
             &db,
@@ -246,6 +248,7 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0010_api_tokens".to_string(),
             "0011_usage_quotas".to_string(),
             "0012_projects".to_string(),
+            "0013_skills".to_string(),
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);

@@ -1,7 +1,7 @@
 // Accounts mode's own pages (docs/accounts.md): sign-up (the first admin with the setup token,
 // an invitation link, or open sign-up), a reset link's form, and the settings page (account,
 // password, API tokens — tokens in every mode with a sign-in). A chunk of its own.
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import {
   accountsApi,
@@ -28,6 +28,23 @@ import { useShell } from "../context";
 import { chooseModel, loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatDate, formatDateTime, formatRelative, LANGUAGE_NAMES, LOCALES, t } from "../i18n";
 import { ConfirmDialog, OnceSecret, PanelPage } from "./widgets";
+
+/** Skills (issue 22): a chunk of its own, for every principal (local-dev too). Loaded here
+ * rather than with `lazyPart`, which would move ./lazy into a chunk the first load shares. */
+function SkillsSection() {
+  const [Section, setSection] = useState<ComponentType | null>(null);
+  useEffect(() => {
+    let live = true;
+    import("./skills").then(
+      (m) => live && setSection(() => m.SkillsSection),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return Section ? <Section /> : null;
+}
 
 const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
 
@@ -266,6 +283,7 @@ export function SettingsPage() {
             {t.auth.signIn}
           </button>
         )}
+        {v !== null && <SkillsSection />}
       </PanelPage>
     );
   }
@@ -274,6 +292,7 @@ export function SettingsPage() {
       {shell.account && <AccountSection account={shell.account} />}
       {shell.account && <PasswordSection />}
       <TokensSection />
+      <SkillsSection />
       {shell.isAdmin && (
         <p>
           <a class="button" href="/admin" onClick={(e) => { e.preventDefault(); shell.navigate("/admin"); }}>

@@ -21,17 +21,55 @@ pub fn document(env: &dyn AgentEnv) -> Value {
 /// The document as `principal` reads it: a member of an accounts deployment is offered only
 /// the models it may use (`member_models`), the first of them as the default; anyone else,
 /// every model (without reading the database). The composer offers what this lists.
+///
+/// Every principal's document lists the skills offered to it (docs/skills.md), as eve lists
+/// its agent's skills (eve lists no `eve__skill` among the tools: it is not authored).
 pub fn document_for<S: Sql>(
     env: &dyn AgentEnv,
     open: impl FnOnce() -> Result<S, Refusal>,
     principal: &str,
 ) -> Result<Value, Refusal> {
-    if standing::account_id(principal).is_none() {
-        return Ok(document(env));
-    }
     let db = open()?;
-    let standing = standing::read(&db, principal).map_err(db_refusal)?;
-    Ok(document_offering(env, |id| access::may_use(&standing, id)))
+    let mut doc = if standing::account_id(principal).is_none() {
+        document(env)
+    } else {
+        let standing = standing::read(&db, principal).map_err(db_refusal)?;
+        document_offering(env, |id| access::may_use(&standing, id))
+    };
+    let skills = eve_skills::store::offered(&db, principal).map_err(|e| {
+        eprintln!("agent: reading the skills: {}", e.message);
+        Refusal::unavailable()
+    })?;
+    list_skills(&mut doc, &skills);
+    Ok(doc)
+}
+
+/// eve's `skills.static` entries (a packaged skill: `skills/<name>/SKILL.md`, its
+/// description and markdown; `license` when it has one).
+pub fn list_skills(doc: &mut Value, skills: &[eve_skills::store::Offered]) {
+    if skills.is_empty() {
+        return;
+    }
+    let entries: Vec<Value> = skills
+        .iter()
+        .map(|s| {
+            let path = format!("skills/{}/SKILL.md", s.name);
+            let mut entry = json!({
+                "logicalPath": path,
+                "owner": { "kind": "application" },
+                "sourceId": path,
+                "sourceKind": "skill-package",
+                "description": s.description,
+                "markdown": s.body,
+                "name": s.name,
+            });
+            if let Some(license) = &s.license {
+                entry["license"] = license.clone().into();
+            }
+            entry
+        })
+        .collect();
+    doc["skills"]["static"] = Value::Array(entries);
 }
 
 /// The document with the models `offered` keeps.

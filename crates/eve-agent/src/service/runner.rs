@@ -256,6 +256,13 @@ impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
         self.lost || resume::cancel_applies(self.cancel_at, self.turn_start)
     }
 
+    fn skills(&mut self) -> Vec<eve_skills::store::Offered> {
+        // Read on every use, so a skill added or switched off counts from the next step.
+        eve_skills::store::offered(self.store.db, self.principal)
+            .inspect_err(|e| eprintln!("agent: reading the skills: {}", e.message))
+            .unwrap_or_default()
+    }
+
     fn store_output_aside(&mut self, call_id: &str, output: &str) -> Option<String> {
         let scope = self.file_scope();
         let kept = self.with_files(&scope, |fs| {

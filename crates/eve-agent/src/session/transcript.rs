@@ -100,7 +100,7 @@ impl History<'_> {
             Event::ActionResult(r) => {
                 self.out.push(ModelMessage::ToolResult {
                     tool_call_id: r.result.call_id.clone(),
-                    tool_name: r.result.tool_name.clone(),
+                    tool_name: r.result.model_tool_name().to_string(),
                     content: output_text(&r.result.output),
                     is_error: r.result.is_error.unwrap_or(false) || r.status != "completed",
                 });
@@ -299,7 +299,7 @@ pub fn fit_context(messages: Vec<ModelMessage>, max_chars: usize) -> (Vec<ModelM
 pub fn tool_call(a: &ActionRequest) -> ToolCall {
     ToolCall {
         id: a.call_id.clone(),
-        name: a.tool_name.clone(),
+        name: a.model_tool_name().to_string(),
         input: a.input.clone(),
     }
 }
@@ -643,7 +643,9 @@ mod tests {
                 input: json!({"city": "Paris"}),
                 kind: "tool-call".into(),
                 tool_name: "get_weather".into(),
+                name: None,
             }],
+            presentation: None,
             at: turn(n).step(step),
         })
     }
@@ -651,12 +653,14 @@ mod tests {
     fn result(n: u64, step: u64, id: &str) -> Event {
         Event::ActionResult(ActionResult {
             error: None,
+            presentation: None,
             result: ActionOutput {
                 call_id: id.into(),
                 is_error: None,
                 kind: "tool-result".into(),
                 output: json!({"temp": 20}),
                 tool_name: "get_weather".into(),
+                name: None,
             },
             status: "completed".into(),
             at: turn(n).step(step),

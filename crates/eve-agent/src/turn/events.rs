@@ -99,12 +99,14 @@ pub(crate) fn action_result(
 ) -> Event {
     Event::ActionResult(ActionResult {
         error,
+        presentation: None,
         result: ActionOutput {
             call_id: call.id.clone(),
             is_error: is_error.then_some(true),
             kind: "tool-result".into(),
             output,
             tool_name: call.name.clone(),
+            name: None,
         },
         status: status.into(),
         at: at.clone(),
@@ -148,15 +150,22 @@ pub(crate) fn tool_result(at: &StepRef, call: &ToolCall, shown: Value, is_error:
     action_result(at, call, shown, is_error, status, error)
 }
 
-/// The `actions.requested` entries of a step's tool calls.
+/// The `actions.requested` entries of a step's tool calls (a skill load as eve's
+/// `load-skill` action).
 pub(crate) fn action_requests(calls: &[ToolCall]) -> Vec<ActionRequest> {
     calls
         .iter()
-        .map(|c| ActionRequest {
-            call_id: c.id.clone(),
-            input: c.input.clone(),
-            kind: "tool-call".into(),
-            tool_name: c.name.clone(),
+        .map(|c| {
+            if c.name == SKILL_TOOL {
+                return crate::tools::skills::action_request(c);
+            }
+            ActionRequest {
+                call_id: c.id.clone(),
+                input: c.input.clone(),
+                kind: "tool-call".into(),
+                tool_name: c.name.clone(),
+                name: None,
+            }
         })
         .collect()
 }

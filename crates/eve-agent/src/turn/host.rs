@@ -24,6 +24,10 @@ pub trait TurnHost: ToolHost {
     fn project_instructions(&mut self) -> Option<String> {
         None
     }
+    /// The skills offered to the session's principal (docs/skills.md), by name.
+    fn skills(&mut self) -> Vec<eve_skills::store::Offered> {
+        Vec::new()
+    }
     /// Runs one of the file tools (`eve_projects::tools::NAMES`) over the session's files.
     fn file_tool(&mut self, _name: &str, _input: &serde_json::Value) -> (serde_json::Value, bool) {
         (

@@ -6,6 +6,7 @@ use eve_api::eve::*;
 
 use crate::providers::model::{self, Flow, Model, ModelError, ModelEvent, ModelRequest};
 use crate::session::transcript;
+use crate::tools::skills;
 use crate::tools::spec::{ToolCall, ToolSpec};
 use crate::turn::events::finish_reason;
 use crate::turn::host::{Fenced, TurnContext, TurnLog};
@@ -89,6 +90,10 @@ fn request(
     if let Some(instructions) = w.host.project_instructions() {
         system.push_str(&project_instructions(&instructions));
     }
+    if let Some(section) = skills::prompt_section(&w.host.skills()) {
+        system.push_str("\n\n");
+        system.push_str(&section);
+    }
     Ok(ModelRequest {
         system,
         messages,
@@ -144,6 +149,10 @@ pub(crate) fn on_model_event(out: &mut StepOutput, at: &StepRef, ev: ModelEvent)
                 .find(|(i, _)| *i == id)
                 .map(|(_, n)| n.clone())
                 .unwrap_or_default();
+            // eve streams no input of a skill load: its action appears whole.
+            if name == SKILL_TOOL {
+                return events;
+            }
             events.push(Event::ActionInputAppended(ActionInputAppended {
                 call_id: id,
                 input_text_delta: delta,

@@ -49,6 +49,7 @@ pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> 
                 input: call.input.clone(),
                 kind: "tool-call".into(),
                 tool_name: call.name.clone(),
+                name: None,
             },
             allow_freeform: Some(true),
             display: Some(if options.is_empty() { "text" } else { "select" }.into()),

@@ -12,6 +12,7 @@ use crate::providers::http::user_message;
 use crate::providers::model::{Model, ModelError};
 use crate::session::transcript::{self, OpenTurn, StepState};
 use crate::tools::builtin::{self as tools, ToolOutcome};
+use crate::tools::skills;
 use crate::tools::spec::{ToolCall, ToolSpec};
 use crate::turn::authorizations::{attempt_id, sign_in_events};
 use crate::turn::events::{
@@ -36,6 +37,7 @@ pub fn run(
     let mut turn = Turn {
         w: TurnLog { host, events: log },
         ctx,
+        skills: Vec::new(),
     };
     match turn.run(model) {
         Ok(o) => o,
@@ -46,6 +48,8 @@ pub fn run(
 struct Turn<'h> {
     w: TurnLog<'h>,
     ctx: &'h TurnContext,
+    /// The skills `eve__skill` loads from, read once per run with the tools.
+    skills: Vec<eve_skills::store::Offered>,
 }
 
 /// Where a step stands after its model call: calls to run, or the turn's end.
@@ -107,6 +111,11 @@ impl Turn<'_> {
                 input_schema,
             },
         ));
+        // eve offers `eve__skill` whenever the agent has a skill.
+        self.skills = self.w.host.skills();
+        if !self.skills.is_empty() {
+            specs.push(skills::spec());
+        }
         let servers = mcp_tools::servers(&mut *self.w.host, self.ctx);
         for s in servers.values() {
             specs.extend(s.specs.iter().cloned());
@@ -150,6 +159,7 @@ impl Turn<'_> {
         }
         let actions = action_requests(&out.calls);
         self.w.emit(Event::ActionsRequested(ActionsRequested {
+            presentation: skills::requested_labels(&actions),
             actions: actions.clone(),
             at: at.clone(),
         }))?;
@@ -210,6 +220,11 @@ impl Turn<'_> {
     ) -> Result<Option<TurnOutcome>, Fenced> {
         if call.name == ASK_USER_TOOL {
             return self.ask_user(turn, at, call);
+        }
+        if call.name == SKILL_TOOL {
+            let loaded = skills::load(call, &self.skills);
+            self.w.emit(skills::result_event(at, call, loaded))?;
+            return Ok(None);
         }
         if let Some((name, tool)) = mcp::split_tool_name(&call.name) {
             if let Some(conn) = self.ctx.mcp.iter().find(|c| c.name == name).cloned() {

@@ -16,6 +16,7 @@ pub struct Host {
     pub memory: String,
     pub fence_after: Option<usize>,
     pub pauses: usize,
+    pub skills: Vec<eve_skills::store::Offered>,
 }
 
 impl ToolHost for Host {
@@ -53,6 +54,9 @@ impl TurnHost for Host {
     }
     fn store_output_aside(&mut self, _: &str, _: &str) -> Option<String> {
         None
+    }
+    fn skills(&mut self) -> Vec<eve_skills::store::Offered> {
+        self.skills.clone()
     }
     fn connect_url(&self, id: &str) -> String {
         format!("/eve/v1/session/s/authorizations/{id}")

@@ -578,3 +578,195 @@ fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_
         eve_api::projects::FileSource::UserUpload
     );
 }
+
+/// What the reference eve 0.80.1 did with one skill in its `agent/skills/` (recorded by
+/// hand: tests/eve-reference/recordings/skills/, the fake model of tests/eve-client).
+mod skills_side_by_side {
+    use super::*;
+    use crate::providers::model::ModelMessage;
+    use crate::tools::skills;
+    use serde_json::{json, Value};
+
+    const DIR: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/eve-reference/recordings/skills/"
+    );
+
+    fn recorded(file: &str) -> String {
+        std::fs::read_to_string(format!("{DIR}{file}")).unwrap()
+    }
+
+    /// The reference's skill, read by our SKILL.md reader (named by its folder, as eve does).
+    fn the_skill() -> eve_skills::store::Offered {
+        let md = eve_skills::skill_md::parse(&recorded("SKILL.md")).unwrap();
+        eve_skills::store::Offered {
+            name: "release-notes".into(),
+            description: md.description,
+            deferred: md.deferred,
+            body: md.body,
+            license: md.license,
+        }
+    }
+
+    /// The reference's events of `type_name`, `data` without eve's trace context.
+    fn reference_events(type_name: &str) -> Vec<Value> {
+        recorded("stream.ndjson")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["type"] == type_name)
+            .map(|e| e["data"].clone())
+            .collect()
+    }
+
+    fn reference_requests() -> Vec<Value> {
+        recorded("model-requests.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone())
+            .collect()
+    }
+
+    fn data(e: &Event) -> Value {
+        serde_json::to_value(e).unwrap()["data"].clone()
+    }
+
+    #[test]
+    fn a_skill_load_is_the_references_load_skill_action_and_result() {
+        let mut h = Host {
+            skills: vec![the_skill()],
+            ..Host::default()
+        };
+        let input = json!({ "name": "release-notes" });
+        // The fake model's call id, as the reference got it.
+        let id = reference_events("actions.requested")[0]["actions"][0]["callId"].clone();
+        let id = id.as_str().unwrap();
+        let mut model = Scripted {
+            responses: vec![vec![call(id, "eve__skill", input)]],
+            requests: Vec::new(),
+        };
+        let text = "please use the skill release-notes";
+        let out = run(&mut h, &mut model, opened(text), &ctx());
+        assert_eq!(out, TurnOutcome::Completed);
+        let ours = |name: &str| -> Vec<Value> {
+            h.events
+                .iter()
+                .filter(|e| e.type_name() == name)
+                .map(data)
+                .collect()
+        };
+        for name in ["actions.requested", "action.result"] {
+            assert_eq!(ours(name), reference_events(name), "{name}");
+        }
+        assert!(ours("action.input.appended").is_empty());
+        assert_eq!(
+            types(&h.events)
+                .iter()
+                .filter(|t| t.starts_with("action"))
+                .count(),
+            2
+        );
+        // What the model reads back: eve__skill called, the markdown as the tool's content.
+        let reference = reference_requests();
+        let second = &reference[1]["messages"];
+        let Some(ModelMessage::ToolResult {
+            content, tool_name, ..
+        }) = model.requests[1].messages.last()
+        else {
+            panic!("{:?}", model.requests[1].messages)
+        };
+        assert_eq!(tool_name, "eve__skill");
+        assert_eq!(Value::from(content.as_str()), second[3]["content"]);
+        assert_eq!(second[2]["tool_calls"][0]["function"]["name"], "eve__skill");
+    }
+
+    #[test]
+    fn the_instructions_and_the_tool_are_the_references() {
+        let reference = &reference_requests()[0];
+        let spec = skills::spec();
+        let theirs = reference["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "eve__skill")
+            .unwrap();
+        assert_eq!(theirs["function"]["description"], spec.description.as_str());
+        assert_eq!(theirs["function"]["parameters"], spec.input_schema);
+        let system = reference["messages"][0]["content"].as_str().unwrap();
+        let section = skills::prompt_section(&[the_skill()]).unwrap();
+        let ref_lines: Vec<&str> = system.lines().collect();
+        for line in section.lines() {
+            let listed = line.starts_with("- release-notes: ");
+            let found = ref_lines.iter().any(|r| {
+                *r == line
+                    || (listed && r.starts_with(line) && r[line.len()..].starts_with(" (path: "))
+            });
+            assert!(found, "not in the reference's instructions: {line:?}");
+        }
+        // Every model call of a turn with a skill offers eve__skill with that section.
+        let mut h = Host {
+            skills: vec![the_skill()],
+            ..Host::default()
+        };
+        let mut model = Scripted {
+            responses: Vec::new(),
+            requests: Vec::new(),
+        };
+        run(&mut h, &mut model, opened("hi"), &ctx());
+        assert!(model.requests[0].system.ends_with(&section));
+        assert!(model.requests[0].tools.contains(&spec));
+        // Without skills: neither.
+        let mut model = Scripted {
+            responses: Vec::new(),
+            requests: Vec::new(),
+        };
+        run(&mut Host::default(), &mut model, opened("hi"), &ctx());
+        assert!(!model.requests[0].system.contains("Available skills"));
+        assert!(!model.requests[0]
+            .tools
+            .iter()
+            .any(|t| t.name == "eve__skill"));
+    }
+
+    #[test]
+    fn info_advertises_the_skill_as_the_reference_does() {
+        let reference: Value = serde_json::from_str(&recorded("info-skills.json")).unwrap();
+        let mut doc = json!({ "skills": { "dynamic": [], "static": [] } });
+        crate::service::info::list_skills(&mut doc, &[the_skill()]);
+        assert_eq!(doc["skills"], reference["skills"]);
+        assert!(!reference["toolNames"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("eve__skill")));
+    }
+
+    #[test]
+    fn a_deferred_skill_is_loadable_but_not_listed_and_an_unknown_one_fails() {
+        let mut deferred = the_skill();
+        deferred.deferred = true;
+        let section = skills::prompt_section(std::slice::from_ref(&deferred)).unwrap();
+        assert!(!section.contains("release-notes"));
+        let c = call("c1", "eve__skill", json!({ "name": "release-notes" }));
+        assert_eq!(
+            skills::load(&c, &[deferred.clone()]).unwrap(),
+            deferred.body
+        );
+        let c = call("c2", "eve__skill", json!({ "name": "nope" }));
+        assert_eq!(
+            skills::load(&c, &[deferred]).unwrap_err(),
+            "No skill named \"nope\"."
+        );
+        // eve streams no input deltas of a skill load.
+        let mut out = super::super::model_call::StepOutput::default();
+        let at = TurnRef::new(0).step(0);
+        let started = crate::providers::model::ModelEvent::ToolCallStarted {
+            id: "c1".into(),
+            name: "eve__skill".into(),
+        };
+        assert!(super::super::model_call::on_model_event(&mut out, &at, started).is_empty());
+        let delta = crate::providers::model::ModelEvent::ToolInputDelta {
+            id: "c1".into(),
+            delta: "{\"name\"".into(),
+        };
+        assert!(super::super::model_call::on_model_event(&mut out, &at, delta).is_empty());
+    }
+}

@@ -1,0 +1,36 @@
+//! The `skills` component (issue 22, docs/skills.md): `/api/skills` and everything under it.
+//! The rules are `eve_skills`'; this component parses and replies.
+//!
+//! A component of its own rather than a part of `admin`: every signed-in principal uses it
+//! (for its own skills and its switches), while `admin` admits admins only; the admin check
+//! here covers the global skills alone.
+//!
+//! - [`routes`]: the route table (404 / 405 on the path and method alone).
+//! - [`api`]: admission (same origin, sign-in, the caller's role) and the handlers.
+
+mod api;
+mod routes;
+
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
+use spin_sdk::http_component;
+
+/// Admits the request on its head, reads its body with the route's cap (a zip import:
+/// [`eve_skills::import::MAX_ZIP_BYTES`]), then routes.
+#[http_component]
+async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
+    let mut req = eve_spin::body::head(&incoming);
+    let response = match api::admit(&req) {
+        Err(response) => response,
+        Ok(caller) => match eve_spin::body::read_capped(incoming, caller.body_cap).await {
+            Err(e) => eve_spin::chat_request::finish(
+                Err(e.api_error(caller.body_cap)),
+                caller.refreshed_cookie,
+            ),
+            Ok(bytes) => {
+                *req.body_mut() = bytes;
+                api::route(&req, &caller)
+            }
+        },
+    };
+    eve_spin::auth::send_with_cookies(out, response, &[]).await;
+}
