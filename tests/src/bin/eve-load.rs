@@ -22,7 +22,10 @@
 //!
 //! ```text
 //! cargo run --release -p eve-chat-tests --bin eve-load -- --scale-out [--levels 16] [--seconds 20]
+//!     [--setups sqlite,sqld,sqld+redis]
 //! ```
+//! `--setups` runs only the named deployments (all three by default); `EVE_LOAD_DUMP=<dir>`
+//! writes every host's and sqld's log there after each run (to diagnose a slow deployment).
 
 use eve_chat_tests::engines::{runtime_config, Redis, Sqld};
 use eve_chat_tests::{Host, HostOptions};
@@ -319,7 +322,7 @@ fn run_mix(target: &Arc<Target>, level: usize, seconds: u64) -> (usize, Stats, D
 }
 
 /// One node on SQLite, one on sqld, two on sqld + Redis: the same mix, side by side.
-fn scale_out(levels: &[usize], seconds: u64, pacing: &str) {
+fn scale_out(levels: &[usize], seconds: u64, pacing: &str, setups: &[String]) {
     let node = |rc: Option<std::path::PathBuf>| {
         Host::start(HostOptions {
             runtime_config: rc,
@@ -336,11 +339,14 @@ fn scale_out(levels: &[usize], seconds: u64, pacing: &str) {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
     );
     let mut rows = Vec::new();
-    for setup in [
-        "1 node, local SQLite",
-        "1 node, sqld",
-        "2 nodes, sqld + Redis",
+    for (short, setup) in [
+        ("sqlite", "1 node, local SQLite"),
+        ("sqld", "1 node, sqld"),
+        ("sqld+redis", "2 nodes, sqld + Redis"),
     ] {
+        if !setups.iter().any(|s| s == short) {
+            continue;
+        }
         for &level in levels {
             let dir = tempfile::tempdir().expect("temp dir");
             let (sqld, redis) = match setup {
@@ -369,6 +375,14 @@ fn scale_out(levels: &[usize], seconds: u64, pacing: &str) {
             turns.sort();
             let errors: usize = stats.errors.values().sum();
             let rss: Vec<String> = hosts.iter().map(|h| memory(h.pid())).collect();
+            if let Ok(dir) = std::env::var("EVE_LOAD_DUMP") {
+                for (i, h) in hosts.iter().enumerate() {
+                    let _ = std::fs::write(format!("{dir}/host-{short}-{level}-{i}.log"), h.log());
+                }
+                if let Some(s) = &sqld {
+                    let _ = std::fs::write(format!("{dir}/sqld-{short}-{level}.log"), s.log());
+                }
+            }
             // What the hosts logged about failures (first of each kind).
             let mut seen = std::collections::BTreeSet::new();
             for line in hosts.iter().flat_map(|h| {
@@ -417,7 +431,12 @@ fn main() {
         .unwrap_or(200);
     let pacing = arg(&args, "--pacing-ms").unwrap_or_else(|| "30".into());
     if args.iter().any(|a| a == "--scale-out") {
-        scale_out(&levels, seconds, &pacing);
+        let setups: Vec<String> = arg(&args, "--setups")
+            .unwrap_or_else(|| "sqlite,sqld,sqld+redis".into())
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .collect();
+        scale_out(&levels, seconds, &pacing, &setups);
         return;
     }
 
