@@ -5,7 +5,9 @@
 // size, preview and source; a chat started in the project is grouped under it; the agent's
 // `write_file` shows as one line (name, path, size) and its file appears in the chat's file
 // list without a reload; the file is marked final and downloaded; a file is deleted; a chat is
-// moved out of the project and back in; the project is deleted with its chats.
+// moved out of the project and back in; a project file is named in a message with the
+// composer's picker (the model receives its bytes; nothing is uploaded again); the project is
+// deleted with its chats.
 // Needs the `projects` component and the `chats` changes of branch `projects`.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -23,13 +25,20 @@ const PASSES = [
 let browser;
 let cat;
 let fake;
+/** The user messages with files (content arrays) the fake model received. */
+const withFiles = [];
 before(async () => {
   cat = await loadCatalogues();
   browser = await launchBrowser();
-  // First call of a turn: write the file; after the tool result: a short answer.
+  // First call of a turn: write the file; after the tool result: a short answer. A message with
+  // files (a project file it names) is answered at once.
   fake = await startFakeOpenAI((_text, body) => {
     const last = body.messages?.[body.messages.length - 1];
     if (last?.role === "tool") return { chunks: ["Done: ", WRITTEN] };
+    if (Array.isArray(last?.content)) {
+      withFiles.push(last.content);
+      return { chunks: ["Read ", "suppliers.csv"] };
+    }
     return { toolCalls: [{ name: "write_file", arguments: { filePath: `/workspace/${WRITTEN}`, content: "name,amount\nACME,12\n" } }] };
   });
 });
@@ -148,6 +157,29 @@ for (const pass of PASSES) {
       await written.locator(".file-final").click();
       await written.locator(".source-badge", { hasText: c.projects.sources.final }).waitFor();
       assert.equal(await written.locator(".file-final").count(), 0);
+
+      // A project file named in a message: picked next to the paperclip, not uploaded again;
+      // the model receives its bytes as the provider's parts.
+      await page.locator(".message.assistant", { hasText: `Done: ${WRITTEN}` }).waitFor();
+      const picker = page.locator("button.pick-project-files");
+      assert.equal(await picker.getAttribute("aria-label"), c.projects.pickFiles);
+      await picker.click();
+      await page.click('.project-file-option[data-file-name="suppliers.csv"]');
+      await page.locator(".composer-files .file-chip", { hasText: "suppliers.csv" }).waitFor();
+      const sent = withFiles.length;
+      await page.fill("#composer-input", pass.message);
+      await page.press("#composer-input", "Enter");
+      const named = page.locator(".message.user .attachment a.attachment-name", { hasText: "suppliers.csv" });
+      await named.waitFor();
+      assert.match(await named.getAttribute("href"), new RegExp(`^/api/projects/${projectId}/files/file_[\\w-]+/download$`));
+      await page.locator(".message.assistant", { hasText: "Read suppliers.csv" }).waitFor({ timeout: 60000 });
+      assert.equal(withFiles.length, sent + 1);
+      const model = JSON.stringify(withFiles[sent]);
+      assert.ok(model.includes("Attached file suppliers.csv (text/csv):\\n\\nname,amount\\nACME,12\\nGlobex,7"), model);
+      // Nothing was uploaded again: the project still has one suppliers.csv.
+      const listed = await page.evaluate(async (id) => (await (await fetch(`/api/projects/${id}/files`)).json()).files.map((f) => f.name), projectId);
+      assert.equal(listed.filter((n) => n === "suppliers.csv").length, 1);
+      await screenshot(page, `projects-${pass.lang}-named-file`);
 
       // Move the chat out of the project, then back in (the row's menu).
       const row = page.locator(`.project-chats li[data-chat-id="${chatId}"]`);

@@ -883,3 +883,201 @@ fn the_issue_scenario_a_csv_cleaned_by_the_agent_marked_final_then_refused_and_t
         404
     );
 }
+
+// ------------------------------------------------------- project files named by a message
+
+const PNG: &[u8] =
+    b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+
+/// A message whose file parts name project files (`projectFileId`) instead of bringing bytes.
+fn naming(text: &str, files: &[&str]) -> Value {
+    let mut parts = vec![json!({"type": "text", "text": text})];
+    for id in files {
+        parts.push(
+            json!({"type": "file", "mediaType": "application/octet-stream", "projectFileId": id}),
+        );
+    }
+    json!(parts)
+}
+
+fn file_id(h: &Host, u: &User, project: &str, name: &str, media: &str, bytes: &[u8]) -> String {
+    ok(upload(h, u, project, name, media, bytes), 201)["file"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn new_chat(h: &Host, u: &User, project: Option<&str>) -> String {
+    let body = json!({ "projectId": project });
+    ok(
+        call(h, "POST", "/api/chats", Some(&u.cookie), Some(&body)),
+        201,
+    )["chat"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_message_names_project_files_the_model_gets_their_bytes_and_refusals_write_nothing() {
+    let server = LlmServer::start(vec![Script::openai_text("Seen.")]);
+    let base = format!("{}/v1", server.base);
+    let Some(h) = host(&[
+        ("llm_provider", "openai"),
+        ("llm_api_key", "test-key"),
+        ("llm_model", "gpt-test"),
+        ("llm_base_url", &base),
+    ]) else {
+        return;
+    };
+    let (alice, bob) = (person(&h, "alice"), person(&h, "bob"));
+    let p = new_project(&h, &alice, "Audit", "");
+    let other = new_project(&h, &alice, "Other", "");
+    let bobs = new_project(&h, &bob, "Bob's", "");
+    let csv = file_id(&h, &alice, &p, "data.csv", "text/csv", b"name,qty\na,1\n");
+    let png = file_id(&h, &alice, &p, "dot.png", "image/png", PNG);
+    let elsewhere = file_id(&h, &alice, &other, "other.txt", "text/plain", b"other");
+    let bobs_file = file_id(&h, &bob, &bobs, "bob.txt", "text/plain", b"bob's");
+    let chat = new_chat(&h, &alice, Some(&p));
+    let outside = new_chat(&h, &alice, None);
+    let bobs_chat = new_chat(&h, &bob, Some(&bobs));
+
+    let body = json!({"message": naming("Compare these", &[&csv, &png]), "chatId": chat});
+    let sid = ok(
+        call(
+            &h,
+            "POST",
+            "/eve/v1/session",
+            Some(&alice.cookie),
+            Some(&body),
+        ),
+        202,
+    )["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = settled(&h, &alice, &sid, 1);
+
+    // The model gets the files as the provider's own parts, joined to the user's message.
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    let user = bodies[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    let content = user["content"].to_string();
+    assert!(content.contains("Compare these"), "{content}");
+    assert!(
+        content.contains("Attached file data.csv (text/csv):\\n\\nname,qty\\na,1\\n"),
+        "{content}"
+    );
+    let png_url = format!(
+        "data:image/png;base64,{}",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, PNG)
+    );
+    assert!(
+        user["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|part| part["type"] == "image_url" && part["image_url"]["url"] == png_url.as_str()),
+        "{content}"
+    );
+
+    // The stream names the files (no bytes) with their download URLs; nothing was copied.
+    let received = events
+        .iter()
+        .find(|e| e["type"] == "message.received")
+        .unwrap();
+    let parts = received["data"]["parts"].as_array().unwrap();
+    assert_eq!(parts[1]["projectFileId"], csv.as_str());
+    assert_eq!(parts[1]["filename"], "data.csv");
+    assert_eq!(parts[1]["mediaType"], "text/csv");
+    assert_eq!(parts[1]["size"], 13);
+    let url = parts[2]["url"].as_str().unwrap();
+    assert_eq!(url, format!("/api/projects/{p}/files/{png}/download"));
+    let d = h.send("GET", url, &[("cookie", &alice.cookie)], None);
+    assert_eq!(d.body, PNG);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT count(*) FROM eve_attachment WHERE principal = ?1",
+            &format!("user:{}", alice.id)
+        ),
+        0
+    );
+
+    // Refused, and nothing written: no session, no inbox row, no event, no model call.
+    let kept = |h: &Host| {
+        let db = database(h);
+        let n = |t: &str| -> i64 {
+            db.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        (
+            n("eve_session"),
+            n("eve_inbox"),
+            n("eve_event"),
+            n("eve_attachment"),
+        )
+    };
+    let before = kept(&h);
+    let send = format!("/eve/v1/session/{sid}");
+    let refusals = [
+        // A file of another project of hers, another person's, one that does not exist.
+        (
+            &alice,
+            send.as_str(),
+            json!({"message": naming("x", &[&elsewhere])}),
+            404,
+        ),
+        (
+            &alice,
+            send.as_str(),
+            json!({"message": naming("x", &[&bobs_file])}),
+            404,
+        ),
+        (
+            &alice,
+            send.as_str(),
+            json!({"message": naming("x", &["file_nope"])}),
+            404,
+        ),
+        // Bob names Alice's file in his own project's chat.
+        (
+            &bob,
+            "/eve/v1/session",
+            json!({"message": naming("x", &[&csv]), "chatId": bobs_chat}),
+            404,
+        ),
+        // A chat in no project, or no chat named.
+        (
+            &alice,
+            "/eve/v1/session",
+            json!({"message": naming("x", &[&csv]), "chatId": outside}),
+            400,
+        ),
+        (
+            &alice,
+            "/eve/v1/session",
+            json!({"message": naming("x", &[&csv])}),
+            400,
+        ),
+        // Bytes and a reference in one part.
+        (
+            &alice,
+            send.as_str(),
+            json!({"message": [{"type": "file", "mediaType": "text/plain", "data": "aGk=", "projectFileId": csv}]}),
+            400,
+        ),
+    ];
+    for (who, path, body, status) in refusals {
+        let r = call(&h, "POST", path, Some(&who.cookie), Some(&body));
+        assert_eq!(r.status, status, "{path} {body}: {}", r.text());
+    }
+    assert_eq!(kept(&h), before);
+    assert_eq!(server.bodies().len(), 1);
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { isAllowedType, isThumbnailUrl, mediaTypeOf, messageOf, pendingLabel, policyFromInfo, refusal, withMediaType, MAX_ATTACHMENT_BYTES } from "./attachments";
+import { isAllowedType, isThumbnailUrl, mediaTypeOf, messageOf, pendingLabel, policyFromInfo, refusal, toFileParts, withMediaType, MAX_ATTACHMENT_BYTES } from "./attachments";
 
 test("media types come from the browser, else from the extension", () => {
   assert.equal(mediaTypeOf("a.png", "image/PNG"), "image/png");
@@ -42,6 +42,10 @@ test("data URLs carry the part's media type; only our attachment URLs become thu
   assert.ok(!isThumbnailUrl("https://evil.example/x.png"));
   assert.ok(!isThumbnailUrl("/eve/v1/attachments/att_1/../../api"));
   assert.ok(!isThumbnailUrl(undefined));
+  // A project file a message named is served by the projects component (docs/projects.md).
+  assert.ok(isThumbnailUrl("/api/projects/prj_a1/files/file_b2/download"));
+  assert.ok(!isThumbnailUrl("/api/projects/prj_a1/files/file_b2/download/../x"));
+  assert.ok(!isThumbnailUrl("//evil.example/api/projects/p/download"));
 });
 
 test("the agent's policy comes from its info document; anything else keeps the defaults", () => {
@@ -55,4 +59,10 @@ test("the agent's policy comes from its info document; anything else keeps the d
   assert.match(refusal("x.bin", "application/octet-stream", 1, { maxBytes: 0, allowedMediaTypes: "*" })!, /cannot be attached/);
   assert.equal(policyFromInfo({ agent: { model: { id: "openai/x" } } }), null);
   assert.equal(policyFromInfo({ agent: { model: { providerOptions: { uploadPolicy: { maxBytes: "big" } } } } }), null);
+});
+
+test("a project file is named by its id, and no bytes are read or sent", async () => {
+  const unreadable = { arrayBuffer: () => Promise.reject(new Error("read")) } as unknown as Blob;
+  const parts = await toFileParts([{ id: "p-file_1", name: "data.csv", mediaType: "text/csv", size: 8, file: unreadable, projectFileId: "file_1" }]);
+  assert.deepEqual(JSON.parse(JSON.stringify(parts)), [{ type: "file", mediaType: "text/csv", filename: "data.csv", projectFileId: "file_1" }]);
 });

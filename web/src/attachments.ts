@@ -80,17 +80,20 @@ export interface DraftFile {
   name: string;
   mediaType: string;
   size: number;
-  /** A blob: URL for an image's chip preview. */
+  /** A blob: URL (or a project image's own URL) for an image's chip preview. */
   preview?: string;
   file: Blob;
+  /** A project file named instead of uploaded (docs/projects.md): its bytes stay on the server. */
+  projectFileId?: string;
 }
 
-/** eve's file part. */
+/** eve's file part: the bytes (`data`), or eve-chat's `projectFileId` naming a project file. */
 export interface FilePart {
   type: "file";
   mediaType: string;
   filename: string;
-  data: string;
+  data?: string;
+  projectFileId?: string;
 }
 
 /** A file's bytes as a base64 data: URL. */
@@ -111,7 +114,7 @@ export function withMediaType(dataUrl: string, mediaType: string): string {
 
 export async function toFileParts(files: readonly DraftFile[]): Promise<FilePart[]> {
   return Promise.all(
-    files.map(async (f) => ({ type: "file" as const, mediaType: f.mediaType, filename: f.name, data: withMediaType(await readAsDataUrl(f.file), f.mediaType) })),
+    files.map(async (f) => ({ type: "file" as const, mediaType: f.mediaType, filename: f.name, projectFileId: f.projectFileId, data: f.projectFileId ? undefined : withMediaType(await readAsDataUrl(f.file), f.mediaType) })),
   );
 }
 
@@ -163,12 +166,14 @@ export function useDraftFiles(toast: (message: string) => void) {
     });
   }, []);
   const clear = useCallback(() => setFiles([]), []);
-  return { files, add, remove, clear };
+  /** Adds files kept elsewhere (a project's, checked by the picker): no bytes are read. */
+  const put = useCallback((list: readonly DraftFile[]) => setFiles((current) => [...current, ...list]), []);
+  return { files, add, remove, clear, put };
 }
 
 export type DraftFiles = ReturnType<typeof useDraftFiles>;
 
-/** Only our own attachment URLs (and local previews) are loaded as images. */
+/** Only our own attachment and project file URLs (and local previews) are loaded as images. */
 export function isThumbnailUrl(url: string | undefined): url is string {
-  return !!url && (/^\/eve\/v1\/attachments\/att_[0-9a-f]{32}$/.test(url) || /^(data|blob):/.test(url));
+  return !!url && (/^\/(eve\/v1\/attachments\/att_[0-9a-f]{32}|api\/projects\/[\w/-]+\/download)$/.test(url) || /^(data|blob):/.test(url));
 }

@@ -36,11 +36,12 @@ pub fn info(call: Call, out: ResponseOutparam) {
 /// `POST /eve/v1/session`: a new session, with its first message or parked without one.
 pub fn create(call: Call, out: ResponseOutparam) {
     let principal = call.principal.id.as_str();
+    let chat = protocol::chat_id(&call.body);
     let created = protocol::session_request(&call.body, true)
-        .and_then(|request| sessions::create(&Spin, open_db, principal, request));
+        .and_then(|request| sessions::create(&Spin, open_db, principal, request, chat.as_deref()));
     match created {
         Ok((db, id)) => {
-            if let Some(chat) = protocol::chat_id(&call.body) {
+            if let Some(chat) = chat {
                 if let Err(e) =
                     eve_projects::projects::record_chat_session(&db, principal, &chat, &id)
                 {

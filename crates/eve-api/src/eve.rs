@@ -72,6 +72,11 @@ pub enum MessagePart {
         /// Ours: the decoded size in bytes of a stored attachment.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
+        /// eve-chat's extension (docs/projects.md): a file of the chat's project, named instead
+        /// of uploaded again (no `data` or `url` from the client); the agent checks it is the
+        /// caller's and the project's, and reads its bytes before every model call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        project_file_id: Option<String>,
     },
 }
 
@@ -287,9 +292,13 @@ pub enum ReceivedPart {
         attachment_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
-        /// Ours: where the caller reads the bytes back (`/eve/v1/attachments/:id`).
+        /// Ours: where the caller reads the bytes back (`/eve/v1/attachments/:id`, or a
+        /// project file's download URL).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         url: Option<String>,
+        /// Ours: the project file this part names (see [`MessagePart::File`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        project_file_id: Option<String>,
     },
 }
 

@@ -261,6 +261,16 @@ pub fn read_by_name<S: Sql>(
     }))
 }
 
+/// The bytes of the principal's file `id`, in whichever scope (`None`: gone, or not theirs).
+pub fn read_by_id<S: Sql>(db: &S, principal: &str, id: &str) -> Result<Option<Vec<u8>>, String> {
+    let rows = db.execute(READ_FILE_BY_ID, vec![id.into(), principal.into()])?;
+    Ok(rows.into_iter().next().map(|mut row| match row.pop() {
+        Some(SqlValue::Blob(b)) => b,
+        Some(SqlValue::Text(t)) => t.into_bytes(),
+        _ => Vec::new(),
+    }))
+}
+
 /// Why the agent's write was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteRefused {

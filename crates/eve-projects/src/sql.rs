@@ -151,6 +151,11 @@ SELECT name, substr(data, 1, ?3) FROM project_file WHERE scope = ?1 AND principa
 pub const DOWNLOAD_FILE: &str = "\
 SELECT name, media_type, data FROM project_file WHERE id = ?1 AND scope = ?2 AND principal = ?3";
 
+/// A file's bytes by its id alone, the principal's only (the agent, for a file a message
+/// named: the reference was checked against the chat's project when the message came).
+pub const READ_FILE_BY_ID: &str = "\
+SELECT data FROM project_file WHERE id = ?1 AND principal = ?2";
+
 /// Marks a temp file final (a final one stays final: a retry answers the same).
 pub const MARK_FINAL: &str = concat!(
     "UPDATE project_file SET source = 'final_output', updated_at = ?4 ",

@@ -23,6 +23,8 @@ export interface ComposerProps {
   onArrowUpEmpty?(): void;
   /** The files to send with the message; unset, the composer takes none. */
   files?: DraftFiles;
+  /** Shown before the paperclip (a project chat's file picker). */
+  extra?: ComponentChildren;
 }
 
 const MAX_HEIGHT_PX = 240;
@@ -141,6 +143,7 @@ export function Composer(props: ComposerProps) {
           <div class="composer-footer-end">
             {files && (
               <>
+                {props.extra}
                 <button type="button" class="icon-button attach" aria-label={t.shell.attachFiles} title={t.shell.attachFilesTitle} disabled={inputLocked} onClick={() => fileInput.current?.click()}>
                   <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
                     <path d="M16.5 6.5 8.6 14.4a2 2 0 0 0 2.8 2.8l7.9-7.9a4 4 0 0 0-5.7-5.7l-8 8a6 6 0 0 0 8.5 8.5l6.4-6.4" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />

@@ -17,6 +17,7 @@ import { lazyPart } from "./lazy";
 import { completedWrites, type ProjectChat } from "../projects";
 
 const ProjectBar = lazyPart(() => import("./projects").then((m) => m.ProjectBar));
+const ProjectFilePicker = lazyPart(() => import("./projects").then((m) => m.ProjectFilePicker));
 
 /** The file tool calls of a transcript (to notice a completed write). */
 function toolCalls(items: RenderItem[]) {
@@ -201,10 +202,10 @@ export function SessionPage({ chatId }: { chatId: string }) {
     const sent = await runtime.send(message, { files });
     if (!sent) restore(message, kept);
   };
-  // A message that was not sent goes back into the composer, its files too.
+  // A message that was not sent goes back into the composer, its files too (as they were).
   const restore = (message: string, files: DraftFiles["files"]) => {
     setDraft(message);
-    drafts.add(files.map((f) => new File([f.file], f.name, { type: f.mediaType })));
+    drafts.put(files);
   };
 
   // Retry sends the latest user message again, as a new message of this chat.
@@ -306,6 +307,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
           disabledReason={disabledReason}
           placeholder={t.pages.placeholderChat}
           files={drafts}
+          extra={projectId && <ProjectFilePicker projectId={projectId} drafts={drafts} disabled={!!disabledReason} />}
           onArrowUpEmpty={lastUserKey && !busy ? () => setEditing(lastUserKey) : undefined}
           footerStart={
             <>

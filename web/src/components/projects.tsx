@@ -1,14 +1,16 @@
 // The project page (`/project/:id`, issue 21, docs/projects.md): name (rename), delete,
 // instructions, a new chat in the project, its chats, and its files — list with type, size,
 // preview and source; upload by the paperclip, drag-and-drop and paste; download, mark final,
-// delete. `FilesPanel` is also the files drawer of a project's chat. A chunk of its own.
+// delete. `FilesPanel` is also the files drawer of a project's chat, and `ProjectFilePicker` its
+// composer's picker of project files. A chunk of its own.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useShell } from "../context";
-import { describeError, fmt, formatBytes, plural, t } from "../i18n";
+import { describeError, fmt, formatBytes, formatSize, plural, t } from "../i18n";
 import { moveChat, projectsApi, type Project, type ProjectFile } from "../projects";
 import { canMarkFinal, filesApi, fileType, pastedName, sourceKey, upsertFile } from "../project-files";
 import type { ChatSummary } from "../types";
 import { ConfirmDialog } from "./widgets";
+import { MAX_FILES, type DraftFile, type DraftFiles } from "../attachments";
 import { tp } from "../i18n/project-page";
 
 /** The project strings: the catalogue's (shared with the sidebar) and the page's own. */
@@ -494,5 +496,81 @@ export function ProjectBar({ projectId, writes }: { projectId: string; writes: n
       </summary>
       {open && <FilesPanel projectId={project.id} refreshKey={writes} title={fmt(s().filesOf, { name: project.name })} />}
     </details>
+  );
+}
+
+// ---- a project chat's file picker (docs/projects.md "A message names project files"): next to
+// the paperclip, it lists the project's files; a chosen one becomes a chip like an attachment,
+// but the message only names it (`projectFileId`): nothing is uploaded again.
+
+/** A project file as a composer chip: named, not read (an image shows its own thumbnail). */
+export function draftOf(f: ProjectFile): DraftFile {
+  const preview = (f.preview.kind === "image" && f.preview.thumbnailUrl) || undefined;
+  return { id: `p-${f.id}`, name: f.name, mediaType: f.mediaType, size: f.size, preview, file: new Blob([]), projectFileId: f.id };
+}
+
+export function ProjectFilePicker({ projectId, drafts, disabled }: { projectId: string; drafts: DraftFiles; disabled?: boolean }) {
+  const [open, setOpen] = useState(false);
+  const [files, setFiles] = useState<ProjectFile[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const root = useRef<HTMLDivElement>(null);
+  const { toast } = useShell();
+  const s = tp();
+
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    setError(null);
+    filesApi
+      .files(projectId)
+      .then((r) => live && setFiles(r.files))
+      .catch((err: unknown) => live && setError(describeError(err)));
+    const onDoc = (e: MouseEvent) => root.current && !root.current.contains(e.target as Node) && setOpen(false);
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && setOpen(false);
+    document.addEventListener("mousedown", onDoc);
+    document.addEventListener("keydown", onKey);
+    return () => {
+      live = false;
+      document.removeEventListener("mousedown", onDoc);
+      document.removeEventListener("keydown", onKey);
+    };
+  }, [open, projectId]);
+
+  const chosen = new Set(drafts.files.map((f) => f.projectFileId));
+  return (
+    <div class="project-picker" ref={root}>
+      <button type="button" class="icon-button pick-project-files" aria-haspopup="menu" aria-expanded={open} aria-label={s.pickFiles} title={s.pickFilesTitle} disabled={disabled} onClick={() => setOpen(!open)}>
+        <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+          <path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round" />
+        </svg>
+      </button>
+      {open && (
+        <div class="menu project-file-menu" role="menu" aria-label={s.pickFiles}>
+          {error && <p class="menu-item form-error">{error}</p>}
+          {!error && files === null && <p class="menu-item muted">{s.pickLoading}</p>}
+          {files?.length === 0 && <p class="menu-item muted">{s.pickNone}</p>}
+          {files?.map((f) => (
+            <button
+              key={f.id}
+              type="button"
+              role="menuitem"
+              class="menu-item project-file-option"
+              data-file-id={f.id}
+              data-file-name={f.name}
+              disabled={chosen.has(f.id)}
+              title={chosen.has(f.id) ? s.pickAdded : fmt(s.pickOne, { name: f.name })}
+              onClick={() => {
+                setOpen(false);
+                if (drafts.files.length >= MAX_FILES) return toast(fmt(t.attachments.tooMany, { max: MAX_FILES }));
+                drafts.put([draftOf(f)]);
+              }}
+            >
+              <span class="file-chip-name">{f.name}</span>
+              <span class="muted">{formatSize(f.size)}</span>
+            </button>
+          ))}
+        </div>
+      )}
+    </div>
   );
 }

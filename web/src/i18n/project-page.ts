@@ -49,6 +49,12 @@ const en = {
   deleteFileTitle: "Delete {name}?",
   deleteFileBody: "The file is gone for every chat of the project.",
   fileDeleted: "{name} deleted.",
+  pickFiles: "Add project files",
+  pickFilesTitle: "Add files of this project to the message, without uploading them again",
+  pickOne: "Add {name} to the message",
+  pickAdded: "Already in the message",
+  pickLoading: "Loading files…",
+  pickNone: "This project has no files yet.",
 };
 
 const zhCN: typeof en = {
@@ -96,6 +102,12 @@ const zhCN: typeof en = {
   deleteFileTitle: "删除 {name}？",
   deleteFileBody: "此文件将从项目的所有对话中消失。",
   fileDeleted: "{name} 已删除。",
+  pickFiles: "添加项目文件",
+  pickFilesTitle: "把此项目的文件加入消息，无需重新上传",
+  pickOne: "把 {name} 加入消息",
+  pickAdded: "已在消息中",
+  pickLoading: "正在加载文件…",
+  pickNone: "此项目还没有文件。",
 };
 
 export const projectPageCatalogues = { en, "zh-CN": zhCN };

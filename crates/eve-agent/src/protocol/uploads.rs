@@ -217,12 +217,23 @@ pub fn check(parts: &[MessagePart], policy: &UploadPolicy) -> Result<Vec<Upload>
             url,
             attachment_id,
             size,
+            project_file_id,
         } = part
         else {
             continue;
         };
         if attachment_id.is_some() || size.is_some() {
             return Err(invalid("'attachmentId' and 'size' are set by the agent."));
+        }
+        if let Some(id) = project_file_id {
+            // Stored already (it passed the policy when it was kept, its bytes count once):
+            // the part names it and brings nothing (`service::project_files` resolves it).
+            if data.is_some() || url.is_some() || !is_project_file_id(id) {
+                return Err(invalid(
+                    "'projectFileId' names a project file: send it without 'data' or 'url'.",
+                ));
+            }
+            continue;
         }
         let Some(essence) = essence(media_type) else {
             return Err(invalid(
@@ -277,7 +288,14 @@ pub fn stored_part(upload: &Upload, attachment_id: &str) -> MessagePart {
         url: None,
         attachment_id: Some(attachment_id.to_string()),
         size: Some(upload.bytes.len() as u64),
+        project_file_id: None,
     }
+}
+
+/// Whether `id` can name a project file (`file_` and a short token, as both the `projects`
+/// component and the agent mint them).
+pub fn is_project_file_id(id: &str) -> bool {
+    id.starts_with("file_") && crate::protocol::ids::is_token(id, 64)
 }
 
 /// The media type an attachment is served with: images a browser shows as themselves (what
@@ -351,6 +369,7 @@ mod tests {
             url: None,
             attachment_id: None,
             size: None,
+            project_file_id: None,
         }
     }
 
@@ -469,6 +488,7 @@ mod tests {
             url: None,
             attachment_id: Some("att_someone_elses".into()),
             size: None,
+            project_file_id: None,
         };
         assert_eq!(check(&[forged], &p).unwrap_err().status, 400);
         let neither = MessagePart::File {
@@ -478,6 +498,7 @@ mod tests {
             url: None,
             attachment_id: None,
             size: None,
+            project_file_id: None,
         };
         assert_eq!(check(&[neither], &p).unwrap_err().status, 400);
         let zero = UploadPolicy::from_vars(Some("0"), None, None);
@@ -487,6 +508,31 @@ mod tests {
                 .status,
             415
         );
+    }
+
+    #[test]
+    fn a_project_file_reference_brings_no_bytes_and_is_not_an_upload() {
+        let p = UploadPolicy::from_vars(Some("1"), Some("image/png"), None);
+        let part = |data: Option<&str>, id: &str| MessagePart::File {
+            media_type: "text/csv".into(),
+            filename: None,
+            data: data.map(str::to_string),
+            url: None,
+            attachment_id: None,
+            size: None,
+            project_file_id: Some(id.into()),
+        };
+        // Not checked against today's policy: it was kept already, its bytes count once.
+        assert_eq!(check(&[part(None, "file_abc")], &p).unwrap(), vec![]);
+        assert_eq!(
+            check(&[part(Some("aGk="), "file_abc")], &p)
+                .unwrap_err()
+                .status,
+            400
+        );
+        for bad in ["att_abc", "file_../x", ""] {
+            assert_eq!(check(&[part(None, bad)], &p).unwrap_err().status, 400);
+        }
     }
 
     #[test]

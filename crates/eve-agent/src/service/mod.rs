@@ -16,6 +16,7 @@
 pub mod connection_tokens;
 pub mod env;
 pub mod info;
+pub mod project_files;
 pub mod runner;
 pub mod sessions;
 pub mod sign_in;
@@ -23,6 +24,8 @@ pub mod stream;
 pub mod uploads;
 pub mod work;
 
+#[cfg(test)]
+mod project_files_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

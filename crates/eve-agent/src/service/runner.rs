@@ -279,13 +279,7 @@ impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
     }
 
     fn attachment(&mut self, id: &str) -> Option<Vec<u8>> {
-        match self.store.attachment(id, self.principal) {
-            Ok(a) => a.map(|a| a.data),
-            Err(e) => {
-                eprintln!("agent: reading attachment {id}: {e}");
-                None
-            }
-        }
+        crate::service::project_files::stored_bytes(self.store.db, self.principal, id)
     }
 
     fn connection_token(&mut self, connection: &str) -> Option<String> {

@@ -16,8 +16,8 @@ use crate::protocol::{ids, Message, Refusal, SessionRequest};
 use crate::providers::config;
 use crate::service::env::{self, db_refusal, AgentEnv};
 use crate::service::runner::envelope;
-use crate::service::uploads;
 use crate::service::work::{First, Queued};
+use crate::service::{project_files, uploads};
 use crate::session::store::{AgentStore, Clock, SessionState};
 use crate::session::transcript;
 use crate::turn;
@@ -166,12 +166,14 @@ fn queue_message<S: Sql>(
 
 /// `POST /eve/v1/session` (its body parsed already): a new session, with its first message or
 /// parked without one. The database (`open`ed once the request is known to be valid) and the
-/// new session's id.
+/// new session's id. `chat`: eve-chat's `chatId`, whose project the message's project files
+/// must be in.
 pub fn create<S: Sql>(
     env: &dyn AgentEnv,
     open: impl FnOnce() -> Result<S, Refusal>,
     principal: &str,
     mut request: SessionRequest,
+    chat: Option<&str>,
 ) -> Result<(S, String), Refusal> {
     if let SessionRequest::Message(m) = &request {
         check_model(env, m)?;
@@ -186,8 +188,15 @@ pub fn create<S: Sql>(
     if let SessionRequest::Message(m) = &mut request {
         check_turn(env, &db, principal, m, None)?;
     }
-    let files = match &request {
-        SessionRequest::Message(m) => uploads::check(&store, principal, m, &policy)?,
+    let files = match &mut request {
+        SessionRequest::Message(m) => {
+            let files = uploads::check(&store, principal, m, &policy)?;
+            if project_files::names_any(m) {
+                let project = project_files::chat_project(&db, principal, chat)?;
+                project_files::resolve(&db, principal, project.as_deref(), m)?;
+            }
+            files
+        }
         _ => Vec::new(),
     };
     store
@@ -243,6 +252,10 @@ pub fn send<S: Sql>(
             check_turn(env, &db, principal, &mut m, transcript::last_model_id(&log))?;
             let policy = env::upload_policy(env);
             let files = uploads::check(&store, principal, &m, &policy)?;
+            if project_files::names_any(&m) {
+                let project = project_files::session_project(&db, principal, id)?;
+                project_files::resolve(&db, principal, project.as_deref(), &mut m)?;
+            }
             let delivery = keep_message(env, &store, id, principal, m, files, &policy)?;
             Ok((db, delivery, First::Nothing))
         }

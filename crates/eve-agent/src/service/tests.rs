@@ -17,7 +17,7 @@ use crate::session::store::AgentStore;
 
 /// The platform of these tests: the real clock (leases are timed), no sleeping, the
 /// default configuration (the demo model), and no network.
-struct Offline;
+pub(super) struct Offline;
 
 impl AgentEnv for Offline {
     fn now_ms(&self) -> i64 {
@@ -57,13 +57,13 @@ impl AgentEnv for Offline {
     }
 }
 
-fn db() -> Lite {
+pub(super) fn db() -> Lite {
     let db = Lite::memory();
     eve_store::migrations::migrate(&db, 1).unwrap();
     db
 }
 
-fn request(body: &str, new_session: bool) -> SessionRequest {
+pub(super) fn request(body: &str, new_session: bool) -> SessionRequest {
     protocol::session_request(body.as_bytes(), new_session).unwrap()
 }
 
@@ -75,7 +75,8 @@ fn types(db: &Lite, id: &str) -> Vec<&'static str> {
 /// A session created with `message` and its work run, as `POST /session` does.
 fn created(message: &str) -> (Lite, String) {
     let body = format!(r#"{{"message":{message:?}}}"#);
-    let (db, id) = sessions::create(&Offline, || Ok(db()), "p", request(&body, true)).unwrap();
+    let (db, id) =
+        sessions::create(&Offline, || Ok(db()), "p", request(&body, true), None).unwrap();
     drain(&Offline, &db, &id, "p", First::Nothing, None);
     (db, id)
 }

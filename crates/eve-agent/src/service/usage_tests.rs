@@ -87,7 +87,7 @@ impl Sql for Lent<'_> {
 }
 
 fn create(env: &Configured, db: &Lite, who: &str, body: &str) -> Result<String, Refusal> {
-    let (lent, id) = sessions::create(env, || Ok(Lent(db)), who, message(body, true))?;
+    let (lent, id) = sessions::create(env, || Ok(Lent(db)), who, message(body, true), None)?;
     drain(env, &lent, &id, who, First::Nothing, None);
     Ok(id)
 }

@@ -255,12 +255,13 @@ fn file_message(p: &ReceivedPart) -> Option<ModelMessage> {
         filename,
         media_type,
         attachment_id,
+        project_file_id,
         ..
     } = p
     else {
         return None;
     };
-    let content = match attachment_id {
+    let content = match attachment_id.as_ref().or(project_file_id.as_ref()) {
         Some(id) => FileContent::Stored(id.clone()),
         None => FileContent::Note(crate::providers::files::NOT_FETCHED.into()),
     };
@@ -592,9 +593,10 @@ mod tests {
         let file = |id: Option<&str>| ReceivedPart::File {
             filename: Some("a.png".into()),
             media_type: "image/png".into(),
-            attachment_id: id.map(str::to_string),
+            attachment_id: id.filter(|i| i.starts_with("att_")).map(str::to_string),
             size: Some(3),
             url: None,
+            project_file_id: id.filter(|i| i.starts_with("file_")).map(str::to_string),
         };
         let log = vec![
             Event::MessageReceived(MessageReceived {
@@ -605,20 +607,25 @@ mod tests {
                     },
                     file(Some("att_1")),
                     file(None),
+                    file(Some("file_p1")),
                 ],
                 at: turn(0),
             }),
             completed(0, 0, "a dot"),
         ];
         let m = messages(&log);
-        assert_eq!(m.len(), 4, "{m:?}");
+        assert_eq!(m.len(), 5, "{m:?}");
         assert_eq!(m[0], ModelMessage::User("look".into()));
         assert!(
             matches!(&m[1], ModelMessage::File(f) if f.content == FileContent::Stored("att_1".into()))
         );
         assert!(matches!(&m[2], ModelMessage::File(f)
             if f.content == FileContent::Note(crate::providers::files::NOT_FETCHED.into())));
-        assert!(matches!(&m[3], ModelMessage::Assistant { .. }));
+        // A project file named by the message: its bytes are read like an attachment's.
+        assert!(
+            matches!(&m[3], ModelMessage::File(f) if f.content == FileContent::Stored("file_p1".into()))
+        );
+        assert!(matches!(&m[4], ModelMessage::Assistant { .. }));
     }
 
     fn completed(n: u64, step: u64, text: &str) -> Event {

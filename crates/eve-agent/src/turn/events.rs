@@ -40,15 +40,22 @@ pub fn received(at: &TurnRef, text: &str, parts: &[MessagePart]) -> Event {
                 filename,
                 attachment_id,
                 size,
+                url,
+                project_file_id,
                 ..
             } => ReceivedPart::File {
                 filename: filename.clone(),
                 media_type: media_type.clone(),
                 attachment_id: attachment_id.clone(),
                 size: *size,
-                url: attachment_id
-                    .as_deref()
-                    .map(crate::protocol::routes::attachment_url),
+                // A project file's download URL was set by the agent when it resolved the
+                // reference; a client's linked `url` is not repeated.
+                url: match (attachment_id, project_file_id) {
+                    (Some(id), _) => Some(crate::protocol::routes::attachment_url(id)),
+                    (None, Some(_)) => url.clone(),
+                    (None, None) => None,
+                },
+                project_file_id: project_file_id.clone(),
             },
         })
         .collect();

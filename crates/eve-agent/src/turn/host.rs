@@ -37,7 +37,8 @@ pub trait TurnHost: ToolHost {
     fn mcp_http(&mut self) -> &mut dyn McpHttp;
     /// The caller's token for `connection`, from its sign-in.
     fn connection_token(&mut self, connection: &str) -> Option<String>;
-    /// The bytes of the session principal's attachment `id` (`None`: gone, or not theirs).
+    /// The bytes of the session principal's attachment `id`, or of the project file `id` a
+    /// message named (`None`: gone, or not theirs).
     fn attachment(&mut self, _id: &str) -> Option<Vec<u8>> {
         None
     }
