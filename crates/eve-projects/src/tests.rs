@@ -5,8 +5,9 @@ use eve_sql_testing::Db;
 use eve_store::sql::Sql;
 use serde_json::{json, Value};
 
+use crate::patterns::{self, NameGlob};
 use crate::tools::{self, FileScope};
-use crate::{files, glob, names, preview, project_scope, projects, session_scope};
+use crate::{files, names, preview, project_scope, projects, session_scope};
 
 fn db() -> Db {
     let db = Db::memory();
@@ -490,10 +491,124 @@ fn names_previews_and_patterns() {
         }
     );
     assert_eq!(preview::preview("image/png", b"<svg>"), FilePreview::Other);
-    assert!(glob::matches("*.{csv,txt}", "a.txt"));
-    assert!(!glob::matches("*.csv", "a.txt"));
-    let re = glob::Regex::new("err.*x|^ok$", false, true).unwrap();
-    assert!(re.is_match(b"an ERROR: x", true));
-    assert!(re.is_match(b"OK", true));
-    assert!(!re.is_match(b"ok then", true));
+}
+
+#[test]
+fn globs_are_ripgreps_over_flat_names() {
+    let glob = |p: &str| NameGlob::new(p).unwrap();
+    assert!(glob("*.{csv,txt}").matches("a.txt"));
+    assert!(!glob("*.csv").matches("a.txt"));
+    assert!(glob("[ab]?.csv").matches("b1.csv"));
+    assert!(!glob("[ab]?.csv").matches("c1.csv"));
+    assert!(glob("[!a]*").matches("b.md"));
+    // Files have no directories: the prefixes eve's paths carry are dropped.
+    for p in ["**/*.csv", "/workspace/*.csv", "./*.csv", "$HOME/**/*.csv"] {
+        assert!(glob(p).matches("data.csv"), "{p}");
+    }
+    assert!(!glob("sub/*.csv").matches("data.csv"));
+    // Alternatives do not multiply out: many groups compile as one automaton.
+    assert!(glob(&"{a,b}".repeat(64)).matches(&"ab".repeat(32)));
+    let err = NameGlob::new("[a-").unwrap_err();
+    assert!(err.starts_with("invalid glob pattern"), "{err}");
+}
+
+#[test]
+fn grep_patterns_are_full_regular_expressions() {
+    let re = |p: &str| patterns::line_regex(p, false, false).unwrap();
+    // Alternatives, anchors, groups, classes, counted repetition.
+    assert!(re("err.*x|^ok$").is_match("an err: x"));
+    assert!(!re("err.*x|^ok$").is_match("ok then"));
+    assert!(re(r"^(alice|bob),\d+$").is_match("bob,42"));
+    assert!(!re(r"^(alice|bob),\d+$").is_match("carol,42"));
+    assert!(re("[A-Z]{2}-[0-9]{3}").is_match("ref FR-123."));
+    assert!(re(r"\bqty\b").is_match("name, qty"));
+    assert!(!re(r"\bqty\b").is_match("qtys"));
+    // Case folding is Unicode-aware, as in ripgrep.
+    let folded = patterns::line_regex("ÉTÉ", false, true).unwrap();
+    assert!(folded.is_match("un été"));
+    assert!(re(r"\w+").is_match("数据"));
+    // literal: every character stands for itself.
+    let lit = patterns::line_regex("a.b(", true, false).unwrap();
+    assert!(lit.is_match("x a.b( y"));
+    assert!(!lit.is_match("axb("));
+    // Bad and oversized patterns are errors the model can read.
+    let err = patterns::line_regex("(a|b", false, false).unwrap_err();
+    assert!(
+        err.starts_with("invalid pattern") && err.contains("unclosed group"),
+        "{err}"
+    );
+    let err = patterns::line_regex(r"(\w{100}){100}", false, false).unwrap_err();
+    assert!(err.contains("too large"), "{err}");
+    // The Unicode script and category tables are not built in.
+    assert!(patterns::line_regex(r"\p{Greek}", false, false).is_err());
+}
+
+#[test]
+fn grep_and_glob_answer_a_bad_pattern_with_a_tool_error() {
+    let db = db();
+    let s = session_scope("wrun_1");
+    let new_id = || "file_t".to_string();
+    let fs = scope(&db, &s, &new_id);
+    for (tool, input) in [
+        ("grep", json!({"pattern": "(unclosed"})),
+        ("grep", json!({"pattern": "x", "glob": "[a-"})),
+        ("glob", json!({"pattern": "{a,"})),
+    ] {
+        let (out, err) = run(&fs, tool, input.clone());
+        assert!(err, "{tool} {input}: {out}");
+        assert!(
+            out["error"].as_str().unwrap().starts_with("invalid"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn grep_searches_groups_and_classes_and_the_head_of_a_large_file() {
+    let db = db();
+    db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
+    let s = session_scope("wrun_1");
+    let n = std::cell::Cell::new(0);
+    let new_id = move || {
+        n.set(n.get() + 1);
+        format!("file_t{}", n.get())
+    };
+    let mut fs = scope(&db, &s, &new_id);
+    fs.file_max = MAX;
+    let text = "id,city\n1,Paris\n2,paris\n3,Lyon\n";
+    assert!(
+        !run(
+            &fs,
+            "write_file",
+            json!({"filePath": "a.csv", "content": text})
+        )
+        .1
+    );
+    let (out, err) = run(
+        &fs,
+        "grep",
+        json!({"pattern": "^[0-9],(P|L)[a-z]+$", "glob": "*.{csv,tsv}"}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(
+        out["content"],
+        "/workspace/a.csv:2: 1,Paris\n/workspace/a.csv:4: 3,Lyon\n"
+    );
+    assert_eq!(out["matchCount"], 2);
+    let (out, _) = run(&fs, "grep", json!({"pattern": "PARIS", "ignoreCase": true}));
+    assert_eq!(out["matchCount"], 2);
+    // grep reads the first 2 MiB of a file; a cut inside a character still leaves text.
+    let mut big = "é".repeat(tools::MAX_GREP_BYTES / 2 - 1);
+    big.push_str("x\nneedle 中文\n");
+    let big = format!("needle first\n{big}");
+    assert!(
+        !run(
+            &fs,
+            "write_file",
+            json!({"filePath": "big.txt", "content": big})
+        )
+        .1
+    );
+    let (out, _) = run(&fs, "grep", json!({"pattern": "needle", "glob": "big.*"}));
+    assert_eq!(out["content"], "/workspace/big.txt:1: needle first\n");
 }
