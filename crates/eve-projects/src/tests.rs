@@ -5,6 +5,7 @@ use eve_sql_testing::Db;
 use eve_store::sql::Sql;
 use serde_json::{json, Value};
 
+use crate::files::NewFile;
 use crate::patterns::{self, NameGlob};
 use crate::tools::{self, FileScope};
 use crate::{files, names, preview, project_scope, projects, session_scope};
@@ -31,6 +32,20 @@ fn used(db: &Db, p: &str) -> i64 {
 }
 
 const MAX: u64 = 1 << 30;
+
+/// alice's CSV `name` in `scope`, at time 1, within the default storage.
+fn new_file<'a>(scope: &'a str, id: &'a str, name: &'a str, data: Vec<u8>) -> NewFile<'a> {
+    NewFile {
+        principal: "alice",
+        scope,
+        id,
+        name,
+        media_type: "text/csv",
+        data,
+        now: 1,
+        default_max: MAX,
+    }
+}
 
 #[test]
 fn projects_are_created_renamed_listed_and_another_principals_is_a_404() {
@@ -148,15 +163,8 @@ fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_tak
     let scope = project_scope("prj_1");
     let f = files::upload(
         &db,
-        "alice",
-        &scope,
         "/api/projects/prj_1",
-        "file_1",
-        "a.csv",
-        "text/csv",
-        b"a,b\n1,2\n".to_vec(),
-        1,
-        MAX,
+        new_file(&scope, "file_1", "a.csv", b"a,b\n1,2\n".to_vec()),
     )
     .unwrap();
     assert_eq!(f.source, FileSource::UserUpload);
@@ -170,29 +178,18 @@ fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_tak
     // The same name again: 409; over the storage cap: 413; nothing written either way.
     let e = files::upload(
         &db,
-        "alice",
-        &scope,
         "/u",
-        "file_2",
-        "a.csv",
-        "text/csv",
-        b"x".to_vec(),
-        1,
-        MAX,
+        new_file(&scope, "file_2", "a.csv", b"x".to_vec()),
     )
     .unwrap_err();
     assert_eq!(e.status(), 409);
     let e = files::upload(
         &db,
-        "alice",
-        &scope,
         "/u",
-        "file_3",
-        "b.csv",
-        "text/csv",
-        vec![b'x'; 100],
-        1,
-        50,
+        NewFile {
+            default_max: 50,
+            ..new_file(&scope, "file_3", "b.csv", vec![b'x'; 100])
+        },
     )
     .unwrap_err();
     assert_eq!(e.status(), 413);
@@ -239,15 +236,8 @@ fn only_temp_files_are_marked_final_and_a_file_in_use_by_a_running_turn_stays() 
     let scope = project_scope("prj_1");
     files::upload(
         &db,
-        "alice",
-        &scope,
         "/u",
-        "file_1",
-        "a.csv",
-        "text/csv",
-        b"a".to_vec(),
-        1,
-        MAX,
+        new_file(&scope, "file_1", "a.csv", b"a".to_vec()),
     )
     .unwrap();
     assert_eq!(
@@ -258,14 +248,10 @@ fn only_temp_files_are_marked_final_and_a_file_in_use_by_a_running_turn_stays() 
     );
     files::write_temp(
         &db,
-        "alice",
-        &scope,
-        "file_2",
-        "b.csv",
-        "text/csv",
-        b"b".to_vec(),
-        2,
-        MAX,
+        NewFile {
+            now: 2,
+            ..new_file(&scope, "file_2", "b.csv", b"b".to_vec())
+        },
     )
     .unwrap();
     let f = files::mark_final(&db, "alice", &scope, "/u", "file_2", 3).unwrap();
@@ -319,15 +305,13 @@ fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_fina
     let s = project_scope("prj_1");
     files::upload(
         &db,
-        "alice",
-        &s,
         "/u",
-        "file_up",
-        "data.csv",
-        "text/csv",
-        b"name,qty\n a ,1\nb,2\n".to_vec(),
-        1,
-        MAX,
+        new_file(
+            &s,
+            "file_up",
+            "data.csv",
+            b"name,qty\n a ,1\nb,2\n".to_vec(),
+        ),
     )
     .unwrap();
     let n = std::cell::Cell::new(0);

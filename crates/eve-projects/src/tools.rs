@@ -12,7 +12,7 @@ use eve_store::sql::Sql;
 use eve_store::time::Millis;
 use serde_json::{json, Value};
 
-use crate::files::{self, WriteRefused};
+use crate::files::{self, NewFile, WriteRefused};
 use crate::names;
 use crate::patterns::{self, NameGlob};
 
@@ -44,6 +44,28 @@ pub struct FileScope<'a, S: Sql> {
     pub file_max: u64,
     /// A fresh id for a new file.
     pub new_id: &'a dyn Fn() -> String,
+}
+
+impl<S: Sql> FileScope<'_, S> {
+    /// `content` as a file of this scope, written now within the principal's storage.
+    fn new_file<'b>(
+        &'b self,
+        id: &'b str,
+        name: &'b str,
+        media_type: &'b str,
+        content: &str,
+    ) -> NewFile<'b> {
+        NewFile {
+            principal: self.principal,
+            scope: self.scope,
+            id,
+            name,
+            media_type,
+            data: content.as_bytes().to_vec(),
+            now: self.now,
+            default_max: self.storage_max,
+        }
+    }
 }
 
 /// A tool's answer: its output and whether it is an error.
@@ -215,18 +237,8 @@ fn write_file<S: Sql>(fs: &FileScope<'_, S>, path: &str, content: &str) -> Outco
         ));
     }
     let id = (fs.new_id)();
-    let written = files::write_temp(
-        fs.db,
-        fs.principal,
-        fs.scope,
-        &id,
-        &name,
-        media_type_for(&name),
-        content.as_bytes().to_vec(),
-        fs.now,
-        fs.storage_max,
-    );
-    match written {
+    let new = fs.new_file(&id, &name, media_type_for(&name), content);
+    match files::write_temp(fs.db, new) {
         Ok(existed) => (
             json!({ "existed": existed, "path": names::tool_path(&name), "size": content.len() }),
             false,
@@ -379,17 +391,12 @@ pub fn keep_output<S: Sql>(
         .collect();
     let name = format!("tool-output-{safe}.json");
     let id = (fs.new_id)();
-    match files::write_temp(
-        fs.db,
-        fs.principal,
-        fs.scope,
-        &id,
-        &name,
-        "application/json",
-        output.as_bytes().to_vec(),
-        fs.now,
-        u64::MAX,
-    ) {
+    // Not capped by the storage: the model needs the rest of this output to go on.
+    let new = NewFile {
+        default_max: u64::MAX,
+        ..fs.new_file(&id, &name, "application/json", output)
+    };
+    match files::write_temp(fs.db, new) {
         Ok(_) => Ok(names::tool_path(&name)),
         Err(WriteRefused::Database(e)) => Err(e),
         Err(other) => Err(format!("{other:?}")),

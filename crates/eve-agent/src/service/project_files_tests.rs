@@ -41,19 +41,17 @@ fn chat(db: &Lite, id: &str, owner: &str, project: Option<&str>) {
 
 fn file(db: &Lite, owner: &str, project: &str, id: &str, name: &str, media: &str, data: &[u8]) {
     let scope = eve_projects::project_scope(project);
-    eve_projects::files::upload(
-        db,
-        owner,
-        &scope,
-        "/u",
+    let new = eve_projects::files::NewFile {
+        principal: owner,
+        scope: &scope,
         id,
         name,
-        media,
-        data.to_vec(),
-        1,
-        1 << 30,
-    )
-    .unwrap();
+        media_type: media,
+        data: data.to_vec(),
+        now: 1,
+        default_max: 1 << 30,
+    };
+    eve_projects::files::upload(db, "/u", new).unwrap();
 }
 
 /// alice: project prj_a (a CSV and a PNG) with chat chat_in, project prj_b (one file), and
