@@ -3,9 +3,9 @@
 //! anything is kept, and read by the model call as each provider's own parts.
 
 use eve_api::eve::{Event, ReceivedPart};
-use eve_store::sql::{Sql, SqlValue};
+use eve_store::sql::Sql;
 
-use super::tests::{db, request, Offline};
+use super::tests::{db, request, Lent, OFFLINE};
 use crate::protocol::SessionRequest;
 use crate::providers::{anthropic, model, openai};
 use crate::service::project_files::stored_bytes;
@@ -14,19 +14,6 @@ use crate::service::work::{drain, First};
 use crate::session::store::testing::Lite;
 use crate::session::store::AgentStore;
 use crate::session::transcript;
-
-/// The test's database lent to a route (which takes its database by value).
-struct Lent<'a>(&'a Lite);
-
-impl Sql for Lent<'_> {
-    fn execute(
-        &self,
-        statement: &str,
-        params: Vec<SqlValue>,
-    ) -> Result<Vec<Vec<SqlValue>>, String> {
-        self.0.execute(statement, params)
-    }
-}
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 
@@ -124,11 +111,11 @@ fn count(db: &Lite, table: &str) -> i64 {
 fn create(db: &Lite, ids: &[&str], chat: Option<&str>) -> Result<String, u16> {
     let r = request(&body(ids, chat), true);
     let (lent, id) =
-        sessions::create(&Offline, || Ok(Lent(db)), "alice", r, chat).map_err(|e| e.status)?;
+        sessions::create(&OFFLINE, || Ok(Lent(db)), "alice", r, chat).map_err(|e| e.status)?;
     if let Some(chat) = chat {
         eve_projects::projects::record_chat_session(&lent, "alice", chat, &id).unwrap();
     }
-    drain(&Offline, &lent, &id, "alice", First::Nothing, None);
+    drain(&OFFLINE, &lent, &id, "alice", First::Nothing, None);
     Ok(id)
 }
 
@@ -193,7 +180,7 @@ fn a_message_names_files_of_its_chats_project_and_the_model_gets_their_bytes() {
     // A later message of the session: checked against the session's project.
     let r = request(&body(&["file_b"], None), false);
     let inbox = count(&db, "eve_inbox");
-    let refused = sessions::send(&Offline, || Ok(Lent(&db)), "alice", &id, r).map(|_| ());
+    let refused = sessions::send(&OFFLINE, || Ok(Lent(&db)), "alice", &id, r).map(|_| ());
     assert_eq!(refused.map_err(|e| e.status), Err(404));
     assert_eq!(count(&db, "eve_inbox"), inbox);
 }
