@@ -157,7 +157,7 @@ fn the_session_of_a_chat_in_a_project_finds_the_project_and_its_instructions() {
 }
 
 #[test]
-fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_takes_everything() {
+fn uploads_count_in_storage_and_refusals_change_nothing() {
     let db = db();
     projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
     let scope = project_scope("prj_1");
@@ -203,7 +203,14 @@ fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_tak
         404
     );
     assert!(files::list(&db, "bob", &scope, "/u").unwrap().is_empty());
-    // A chat with a session and an attachment, in the project.
+}
+
+#[test]
+fn deleting_a_project_takes_its_chats_sessions_and_files() {
+    let db = db();
+    project_with_upload(&db);
+    assert_eq!(used(&db, "alice"), 19);
+    // A chat with a session, in the project.
     chat(&db, "c1", "alice");
     projects::set_chat_project(&db, "alice", "c1", Some("prj_1")).unwrap();
     db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
@@ -298,27 +305,29 @@ fn run(fs: &FileScope<'_, Db>, name: &str, input: Value) -> (Value, bool) {
     tools::run(fs, name, &input)
 }
 
-#[test]
-fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_finals() {
-    let db = db();
-    projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
-    let s = project_scope("prj_1");
-    files::upload(
-        &db,
-        "/u",
-        new_file(
-            &s,
-            "file_up",
-            "data.csv",
-            b"name,qty\n a ,1\nb,2\n".to_vec(),
-        ),
-    )
-    .unwrap();
+/// Fresh file ids: `file_t1`, `file_t2`, …
+fn ids() -> impl Fn() -> String {
     let n = std::cell::Cell::new(0);
-    let new_id = move || {
+    move || {
         n.set(n.get() + 1);
         format!("file_t{}", n.get())
-    };
+    }
+}
+
+/// alice's project `prj_1` with her upload `data.csv`; its scope.
+fn project_with_upload(db: &Db) -> String {
+    projects::create(db, "alice", "prj_1", "A", "", 1).unwrap();
+    let s = project_scope("prj_1");
+    let data = b"name,qty\n a ,1\nb,2\n".to_vec();
+    files::upload(db, "/u", new_file(&s, "file_up", "data.csv", data)).unwrap();
+    s
+}
+
+#[test]
+fn read_file_reads_numbered_lines_from_an_offset_and_another_principal_sees_nothing() {
+    let db = db();
+    let s = project_with_upload(&db);
+    let new_id = ids();
     let fs = scope(&db, &s, &new_id);
     let (out, err) = run(
         &fs,
@@ -331,27 +340,45 @@ fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_fina
         (out["totalLines"].clone(), out["nextOffset"].clone()),
         (json!(3), json!(3))
     );
-    let (out, err) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "/workspace/clean.csv", "content": "name,qty\na,1\nb,2\n"}),
+    let (out, _) = run(&fs, "grep", json!({"pattern": "^b,\\d", "glob": "*.csv"}));
+    assert_eq!(out["content"], "/workspace/data.csv:3: b,2\n");
+    let bob = FileScope {
+        principal: "bob",
+        ..scope(&db, &s, &new_id)
+    };
+    assert!(run(&bob, "read_file", json!({"filePath": "data.csv"})).1);
+    assert_eq!(run(&bob, "glob", json!({"pattern": "*"})).0["count"], 0);
+    assert_eq!(
+        run(&bob, "grep", json!({"pattern": "b"})).0["matchCount"],
+        0
     );
+}
+
+#[test]
+fn write_file_writes_temp_files_and_refuses_to_overwrite_uploads_and_finals() {
+    let db = db();
+    let s = project_with_upload(&db);
+    let new_id = ids();
+    let fs = scope(&db, &s, &new_id);
+    let write = |path: &str, content: &str| {
+        run(
+            &fs,
+            "write_file",
+            json!({"filePath": path, "content": content}),
+        )
+    };
+    let (out, err) = write("/workspace/clean.csv", "name,qty\na,1\nb,2\n");
     assert!(!err, "{out}");
     assert_eq!(out["existed"], false);
-    let (out, _) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "clean.csv", "content": "name,qty\na,1\n"}),
-    );
-    assert_eq!(out["existed"], true);
+    assert_eq!(write("clean.csv", "name,qty\na,1\n").0["existed"], true);
+    let (out, _) = run(&fs, "glob", json!({"pattern": "**/*.csv"}));
+    assert_eq!(out["content"], "/workspace/clean.csv\n/workspace/data.csv");
     // The upload is protected; so is a file marked final.
-    let (out, err) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "/workspace/data.csv", "content": "x"}),
+    let (out, err) = write("/workspace/data.csv", "x");
+    assert!(
+        err && out["error"].as_str().unwrap().contains("uploaded"),
+        "{out}"
     );
-    assert!(err);
-    assert!(out["error"].as_str().unwrap().contains("uploaded"), "{out}");
     let clean = files::list(&db, "alice", &s, "/u")
         .unwrap()
         .into_iter()
@@ -359,51 +386,16 @@ fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_fina
         .unwrap();
     assert_eq!(clean.source, FileSource::Temp);
     files::mark_final(&db, "alice", &s, "/u", &clean.id, 6).unwrap();
-    let (out, err) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "/workspace/clean.csv", "content": "y"}),
-    );
+    let (out, err) = write("/workspace/clean.csv", "y");
     assert!(
         err && out["error"].as_str().unwrap().contains("final"),
         "{out}"
     );
-    assert_eq!(
-        files::read_by_name(&db, "alice", &s, "clean.csv")
-            .unwrap()
-            .unwrap()
-            .data,
-        b"name,qty\na,1\n"
-    );
+    let kept = files::read_by_name(&db, "alice", &s, "clean.csv").unwrap();
+    assert_eq!(kept.unwrap().data, b"name,qty\na,1\n");
     // No path escapes the flat namespace.
-    assert!(
-        run(
-            &fs,
-            "write_file",
-            json!({"filePath": "/etc/passwd", "content": "x"})
-        )
-        .1
-    );
-    assert!(
-        run(
-            &fs,
-            "write_file",
-            json!({"filePath": "../x", "content": "x"})
-        )
-        .1
-    );
-    // glob and grep.
-    let (out, _) = run(&fs, "glob", json!({"pattern": "**/*.csv"}));
-    assert_eq!(out["content"], "/workspace/clean.csv\n/workspace/data.csv");
-    let (out, _) = run(&fs, "grep", json!({"pattern": "^b,\\d", "glob": "*.csv"}));
-    assert_eq!(out["content"], "/workspace/data.csv:3: b,2\n");
-    // Another principal's tools see nothing of it.
-    let bob = FileScope {
-        principal: "bob",
-        ..scope(&db, &s, &new_id)
-    };
-    assert!(run(&bob, "read_file", json!({"filePath": "data.csv"})).1);
-    assert_eq!(run(&bob, "glob", json!({"pattern": "*"})).0["count"], 0);
+    assert!(write("/etc/passwd", "x").1);
+    assert!(write("../x", "x").1);
 }
 
 #[test]
@@ -552,11 +544,7 @@ fn grep_searches_groups_and_classes_and_the_head_of_a_large_file() {
     let db = db();
     db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
     let s = session_scope("wrun_1");
-    let n = std::cell::Cell::new(0);
-    let new_id = move || {
-        n.set(n.get() + 1);
-        format!("file_t{}", n.get())
-    };
+    let new_id = ids();
     let mut fs = scope(&db, &s, &new_id);
     fs.file_max = MAX;
     let text = "id,city\n1,Paris\n2,paris\n3,Lyon\n";
