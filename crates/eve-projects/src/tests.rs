@@ -515,8 +515,6 @@ fn grep_patterns_are_full_regular_expressions() {
     );
     let err = patterns::line_regex(r"(\w{100}){100}", false, false).unwrap_err();
     assert!(err.contains("too large"), "{err}");
-    // The Unicode script and category tables are not built in.
-    assert!(patterns::line_regex(r"\p{Greek}", false, false).is_err());
 }
 
 #[test]
