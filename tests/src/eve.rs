@@ -114,6 +114,25 @@ pub fn error_of(r: &Response) -> (Option<String>, String) {
     (v["code"].as_str().map(str::to_string), error.to_string())
 }
 
+/// An eve refusal: `status` with the error `code`; its message.
+pub fn refused(r: &Response, status: u16, code: &str) -> String {
+    assert_eq!(r.status, status, "{}", r.text());
+    let (got, message) = error_of(r);
+    assert_eq!(got.as_deref(), Some(code), "{message}");
+    message
+}
+
+/// The model ids an `/eve/v1/info` answer offers.
+pub fn offered_models(r: &Response) -> Vec<String> {
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["agent"]["model"]["providerOptions"]["models"]
+        .as_array()
+        .expect("a model list")
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 // -------------------------------------------------------------------------------- streams
 
 /// The path of a session's stream with `query` (e.g. `startIndex=3&follow=false`).

@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 
 pub use ureq;
 
+/// Accounts mode: its host, signed-in people and the requests the app's pages send.
+pub mod accounts;
 /// Real storage engines on loopback: `redis-server` and the libSQL server `sqld`.
 pub mod engines;
 /// Talking to eve v1 sessions and reading their streams (bounded snapshots, following

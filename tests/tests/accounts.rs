@@ -4,16 +4,13 @@
 //! cancelled), deleting everything of an account, and the last-admin guard. Real components
 //! in the local host, real SQLite.
 
-#[path = "accounts/support.rs"]
-mod support;
-
 use std::time::Duration;
 
 use eve_api::auth::SetupStatus;
-use eve_chat_tests::eve::{self, Stream};
+use eve_chat_tests::accounts::*;
+use eve_chat_tests::eve;
 use eve_chat_tests::Host;
 use serde_json::{json, Value};
-use support::*;
 
 fn setup(h: &Host) -> SetupStatus {
     serde_json::from_value(h.get("/api/setup").json()).unwrap()
@@ -207,7 +204,7 @@ fn a_password_change_ends_the_other_sessions() {
     );
     assert_eq!(
         viewer(&h, &fresh),
-        Some(format!("user:{}", m.id)),
+        Some(m.principal()),
         "this browser stays"
     );
     assert_eq!(login(&h, "m@team.example", PASSWORD).status, 401);
@@ -241,10 +238,7 @@ fn a_reset_link_works_once() {
         Some(&json!({"token": token, "newPassword": "reset password!"})),
     );
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(
-        viewer(&h, &session_cookie(&r)),
-        Some(format!("user:{}", m.id))
-    );
+    assert_eq!(viewer(&h, &session_cookie(&r)), Some(m.principal()));
     assert_eq!(viewer(&h, &m.cookie), None, "older sessions end");
     let again = call(
         &h,
@@ -301,36 +295,13 @@ fn settings_are_read_and_changed_and_bad_ones_refused() {
     assert_eq!(call(&h, "GET", "/api/auth/account", None, None).status, 401);
 }
 
-/// A member's session running the demo's 30 s tool, read through a following stream.
-fn running_turn(h: &Host, m: &User) -> (String, Stream) {
-    let headers: Vec<(&str, &str)> = vec![("cookie", &m.cookie)];
-    let r = call(
-        h,
-        "POST",
-        "/eve/v1/session",
-        Some(&m.cookie),
-        Some(&json!({"message": "wait 30"})),
-    );
-    assert_eq!(r.status, 202, "{}", r.text());
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
-    let mut stream = Stream::open_path(h, &eve::stream_path(&sid, "startIndex=0"), &headers, 0);
-    stream.until_type("actions.requested");
-    (sid, stream)
-}
-
 #[test]
 fn disabling_mid_stream_ends_the_stream_refuses_the_next_request_and_cancels_the_turn() {
     let Some(h) = host(&[]) else { return };
     let admin = bootstrap(&h);
     let m = member(&h, &admin, "m@team.example");
     let (sid, mut stream) = running_turn(&h, &m);
-    let r = call(
-        &h,
-        "PATCH",
-        &format!("/api/admin/users/{}", m.id),
-        Some(&admin.cookie),
-        Some(&json!({"disabled": true})),
-    );
+    let r = admin_patch(&h, &admin, &m, &json!({"disabled": true}));
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["disabled"], true);
     // The stream ends (the proxy's sign-in re-check) without the turn's end reaching it.
@@ -347,16 +318,9 @@ fn disabling_mid_stream_ends_the_stream_refuses_the_next_request_and_cancels_the
     assert_eq!(viewer(&h, &m.cookie), None);
     assert_eq!(login(&h, "m@team.example", PASSWORD).status, 401);
     // Enabled again, the same cookie reads the session: its turn was cancelled.
-    let r = call(
-        &h,
-        "PATCH",
-        &format!("/api/admin/users/{}", m.id),
-        Some(&admin.cookie),
-        Some(&json!({"disabled": false})),
-    );
+    let r = admin_patch(&h, &admin, &m, &json!({"disabled": false}));
     assert_eq!(r.status, 200, "{}", r.text());
-    let headers: Vec<(&str, &str)> = vec![("cookie", &m.cookie)];
-    let events = eve::settled_as(&h, &sid, &headers, Duration::from_secs(20));
+    let events = eve::settled_as(&h, &sid, &m.headers(), Duration::from_secs(20));
     assert!(
         eve::types(&events).contains(&"turn.cancelled"),
         "{:?}",
@@ -371,18 +335,9 @@ fn deleting_an_account_removes_everything_of_it() {
     let m = member(&h, &admin, "m@team.example");
     let chat = call(&h, "POST", "/api/chats", Some(&m.cookie), Some(&json!({})));
     assert_eq!(chat.status, 201, "{}", chat.text());
-    let r = call(
-        &h,
-        "POST",
-        "/eve/v1/session",
-        Some(&m.cookie),
-        Some(&json!({"message": "count to 3"})),
-    );
-    assert_eq!(r.status, 202, "{}", r.text());
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
-    let headers: Vec<(&str, &str)> = vec![("cookie", &m.cookie)];
-    eve::settled_as(&h, &sid, &headers, Duration::from_secs(20));
-    let p = format!("user:{}", m.id);
+    let body = json!({"message": "count to 3"});
+    let sid = settled_session(&h, &m, &body, Duration::from_secs(20));
+    let p = m.principal();
     assert!(
         count(
             &h,
@@ -390,13 +345,7 @@ fn deleting_an_account_removes_everything_of_it() {
             &p
         ) > 0
     );
-    let r = call(
-        &h,
-        "DELETE",
-        &format!("/api/admin/users/{}", m.id),
-        Some(&admin.cookie),
-        None,
-    );
+    let r = call(&h, "DELETE", &m.admin_path(), Some(&admin.cookie), None);
     assert_eq!(r.status, 204, "{}", r.text());
     for (table, filter) in [
         ("chat", "owner = ?1"),
@@ -435,13 +384,7 @@ fn deleting_an_account_removes_everything_of_it() {
     );
     assert_eq!(viewer(&h, &m.cookie), None);
     assert_eq!(login(&h, "m@team.example", PASSWORD).status, 401);
-    let again = call(
-        &h,
-        "DELETE",
-        &format!("/api/admin/users/{}", m.id),
-        Some(&admin.cookie),
-        None,
-    );
+    let again = call(&h, "DELETE", &m.admin_path(), Some(&admin.cookie), None);
     assert_eq!(again.status, 204, "idempotent");
     let audit = call(&h, "GET", "/api/admin/audit", Some(&admin.cookie), None).json();
     let actions: Vec<&str> = audit["entries"]

@@ -6,36 +6,23 @@
 //! token does; disabling drops the account's queued messages; `lastActiveAt` follows activity
 //! without a write per request. Real components in the local host, real SQLite.
 
-#[path = "accounts/support.rs"]
-mod support;
-
 use std::time::Duration;
 
+use eve_chat_tests::accounts::*;
 use eve_chat_tests::eve;
 use eve_chat_tests::{Host, Response};
 use serde_json::{json, Value};
-use support::*;
 
 const SETTLE: Duration = Duration::from_secs(30);
 const TWO_MODELS: &str = r#"[{"provider":"demo","model":"one"},{"provider":"demo","model":"two"}]"#;
 
-fn as_cookie(cookie: &str) -> Vec<(&str, &str)> {
-    vec![("cookie", cookie)]
-}
-
 /// A member's new session with `body`, settled; its id.
 fn settled_turn(h: &Host, m: &User, body: Value) -> String {
-    let r = call(h, "POST", "/eve/v1/session", Some(&m.cookie), Some(&body));
-    assert_eq!(r.status, 202, "{}", r.text());
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
-    eve::settled_as(h, &sid, &as_cookie(&m.cookie), SETTLE);
-    sid
+    settled_session(h, m, &body, SETTLE)
 }
 
 fn admin_get(h: &Host, admin: &User, path: &str) -> Value {
-    let r = call(h, "GET", path, Some(&admin.cookie), None);
-    assert_eq!(r.status, 200, "{path}: {}", r.text());
-    r.json()
+    ok(call(h, "GET", path, Some(&admin.cookie), None), 200)
 }
 
 fn put(h: &Host, who: &User, path: &str, body: Value) -> Response {
@@ -51,12 +38,6 @@ fn audit_actions(h: &Host, admin: &User) -> Vec<String> {
         .collect()
 }
 
-fn eve_refused(r: &Response, status: u16, code: &str) {
-    assert_eq!(r.status, status, "{}", r.text());
-    let (got, message) = eve::error_of(r);
-    assert_eq!(got.as_deref(), Some(code), "{message}");
-}
-
 #[test]
 fn a_members_turn_shows_in_the_admins_usage() {
     let Some(h) = host(&[("quota_tokens_per_day", "100000")]) else {
@@ -66,7 +47,7 @@ fn a_members_turn_shows_in_the_admins_usage() {
     let m = member(&h, &admin, "m@team.example");
     settled_turn(&h, &m, json!({"message": "weather in Paris"}));
     let usage = admin_get(&h, &admin, "/api/admin/usage?days=7");
-    let principal = format!("user:{}", m.id);
+    let principal = m.principal();
     let row = usage["users"]
         .as_array()
         .unwrap()
@@ -155,7 +136,7 @@ fn a_quota_set_by_the_admin_refuses_the_members_next_turn_and_null_lifts_it() {
         )
     };
     let r = send(json!({"message": "again"}));
-    eve_refused(&r, 429, "quota_exceeded");
+    eve::refused(&r, 429, "quota_exceeded");
     assert!(
         eve::error_of(&r).1.contains("1 tokens per day"),
         "{}",
@@ -168,7 +149,7 @@ fn a_quota_set_by_the_admin_refuses_the_members_next_turn_and_null_lifts_it() {
         Some(&m.cookie),
         Some(&json!({"message": "new"})),
     );
-    eve_refused(&r, 429, "quota_exceeded");
+    eve::refused(&r, 429, "quota_exceeded");
     let row = admin_get(&h, &admin, "/api/admin/usage")["users"]
         .as_array()
         .unwrap()
@@ -230,14 +211,7 @@ fn a_storage_override_lets_and_refuses_the_members_chat_log_writes() {
 }
 
 fn offered(h: &Host, who: &User) -> Vec<String> {
-    let r = call(h, "GET", "/eve/v1/info", Some(&who.cookie), None);
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["agent"]["model"]["providerOptions"]["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect()
+    eve::offered_models(&call(h, "GET", "/eve/v1/info", Some(&who.cookie), None))
 }
 
 #[test]
@@ -284,7 +258,7 @@ fn the_member_models_the_admin_picks_are_all_a_member_is_offered_and_may_use() {
         Some(&m.cookie),
         Some(&json!({"message": "hi", "model": "demo/one"})),
     );
-    eve_refused(&r, 403, "model_not_allowed");
+    eve::refused(&r, 403, "model_not_allowed");
     settled_turn(&h, &m, json!({"message": "hi", "model": "demo/two"}));
 
     // The default model of the member's settings: allowed, not allowed, unknown.
@@ -421,22 +395,7 @@ fn disabling_drops_the_members_queued_message() {
     let Some(h) = host(&[]) else { return };
     let admin = bootstrap(&h);
     let m = member(&h, &admin, "m@team.example");
-    let r = call(
-        &h,
-        "POST",
-        "/eve/v1/session",
-        Some(&m.cookie),
-        Some(&json!({"message": "wait 30"})),
-    );
-    assert_eq!(r.status, 202, "{}", r.text());
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
-    let mut stream = eve::Stream::open_path(
-        &h,
-        &eve::stream_path(&sid, "startIndex=0"),
-        &as_cookie(&m.cookie),
-        0,
-    );
-    stream.until_type("actions.requested");
+    let (sid, _stream) = running_turn(&h, &m);
     let queued = call(
         &h,
         "POST",
@@ -453,14 +412,7 @@ fn disabling_drops_the_members_queued_message() {
         ),
         1
     );
-    let user = format!("/api/admin/users/{}", m.id);
-    let r = call(
-        &h,
-        "PATCH",
-        &user,
-        Some(&admin.cookie),
-        Some(&json!({"disabled": true})),
-    );
+    let r = admin_patch(&h, &admin, &m, &json!({"disabled": true}));
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
         count(
@@ -471,15 +423,9 @@ fn disabling_drops_the_members_queued_message() {
         0,
         "the queued message is dropped"
     );
-    let r = call(
-        &h,
-        "PATCH",
-        &user,
-        Some(&admin.cookie),
-        Some(&json!({"disabled": false})),
-    );
+    let r = admin_patch(&h, &admin, &m, &json!({"disabled": false}));
     assert_eq!(r.status, 200, "{}", r.text());
-    let events = eve::settled_as(&h, &sid, &as_cookie(&m.cookie), SETTLE);
+    let events = eve::settled_as(&h, &sid, &m.headers(), SETTLE);
     let types = eve::types(&events);
     assert!(types.contains(&"turn.cancelled"), "{types:?}");
     assert_eq!(
@@ -540,7 +486,7 @@ fn last_active_follows_activity_at_most_once_an_hour() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    recorded_at(&h, &format!("user:{}", m.id), now - 3601);
+    recorded_at(&h, &m.principal(), now - 3601);
     assert_eq!(chats(&m), 200);
     let again = last_active(&h, &m.id).expect("recorded");
     assert!(

@@ -3,13 +3,10 @@
 //! login (the throttle holds, and a refused attempt costs no hashing), and an admin trying
 //! to read someone else's chat through any route.
 
-#[path = "accounts/support.rs"]
-mod support;
-
 use eve_auth::throttle::FREE_FAILURES;
+use eve_chat_tests::accounts::*;
 use eve_chat_tests::Host;
 use serde_json::json;
-use support::*;
 
 /// Every admin route with a body that would be accepted from an admin.
 fn admin_routes(target: &str) -> Vec<(&'static str, String, Option<serde_json::Value>)> {
@@ -143,13 +140,7 @@ fn login_answers_do_not_tell_which_accounts_exist() {
     let Some(h) = host(&[]) else { return };
     let admin = bootstrap(&h);
     let m = member(&h, &admin, "m@team.example");
-    let d = call(
-        &h,
-        "PATCH",
-        &format!("/api/admin/users/{}", m.id),
-        Some(&admin.cookie),
-        Some(&json!({"disabled": true})),
-    );
+    let d = admin_patch(&h, &admin, &m, &json!({"disabled": true}));
     assert_eq!(d.status, 200);
     let answers = [
         login(&h, "nobody@team.example", PASSWORD),
@@ -228,14 +219,7 @@ fn an_admin_cannot_read_someone_elses_chat_through_any_route() {
     );
     assert_eq!(chat.status, 201, "{}", chat.text());
     let chat_id = chat.json()["chat"]["id"].as_str().unwrap().to_string();
-    let r = call(
-        &h,
-        "POST",
-        "/eve/v1/session",
-        Some(&m.cookie),
-        Some(&json!({"message": "count to 3"})),
-    );
-    let sid = r.json()["sessionId"].as_str().unwrap().to_string();
+    let sid = start_session(&h, &m, &json!({"message": "count to 3"}));
     let paths = [
         format!("/api/chats/{chat_id}"),
         format!("/api/chats/{chat_id}/export"),

@@ -9,20 +9,17 @@
 //!
 //! Two people in accounts mode (open sign-up), each with their own cookie.
 
-#[path = "accounts/support.rs"]
-mod support;
-
 #[allow(dead_code)]
 #[path = "eve/llm_server.rs"]
 mod llm_server;
 
 use std::time::Duration;
 
+use eve_chat_tests::accounts::*;
 use eve_chat_tests::eve::{history_as, is_settling, parse_ndjson, types};
 use eve_chat_tests::{Host, Response};
 use llm_server::{LlmServer, Script};
 use serde_json::{json, Value};
-use support::*;
 
 const SETTLE: Duration = Duration::from_secs(60);
 
@@ -31,15 +28,6 @@ fn person(h: &Host, name: &str) -> User {
         h,
         json!({"email": format!("{name}@open.example"), "password": PASSWORD}),
     )
-}
-
-fn ok(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
 }
 
 fn new_project(h: &Host, u: &User, name: &str, instructions: &str) -> String {
@@ -336,46 +324,24 @@ fn chats_start_in_a_project_move_in_and_out_and_the_list_filters_by_project() {
 
     // Into someone else's project, someone else's chat, a filter on someone else's project:
     // 404, nothing moved. A projectId that is not a string or null: 400.
-    let r = call(
-        &h,
-        "PATCH",
-        &format!("/api/chats/{c2}"),
-        Some(&alice.cookie),
-        Some(&json!({"projectId": theirs})),
-    );
-    assert_eq!(r.status, 404, "{}", r.text());
-    let r = call(
-        &h,
-        "PATCH",
-        &format!("/api/chats/{c2}"),
-        Some(&bob.cookie),
-        Some(&json!({"projectId": null})),
-    );
-    assert_eq!(r.status, 404, "{}", r.text());
-    let r = call(
-        &h,
-        "GET",
-        &format!("/api/chats?projectId={theirs}"),
-        Some(&alice.cookie),
-        None,
-    );
-    assert_eq!(r.status, 404, "{}", r.text());
-    let r = call(
-        &h,
-        "PATCH",
-        &format!("/api/chats/{c2}"),
-        Some(&alice.cookie),
-        Some(&json!({"projectId": 7})),
-    );
-    assert_eq!(r.status, 400, "{}", r.text());
-    let r = call(
-        &h,
-        "PATCH",
-        &format!("/api/chats/{c2}"),
-        Some(&alice.cookie),
-        Some(&json!({})),
-    );
-    assert_eq!(r.status, 400, "{}", r.text());
+    let chat = format!("/api/chats/{c2}");
+    let filter = format!("/api/chats?projectId={theirs}");
+    for (who, method, path, body, status) in [
+        (
+            &alice,
+            "PATCH",
+            &chat,
+            Some(json!({"projectId": theirs})),
+            404,
+        ),
+        (&bob, "PATCH", &chat, Some(json!({"projectId": null})), 404),
+        (&alice, "GET", &filter, None, 404),
+        (&alice, "PATCH", &chat, Some(json!({"projectId": 7})), 400),
+        (&alice, "PATCH", &chat, Some(json!({})), 400),
+    ] {
+        let r = call(&h, method, path, Some(&who.cookie), body.as_ref());
+        assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
+    }
     assert_eq!(listed(&format!("?projectId={p}")), [(c2.clone(), json!(p))]);
 }
 
@@ -529,6 +495,17 @@ fn files_upload_list_download_delete_and_every_refusal_changes_nothing() {
 
 // ------------------------------------------------------------------ the agent and its files
 
+/// An accounts host whose model is `server`'s OpenAI-compatible endpoint.
+fn model_host(server: &LlmServer) -> Option<Host> {
+    let base = format!("{}/v1", server.base);
+    host(&[
+        ("llm_provider", "openai"),
+        ("llm_api_key", "test-key"),
+        ("llm_model", "gpt-test"),
+        ("llm_base_url", &base),
+    ])
+}
+
 fn openai_chunk(delta: Value, finish: Option<&str>) -> String {
     format!(
         "data: {}\n\n",
@@ -621,13 +598,7 @@ fn the_issue_scenario_a_csv_cleaned_by_the_agent_marked_final_then_refused_and_t
         ]),
         Script::openai_text("Je ne peux pas."),
     ]);
-    let base = format!("{}/v1", server.base);
-    let Some(h) = host(&[
-        ("llm_provider", "openai"),
-        ("llm_api_key", "test-key"),
-        ("llm_model", "gpt-test"),
-        ("llm_base_url", &base),
-    ]) else {
+    let Some(h) = model_host(&server) else {
         return;
     };
     let (alice, bob) = (person(&h, "alice"), person(&h, "bob"));
@@ -643,48 +614,12 @@ fn the_issue_scenario_a_csv_cleaned_by_the_agent_marked_final_then_refused_and_t
         ),
         201,
     );
-    let chat = ok(
-        call(
-            &h,
-            "POST",
-            "/api/chats",
-            Some(&alice.cookie),
-            Some(&json!({"projectId": p})),
-        ),
-        201,
-    )["chat"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let keep = ok(
-        call(
-            &h,
-            "POST",
-            "/api/chats",
-            Some(&alice.cookie),
-            Some(&json!({})),
-        ),
-        201,
-    )["chat"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let chat = new_chat(&h, &alice, Some(&p));
+    let keep = new_chat(&h, &alice, None);
 
     // As the web app starts a chat's session: the message and the chat's id.
     let body = json!({"message": "Clean data.csv into clean.csv", "chatId": chat});
-    let sid = ok(
-        call(
-            &h,
-            "POST",
-            "/eve/v1/session",
-            Some(&alice.cookie),
-            Some(&body),
-        ),
-        202,
-    )["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&h, &alice, &body);
     settled(&h, &alice, &sid, 1);
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 2, "{bodies:?}");
@@ -921,13 +856,7 @@ fn new_chat(h: &Host, u: &User, project: Option<&str>) -> String {
 #[test]
 fn a_message_names_project_files_the_model_gets_their_bytes_and_refusals_write_nothing() {
     let server = LlmServer::start(vec![Script::openai_text("Seen.")]);
-    let base = format!("{}/v1", server.base);
-    let Some(h) = host(&[
-        ("llm_provider", "openai"),
-        ("llm_api_key", "test-key"),
-        ("llm_model", "gpt-test"),
-        ("llm_base_url", &base),
-    ]) else {
+    let Some(h) = model_host(&server) else {
         return;
     };
     let (alice, bob) = (person(&h, "alice"), person(&h, "bob"));
@@ -943,19 +872,7 @@ fn a_message_names_project_files_the_model_gets_their_bytes_and_refusals_write_n
     let bobs_chat = new_chat(&h, &bob, Some(&bobs));
 
     let body = json!({"message": naming("Compare these", &[&csv, &png]), "chatId": chat});
-    let sid = ok(
-        call(
-            &h,
-            "POST",
-            "/eve/v1/session",
-            Some(&alice.cookie),
-            Some(&body),
-        ),
-        202,
-    )["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&h, &alice, &body);
     let events = settled(&h, &alice, &sid, 1);
 
     // The model gets the files as the provider's own parts, joined to the user's message.

@@ -79,13 +79,6 @@ fn logged(events: &[Value]) -> (i64, i64, i64) {
     (sum("inputTokens"), sum("outputTokens"), steps.len() as i64)
 }
 
-fn refused(r: &Response, status: u16, code: &str) -> String {
-    assert_eq!(r.status, status, "{}", r.text());
-    let (got, message) = eve::error_of(r);
-    assert_eq!(got.as_deref(), Some(code), "{message}");
-    message
-}
-
 #[test]
 fn a_demo_turn_adds_its_reported_tokens_to_the_principals_day_and_model() {
     let Some(h) = Host::start(HostOptions::default().var("demo_pacing_ms", "0")) else {
@@ -123,7 +116,7 @@ fn a_principal_at_its_daily_token_quota_gets_429_naming_it_and_nothing_is_writte
         eve::send(&h, &sid, &json!({ "message": "again" })),
         h.json("POST", "/eve/v1/session", &json!({ "message": "new" })),
     ] {
-        let message = refused(&r, 429, "quota_exceeded");
+        let message = eve::refused(&r, 429, "quota_exceeded");
         assert!(message.contains("10 tokens per day"), "{message}");
         let retry: u64 = r
             .header("retry-after")
@@ -224,7 +217,7 @@ fn an_accounts_storage_override_replaces_principal_max_bytes() {
     ));
     settled(&h, "a", &sid);
     let next = format!("/eve/v1/session/{sid}");
-    let message = refused(
+    let message = eve::refused(
         &post(&h, "a", &next, json!({ "message": "more" })),
         413,
         "storage_full",
@@ -252,19 +245,8 @@ fn models_started(events: &[Value]) -> Vec<String> {
 }
 
 fn offered(h: &Host, who: &str) -> Vec<String> {
-    let r = h.send(
-        "GET",
-        "/eve/v1/info",
-        &[("authorization", &bearer(who))],
-        None,
-    );
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["agent"]["model"]["providerOptions"]["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect()
+    let auth = bearer(who);
+    eve::offered_models(&h.send("GET", "/eve/v1/info", &[("authorization", &auth)], None))
 }
 
 #[test]
@@ -290,7 +272,7 @@ fn a_member_is_refused_a_model_outside_member_models_and_offered_only_the_allowe
     assert_eq!(offered(&h, "adm"), ["demo/one", "demo/two"]);
     let before = kept(&db);
     let one = json!({ "message": "hi", "model": "demo/one" });
-    let message = refused(
+    let message = eve::refused(
         &post(&h, "m", "/eve/v1/session", one.clone()),
         403,
         "model_not_allowed",
@@ -308,7 +290,7 @@ fn a_member_is_refused_a_model_outside_member_models_and_offered_only_the_allowe
     assert_eq!(models_started(&settled(&h, "m", &sid)), ["demo/two"]);
     let before = kept(&db);
     let next = format!("/eve/v1/session/{sid}");
-    refused(&post(&h, "m", &next, one.clone()), 403, "model_not_allowed");
+    eve::refused(&post(&h, "m", &next, one.clone()), 403, "model_not_allowed");
     assert_eq!(kept(&db), before, "nothing of the refused send");
     // An admin may use every model.
     let sid = session_id(&post(&h, "adm", "/eve/v1/session", one));

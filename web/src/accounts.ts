@@ -2,7 +2,7 @@
 // (defined once in eve-api, camelCase), the calls, and the pure decisions the pages make —
 // which form a path names, what a password or quota input means, the admin lists' state, and
 // the 30-day chart. The pages (components/account.tsx, components/admin.tsx) only render these.
-import { request } from "./api";
+import { query, request } from "./api";
 import type { Role, SessionResponse } from "./types";
 
 // ---- shapes ------------------------------------------------------------------------------
@@ -148,12 +148,6 @@ export interface ModelAccess {
 // ---- calls -------------------------------------------------------------------------------
 
 const enc = encodeURIComponent;
-const query = (params: Record<string, string | number | null | undefined>): string => {
-  const parts = Object.entries(params)
-    .filter(([, v]) => v !== undefined && v !== null && v !== "")
-    .map(([k, v]) => `${k}=${enc(String(v))}`);
-  return parts.length ? `?${parts.join("&")}` : "";
-};
 
 export const accountsApi = {
   login: (email: string, password: string) => request<SessionResponse>("POST", "/api/auth/login", { email, password }),

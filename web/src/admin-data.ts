@@ -1,7 +1,7 @@
 // The admin page's data (docs/accounts.md): the admin API calls and the pure decisions of the
 // page — the users list's state, quota inputs, the 30-day chart's days and bars. Only the admin
 // chunk imports this module, so none of it is first-load JavaScript.
-import { request } from "./api";
+import { query, request } from "./api";
 import type { Role } from "./types";
 import type {
   AdminUser,
@@ -18,12 +18,6 @@ import type {
 } from "./accounts";
 
 const enc = encodeURIComponent;
-const query = (params: Record<string, string | number | null | undefined>): string => {
-  const parts = Object.entries(params)
-    .filter(([, v]) => v !== undefined && v !== null && v !== "")
-    .map(([k, v]) => `${k}=${enc(String(v))}`);
-  return parts.length ? `?${parts.join("&")}` : "";
-};
 
 export const adminApi = {
   users: (q: string, cursor: string | null) => request<UserPage>("GET", `/api/admin/users${query({ q, cursor })}`),

@@ -69,6 +69,14 @@ export async function request<T>(method: string, path: string, body?: unknown, i
   return (await res.json()) as T;
 }
 
+/** `?k=v&…` of the params that have a value (empty, null and undefined are left out). */
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const parts = Object.entries(params)
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
+  return parts.length ? `?${parts.join("&")}` : "";
+}
+
 const chatPath = (id: string) => `/api/chats/${encodeURIComponent(id)}`;
 
 export const api = {

@@ -90,6 +90,32 @@ fn record(
     );
 }
 
+/// Runs `act` as a sign-in attempt on `account_key` from the caller's address: a throttled
+/// attempt is answered 429 before `act` runs (so before any hashing); a refusal that
+/// `counts` is a failure of the address and the key, anything else clears the address.
+fn throttled<T>(
+    config: &AuthConfig,
+    req: &Request,
+    account_key: &str,
+    counts: impl Fn(&ApiError) -> bool,
+    act: impl FnOnce() -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let now = glue::now_secs();
+    let ip = glue::client_ip_with(config, req);
+    let attempt = eve_spin::ratelimit::login_begin(&ip, account_key, now)?;
+    let result = act();
+    match &result {
+        Err(e) if counts(e) => attempt.failed(now),
+        _ => attempt.succeeded(),
+    }
+    result
+}
+
+/// Every refusal of a sign-up, sign-in or reset counts as a failed attempt.
+fn counts_all(_: &ApiError) -> bool {
+    true
+}
+
 /// `POST /api/auth/signup`: 201 with the session cookie. Refusals count against the
 /// address like failed sign-ins (a setup token or invitation cannot be guessed at speed).
 pub fn signup(req: &Request) -> Result<Reply, ApiError> {
@@ -97,26 +123,14 @@ pub fn signup(req: &Request) -> Result<Reply, ApiError> {
     let config = accounts_config()?;
     require_secure_origin(&config, req)?;
     let body: SignupRequest = eve_spin::json_body(req)?;
-    let now = glue::now_secs();
-    let attempt = eve_spin::ratelimit::login_begin(
-        &glue::client_ip_with(&config, req),
-        SIGNUP_THROTTLE_ACCOUNT,
-        now,
-    )?;
     let db = db::open()?;
-    match signup::sign_up(&db, &config, &body, now_ms()) {
-        Ok((account, way)) => {
-            attempt.succeeded();
-            let p = account.principal_id();
-            let detail = serde_json::json!({"way": way.as_str(), "role": account.role.as_str()});
-            record(&db, Some(&p), "signup", Some(&p), Some(detail));
-            session_reply(&config, &account, 201)
-        }
-        Err(e) => {
-            attempt.failed(now);
-            Err(e)
-        }
-    }
+    let (account, way) = throttled(&config, req, SIGNUP_THROTTLE_ACCOUNT, counts_all, || {
+        signup::sign_up(&db, &config, &body, now_ms())
+    })?;
+    let p = account.principal_id();
+    let detail = serde_json::json!({"way": way.as_str(), "role": account.role.as_str()});
+    record(&db, Some(&p), "signup", Some(&p), Some(detail));
+    session_reply(&config, &account, 201)
 }
 
 /// `POST /api/auth/login` `{email, password}` in accounts mode: one 401 text for an unknown
@@ -126,30 +140,17 @@ pub fn login(config: &AuthConfig, req: &Request) -> Result<Reply, ApiError> {
     require_secure_origin(config, req)?;
     let body: AccountLoginRequest = eve_spin::json_body(req)?;
     let email = body.email.trim().to_lowercase();
-    let now = glue::now_secs();
-    let attempt =
-        eve_spin::ratelimit::login_begin(&glue::client_ip_with(config, req), &email, now)?;
     let db = db::open()?;
-    match accounts::login(&db, &email, &body.password, now_ms()) {
-        Ok(account) => {
-            attempt.succeeded();
-            let p = account.principal_id();
-            record(&db, Some(&p), "signin", Some(&p), None);
-            session_reply(config, &account, 200)
-        }
-        Err(e) => {
-            attempt.failed(now);
+    let account = throttled(config, req, &email, counts_all, || {
+        accounts::login(&db, &email, &body.password, now_ms()).inspect_err(|_| {
             let email: String = email.chars().take(254).collect();
-            record(
-                &db,
-                None,
-                "signin_failed",
-                None,
-                Some(serde_json::json!({"email": email})),
-            );
-            Err(e)
-        }
-    }
+            let detail = serde_json::json!({"email": email});
+            record(&db, None, "signin_failed", None, Some(detail));
+        })
+    })?;
+    let p = account.principal_id();
+    record(&db, Some(&p), "signin", Some(&p), None);
+    session_reply(config, &account, 200)
 }
 
 fn query_param(req: &Request, name: &str) -> Option<String> {
@@ -189,22 +190,13 @@ pub fn change_password(req: &Request) -> Result<Reply, ApiError> {
     let body: PasswordChangeRequest = eve_spin::json_body(req)?;
     let db = db::open()?;
     let account = signed_in_account(req, &db)?;
-    let now = glue::now_secs();
-    let attempt =
-        eve_spin::ratelimit::login_begin(&glue::client_ip_with(&config, req), &account.email, now)?;
-    if let Err(e) =
+    // Only a wrong current password is a guess; a weak new one is not.
+    let wrong_password = |e: &ApiError| e.code == ErrorCode::InvalidCredentials;
+    throttled(&config, req, &account.email, wrong_password, || {
         accounts::change_password(&db, &account, &body.current_password, &body.new_password)
-    {
-        if e.code == ErrorCode::InvalidCredentials {
-            attempt.failed(now);
-        } else {
-            attempt.succeeded();
-        }
-        return Err(e);
-    }
-    attempt.succeeded();
+    })?;
     let p = account.principal_id();
-    glue::revoke_sessions(&p, now)?;
+    glue::revoke_sessions(&p, glue::now_secs())?;
     record(&db, Some(&p), "password_changed", Some(&p), None);
     let cookie = session_cookie(&config, &account)?;
     Ok(Reply::empty(204).with_cookie(Some(cookie)))
@@ -217,23 +209,12 @@ pub fn reset(req: &Request) -> Result<Reply, ApiError> {
     let config = accounts_config()?;
     require_secure_origin(&config, req)?;
     let body: ResetRequest = eve_spin::json_body(req)?;
-    let now = glue::now_secs();
-    let attempt = eve_spin::ratelimit::login_begin(
-        &glue::client_ip_with(&config, req),
-        SIGNUP_THROTTLE_ACCOUNT,
-        now,
-    )?;
     let db = db::open()?;
-    let account = match resets::spend(&db, &body.token, &body.new_password, now_ms()) {
-        Ok(a) => a,
-        Err(e) => {
-            attempt.failed(now);
-            return Err(e);
-        }
-    };
-    attempt.succeeded();
+    let account = throttled(&config, req, SIGNUP_THROTTLE_ACCOUNT, counts_all, || {
+        resets::spend(&db, &body.token, &body.new_password, now_ms())
+    })?;
     let p = account.principal_id();
-    glue::revoke_sessions(&p, now)?;
+    glue::revoke_sessions(&p, glue::now_secs())?;
     record(
         &db,
         Some(&p),

@@ -4,7 +4,8 @@
 
 use eve_api::projects::{FileList, FileResponse, FILE_NAME_HEADER};
 use eve_api::{ApiError, ErrorCode};
-use eve_projects::{files, names, project_scope, projects};
+use eve_projects::files::{self, NewFile};
+use eve_projects::{names, project_scope, projects};
 use eve_spin::chat_request::no_content;
 use eve_spin::db::now_ms;
 use eve_spin::json;
@@ -60,18 +61,17 @@ pub fn upload(c: &Caller, project: &str, req: &Request) -> Result<Response, ApiE
             format!("a file may be at most {} bytes", policy.max_bytes),
         ));
     }
-    let file = files::upload(
-        &c.db,
-        &c.principal,
-        &scope,
-        &url,
-        &new_id("file_")?,
-        &name,
-        &media_type,
+    let new = NewFile {
+        principal: &c.principal,
+        scope: &scope,
+        id: &new_id("file_")?,
+        name: &name,
+        media_type: &media_type,
         data,
-        now_ms(),
-        admission::storage_cap(),
-    )?;
+        now: now_ms(),
+        default_max: admission::storage_cap(),
+    };
+    let file = files::upload(&c.db, &url, new)?;
     Ok(json(201, &FileResponse { file }))
 }
 

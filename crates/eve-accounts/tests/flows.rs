@@ -55,6 +55,12 @@ fn first_admin(db: &Db) -> accounts::Account {
     signup::sign_up(db, &setup_config(), &r, NOW).unwrap().0
 }
 
+/// A member with `email` and [`PASSWORD`], made directly.
+fn member(db: &Db, email: &str) -> accounts::Account {
+    let new = NewAccount::parse(email, PASSWORD, None).unwrap();
+    accounts::create(db, &new, Role::Member, NOW).unwrap()
+}
+
 #[test]
 fn the_setup_token_makes_one_admin_once() {
     let db = db();
@@ -307,13 +313,7 @@ fn oidc_sign_ins_create_link_and_reuse_one_account() {
     let again =
         accounts::oidc_account(&db, &user("oidc:i:1", "ann@x.example", false), NOW).unwrap();
     assert_eq!(again.id, a.id);
-    let local = accounts::create(
-        &db,
-        &NewAccount::parse("bo@x.example", PASSWORD, None).unwrap(),
-        Role::Member,
-        NOW,
-    )
-    .unwrap();
+    let local = member(&db, "bo@x.example");
     let linked = accounts::oidc_account(&db, &user("oidc:i:2", "Bo@x.example", true), NOW).unwrap();
     assert_eq!((linked.id, linked.role), (local.id, Role::Member));
     // A password-less account never passes a password sign-in.
@@ -326,13 +326,7 @@ fn only_enabled_admins_pass_the_admin_check() {
     let admin = first_admin(&db);
     let principal = format!("user:{}", admin.id);
     assert_eq!(admin::require_admin(&db, &principal).unwrap(), admin.id);
-    let m = accounts::create(
-        &db,
-        &NewAccount::parse("m@x.example", PASSWORD, None).unwrap(),
-        Role::Member,
-        NOW,
-    )
-    .unwrap();
+    let m = member(&db, "m@x.example");
     for p in [
         format!("user:{}", m.id),
         "eve-chat-user".into(),
@@ -351,13 +345,7 @@ fn only_enabled_admins_pass_the_admin_check() {
 fn the_last_enabled_admin_cannot_be_demoted_disabled_or_deleted() {
     let db = db();
     let admin = first_admin(&db);
-    let m = accounts::create(
-        &db,
-        &NewAccount::parse("m@x.example", PASSWORD, None).unwrap(),
-        Role::Member,
-        NOW,
-    )
-    .unwrap();
+    let m = member(&db, "m@x.example");
     let demote = UserPatch {
         role: Some(Role::Member),
         disabled: None,
@@ -461,13 +449,7 @@ fn users_are_listed_in_pages_and_searched_literally() {
 fn disabling_asks_the_running_turns_to_stop_and_drops_the_queued_work() {
     let db = db();
     let _admin = first_admin(&db);
-    let m = accounts::create(
-        &db,
-        &NewAccount::parse("m@x.example", PASSWORD, None).unwrap(),
-        Role::Member,
-        NOW,
-    )
-    .unwrap();
+    let m = member(&db, "m@x.example");
     let p = format!("user:{}", m.id);
     db.execute(
         "INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('s1', ?1, 0, 0)",
@@ -513,20 +495,8 @@ fn disabling_asks_the_running_turns_to_stop_and_drops_the_queued_work() {
 fn deleting_an_account_deletes_everything_of_it_and_a_retry_completes() {
     let db = db();
     let _admin = first_admin(&db);
-    let m = accounts::create(
-        &db,
-        &NewAccount::parse("m@x.example", PASSWORD, None).unwrap(),
-        Role::Member,
-        NOW,
-    )
-    .unwrap();
-    let other = accounts::create(
-        &db,
-        &NewAccount::parse("o@x.example", PASSWORD, None).unwrap(),
-        Role::Member,
-        NOW,
-    )
-    .unwrap();
+    let m = member(&db, "m@x.example");
+    let other = member(&db, "o@x.example");
     for a in [&m, &other] {
         seed_principal(&db, &a.principal_id(), &a.id);
     }

@@ -20,6 +20,50 @@ pub struct Stored {
     pub data: Vec<u8>,
 }
 
+/// A file about to be stored: the user's upload or the agent's write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFile<'a> {
+    pub principal: &'a str,
+    /// `project:<id>` or `session:<id>`.
+    pub scope: &'a str,
+    /// Its id if it is new (a replaced temp file keeps its own).
+    pub id: &'a str,
+    /// Clean already ([`crate::names::clean`]).
+    pub name: &'a str,
+    pub media_type: &'a str,
+    pub data: Vec<u8>,
+    pub now: Millis,
+    /// The principal's storage cap unless its account overrides it (`principal_max_bytes`).
+    pub default_max: u64,
+}
+
+impl NewFile<'_> {
+    /// The parameters of [`INSERT_UPLOAD`] and [`UPSERT_TEMP`], in their order.
+    fn into_params(self) -> Vec<SqlValue> {
+        let preview = preview_json(self.media_type, &self.data);
+        vec![
+            self.id.into(),
+            self.principal.into(),
+            self.scope.into(),
+            self.name.into(),
+            self.media_type.into(),
+            SqlValue::Blob(self.data),
+            self.now.into(),
+            self.default_max.into(),
+            preview.into(),
+        ]
+    }
+}
+
+/// A blob column's bytes (a text value's too; NULL is empty).
+fn bytes(value: Option<SqlValue>) -> Vec<u8> {
+    match value {
+        Some(SqlValue::Blob(b)) => b,
+        Some(SqlValue::Text(t)) => t.into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
 fn not_found() -> ApiError {
     ApiError::not_found("file not found")
 }
@@ -73,34 +117,11 @@ pub fn storage<S: Sql>(db: &S, principal: &str, default_max: u64) -> Result<(u64
     Ok((int(r, 0).max(0) as u64, int(r, 1).max(0) as u64))
 }
 
-/// The user's upload of `data` as `name` (clean already, type checked by the policy).
-#[allow(clippy::too_many_arguments)]
-pub fn upload<S: Sql>(
-    db: &S,
-    principal: &str,
-    scope: &str,
-    scope_url: &str,
-    id: &str,
-    name: &str,
-    media_type: &str,
-    data: Vec<u8>,
-    now: Millis,
-    default_max: u64,
-) -> Result<ProjectFile, ApiError> {
-    let preview = preview_json(media_type, &data);
-    let size = data.len() as u64;
-    let params = vec![
-        id.into(),
-        principal.into(),
-        scope.into(),
-        name.into(),
-        media_type.into(),
-        SqlValue::Blob(data),
-        now.into(),
-        default_max.into(),
-        preview.into(),
-    ];
-    let rows = exec(db, INSERT_UPLOAD, params)?;
+/// The user's upload (its type checked by the policy already), listed under `scope_url`.
+pub fn upload<S: Sql>(db: &S, scope_url: &str, new: NewFile<'_>) -> Result<ProjectFile, ApiError> {
+    let (principal, name, default_max) = (new.principal, new.name, new.default_max);
+    let size = new.data.len() as u64;
+    let rows = exec(db, INSERT_UPLOAD, new.into_params())?;
     if let Some(row) = rows.first() {
         return Ok(file(row, scope_url));
     }
@@ -154,11 +175,7 @@ pub fn download<S: Sql>(
         vec![id.into(), scope.into(), principal.into()],
     )?;
     let mut row = rows.into_iter().next().ok_or_else(not_found)?;
-    let data = match row.pop() {
-        Some(SqlValue::Blob(b)) => b,
-        Some(SqlValue::Text(t)) => t.into_bytes(),
-        _ => Vec::new(),
-    };
+    let data = bytes(row.pop());
     Ok((text(&row, 0), text(&row, 1), data))
 }
 
@@ -247,11 +264,7 @@ pub fn read_by_name<S: Sql>(
         vec![scope.into(), principal.into(), name.into()],
     )?;
     Ok(rows.into_iter().next().map(|mut row| {
-        let data = match row.pop() {
-            Some(SqlValue::Blob(b)) => b,
-            Some(SqlValue::Text(t)) => t.into_bytes(),
-            _ => Vec::new(),
-        };
+        let data = bytes(row.pop());
         Stored {
             name: name.to_string(),
             media_type: text(&row, 1),
@@ -264,11 +277,7 @@ pub fn read_by_name<S: Sql>(
 /// The bytes of the principal's file `id`, in whichever scope (`None`: gone, or not theirs).
 pub fn read_by_id<S: Sql>(db: &S, principal: &str, id: &str) -> Result<Option<Vec<u8>>, String> {
     let rows = db.execute(READ_FILE_BY_ID, vec![id.into(), principal.into()])?;
-    Ok(rows.into_iter().next().map(|mut row| match row.pop() {
-        Some(SqlValue::Blob(b)) => b,
-        Some(SqlValue::Text(t)) => t.into_bytes(),
-        _ => Vec::new(),
-    }))
+    Ok(rows.into_iter().next().map(|mut row| bytes(row.pop())))
 }
 
 /// Why the agent's write was refused.
@@ -282,32 +291,10 @@ pub enum WriteRefused {
 
 /// The agent's write of a temp file, one statement: created (`Ok(false)`) or replaced
 /// (`Ok(true)`: it existed). A `user_upload` or `final_output` of that name is never touched.
-#[allow(clippy::too_many_arguments)]
-pub fn write_temp<S: Sql>(
-    db: &S,
-    principal: &str,
-    scope: &str,
-    id: &str,
-    name: &str,
-    media_type: &str,
-    data: Vec<u8>,
-    now: Millis,
-    default_max: u64,
-) -> Result<bool, WriteRefused> {
-    let preview = preview_json(media_type, &data);
-    let params = vec![
-        id.into(),
-        principal.into(),
-        scope.into(),
-        name.into(),
-        media_type.into(),
-        SqlValue::Blob(data),
-        now.into(),
-        default_max.into(),
-        preview.into(),
-    ];
+pub fn write_temp<S: Sql>(db: &S, new: NewFile<'_>) -> Result<bool, WriteRefused> {
+    let (principal, scope, id, name) = (new.principal, new.scope, new.id, new.name);
     let rows = db
-        .execute(UPSERT_TEMP, params)
+        .execute(UPSERT_TEMP, new.into_params())
         .map_err(WriteRefused::Database)?;
     if let Some(row) = rows.first() {
         return Ok(text(row, 0) != id);
@@ -348,11 +335,7 @@ pub fn heads<S: Sql>(
     Ok(rows
         .into_iter()
         .map(|mut r| {
-            let data = match r.pop() {
-                Some(SqlValue::Blob(b)) => b,
-                Some(SqlValue::Text(t)) => t.into_bytes(),
-                _ => Vec::new(),
-            };
+            let data = bytes(r.pop());
             (text(&r, 0), data)
         })
         .collect())

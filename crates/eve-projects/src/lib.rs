@@ -5,15 +5,16 @@
 //! - [`files`]: a scope's files — upload, list with previews, download, mark final, delete,
 //!   and the agent's one-statement write of a temp file (the write guard).
 //! - [`tools`]: `read_file`, `write_file`, `glob`, `grep` with eve 0.80.1's names and shapes.
-//! - [`names`], [`preview`], [`glob`]: file names made safe, previews, glob patterns.
+//! - [`names`], [`preview`], [`patterns`]: file names made safe, previews, the tools' glob
+//!   and regular-expression patterns.
 //! - [`sql`]: every statement.
 //!
 //! A crate of its own (not `eve-store`) because two components use it — `projects` for the
 //! routes and `agent` for the tools — and it keeps eve-store's chat domain as it is.
 
 pub mod files;
-pub mod glob;
 pub mod names;
+pub mod patterns;
 pub mod preview;
 pub mod projects;
 pub mod sql;

@@ -5,8 +5,10 @@ use eve_sql_testing::Db;
 use eve_store::sql::Sql;
 use serde_json::{json, Value};
 
+use crate::files::NewFile;
+use crate::patterns::{self, NameGlob};
 use crate::tools::{self, FileScope};
-use crate::{files, glob, names, preview, project_scope, projects, session_scope};
+use crate::{files, names, preview, project_scope, projects, session_scope};
 
 fn db() -> Db {
     let db = Db::memory();
@@ -30,6 +32,20 @@ fn used(db: &Db, p: &str) -> i64 {
 }
 
 const MAX: u64 = 1 << 30;
+
+/// alice's CSV `name` in `scope`, at time 1, within the default storage.
+fn new_file<'a>(scope: &'a str, id: &'a str, name: &'a str, data: Vec<u8>) -> NewFile<'a> {
+    NewFile {
+        principal: "alice",
+        scope,
+        id,
+        name,
+        media_type: "text/csv",
+        data,
+        now: 1,
+        default_max: MAX,
+    }
+}
 
 #[test]
 fn projects_are_created_renamed_listed_and_another_principals_is_a_404() {
@@ -141,21 +157,14 @@ fn the_session_of_a_chat_in_a_project_finds_the_project_and_its_instructions() {
 }
 
 #[test]
-fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_takes_everything() {
+fn uploads_count_in_storage_and_refusals_change_nothing() {
     let db = db();
     projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
     let scope = project_scope("prj_1");
     let f = files::upload(
         &db,
-        "alice",
-        &scope,
         "/api/projects/prj_1",
-        "file_1",
-        "a.csv",
-        "text/csv",
-        b"a,b\n1,2\n".to_vec(),
-        1,
-        MAX,
+        new_file(&scope, "file_1", "a.csv", b"a,b\n1,2\n".to_vec()),
     )
     .unwrap();
     assert_eq!(f.source, FileSource::UserUpload);
@@ -169,29 +178,18 @@ fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_tak
     // The same name again: 409; over the storage cap: 413; nothing written either way.
     let e = files::upload(
         &db,
-        "alice",
-        &scope,
         "/u",
-        "file_2",
-        "a.csv",
-        "text/csv",
-        b"x".to_vec(),
-        1,
-        MAX,
+        new_file(&scope, "file_2", "a.csv", b"x".to_vec()),
     )
     .unwrap_err();
     assert_eq!(e.status(), 409);
     let e = files::upload(
         &db,
-        "alice",
-        &scope,
         "/u",
-        "file_3",
-        "b.csv",
-        "text/csv",
-        vec![b'x'; 100],
-        1,
-        50,
+        NewFile {
+            default_max: 50,
+            ..new_file(&scope, "file_3", "b.csv", vec![b'x'; 100])
+        },
     )
     .unwrap_err();
     assert_eq!(e.status(), 413);
@@ -205,7 +203,14 @@ fn uploads_count_in_storage_refusals_change_nothing_and_deleting_the_project_tak
         404
     );
     assert!(files::list(&db, "bob", &scope, "/u").unwrap().is_empty());
-    // A chat with a session and an attachment, in the project.
+}
+
+#[test]
+fn deleting_a_project_takes_its_chats_sessions_and_files() {
+    let db = db();
+    project_with_upload(&db);
+    assert_eq!(used(&db, "alice"), 19);
+    // A chat with a session, in the project.
     chat(&db, "c1", "alice");
     projects::set_chat_project(&db, "alice", "c1", Some("prj_1")).unwrap();
     db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
@@ -238,15 +243,8 @@ fn only_temp_files_are_marked_final_and_a_file_in_use_by_a_running_turn_stays() 
     let scope = project_scope("prj_1");
     files::upload(
         &db,
-        "alice",
-        &scope,
         "/u",
-        "file_1",
-        "a.csv",
-        "text/csv",
-        b"a".to_vec(),
-        1,
-        MAX,
+        new_file(&scope, "file_1", "a.csv", b"a".to_vec()),
     )
     .unwrap();
     assert_eq!(
@@ -257,14 +255,10 @@ fn only_temp_files_are_marked_final_and_a_file_in_use_by_a_running_turn_stays() 
     );
     files::write_temp(
         &db,
-        "alice",
-        &scope,
-        "file_2",
-        "b.csv",
-        "text/csv",
-        b"b".to_vec(),
-        2,
-        MAX,
+        NewFile {
+            now: 2,
+            ..new_file(&scope, "file_2", "b.csv", b"b".to_vec())
+        },
     )
     .unwrap();
     let f = files::mark_final(&db, "alice", &scope, "/u", "file_2", 3).unwrap();
@@ -311,29 +305,29 @@ fn run(fs: &FileScope<'_, Db>, name: &str, input: Value) -> (Value, bool) {
     tools::run(fs, name, &input)
 }
 
-#[test]
-fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_finals() {
-    let db = db();
-    projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
-    let s = project_scope("prj_1");
-    files::upload(
-        &db,
-        "alice",
-        &s,
-        "/u",
-        "file_up",
-        "data.csv",
-        "text/csv",
-        b"name,qty\n a ,1\nb,2\n".to_vec(),
-        1,
-        MAX,
-    )
-    .unwrap();
+/// Fresh file ids: `file_t1`, `file_t2`, …
+fn ids() -> impl Fn() -> String {
     let n = std::cell::Cell::new(0);
-    let new_id = move || {
+    move || {
         n.set(n.get() + 1);
         format!("file_t{}", n.get())
-    };
+    }
+}
+
+/// alice's project `prj_1` with her upload `data.csv`; its scope.
+fn project_with_upload(db: &Db) -> String {
+    projects::create(db, "alice", "prj_1", "A", "", 1).unwrap();
+    let s = project_scope("prj_1");
+    let data = b"name,qty\n a ,1\nb,2\n".to_vec();
+    files::upload(db, "/u", new_file(&s, "file_up", "data.csv", data)).unwrap();
+    s
+}
+
+#[test]
+fn read_file_reads_numbered_lines_from_an_offset_and_another_principal_sees_nothing() {
+    let db = db();
+    let s = project_with_upload(&db);
+    let new_id = ids();
     let fs = scope(&db, &s, &new_id);
     let (out, err) = run(
         &fs,
@@ -346,27 +340,45 @@ fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_fina
         (out["totalLines"].clone(), out["nextOffset"].clone()),
         (json!(3), json!(3))
     );
-    let (out, err) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "/workspace/clean.csv", "content": "name,qty\na,1\nb,2\n"}),
+    let (out, _) = run(&fs, "grep", json!({"pattern": "^b,\\d", "glob": "*.csv"}));
+    assert_eq!(out["content"], "/workspace/data.csv:3: b,2\n");
+    let bob = FileScope {
+        principal: "bob",
+        ..scope(&db, &s, &new_id)
+    };
+    assert!(run(&bob, "read_file", json!({"filePath": "data.csv"})).1);
+    assert_eq!(run(&bob, "glob", json!({"pattern": "*"})).0["count"], 0);
+    assert_eq!(
+        run(&bob, "grep", json!({"pattern": "b"})).0["matchCount"],
+        0
     );
+}
+
+#[test]
+fn write_file_writes_temp_files_and_refuses_to_overwrite_uploads_and_finals() {
+    let db = db();
+    let s = project_with_upload(&db);
+    let new_id = ids();
+    let fs = scope(&db, &s, &new_id);
+    let write = |path: &str, content: &str| {
+        run(
+            &fs,
+            "write_file",
+            json!({"filePath": path, "content": content}),
+        )
+    };
+    let (out, err) = write("/workspace/clean.csv", "name,qty\na,1\nb,2\n");
     assert!(!err, "{out}");
     assert_eq!(out["existed"], false);
-    let (out, _) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "clean.csv", "content": "name,qty\na,1\n"}),
-    );
-    assert_eq!(out["existed"], true);
+    assert_eq!(write("clean.csv", "name,qty\na,1\n").0["existed"], true);
+    let (out, _) = run(&fs, "glob", json!({"pattern": "**/*.csv"}));
+    assert_eq!(out["content"], "/workspace/clean.csv\n/workspace/data.csv");
     // The upload is protected; so is a file marked final.
-    let (out, err) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "/workspace/data.csv", "content": "x"}),
+    let (out, err) = write("/workspace/data.csv", "x");
+    assert!(
+        err && out["error"].as_str().unwrap().contains("uploaded"),
+        "{out}"
     );
-    assert!(err);
-    assert!(out["error"].as_str().unwrap().contains("uploaded"), "{out}");
     let clean = files::list(&db, "alice", &s, "/u")
         .unwrap()
         .into_iter()
@@ -374,51 +386,16 @@ fn the_file_tools_read_write_temp_files_and_refuse_to_overwrite_uploads_and_fina
         .unwrap();
     assert_eq!(clean.source, FileSource::Temp);
     files::mark_final(&db, "alice", &s, "/u", &clean.id, 6).unwrap();
-    let (out, err) = run(
-        &fs,
-        "write_file",
-        json!({"filePath": "/workspace/clean.csv", "content": "y"}),
-    );
+    let (out, err) = write("/workspace/clean.csv", "y");
     assert!(
         err && out["error"].as_str().unwrap().contains("final"),
         "{out}"
     );
-    assert_eq!(
-        files::read_by_name(&db, "alice", &s, "clean.csv")
-            .unwrap()
-            .unwrap()
-            .data,
-        b"name,qty\na,1\n"
-    );
+    let kept = files::read_by_name(&db, "alice", &s, "clean.csv").unwrap();
+    assert_eq!(kept.unwrap().data, b"name,qty\na,1\n");
     // No path escapes the flat namespace.
-    assert!(
-        run(
-            &fs,
-            "write_file",
-            json!({"filePath": "/etc/passwd", "content": "x"})
-        )
-        .1
-    );
-    assert!(
-        run(
-            &fs,
-            "write_file",
-            json!({"filePath": "../x", "content": "x"})
-        )
-        .1
-    );
-    // glob and grep.
-    let (out, _) = run(&fs, "glob", json!({"pattern": "**/*.csv"}));
-    assert_eq!(out["content"], "/workspace/clean.csv\n/workspace/data.csv");
-    let (out, _) = run(&fs, "grep", json!({"pattern": "^b,\\d", "glob": "*.csv"}));
-    assert_eq!(out["content"], "/workspace/data.csv:3: b,2\n");
-    // Another principal's tools see nothing of it.
-    let bob = FileScope {
-        principal: "bob",
-        ..scope(&db, &s, &new_id)
-    };
-    assert!(run(&bob, "read_file", json!({"filePath": "data.csv"})).1);
-    assert_eq!(run(&bob, "glob", json!({"pattern": "*"})).0["count"], 0);
+    assert!(write("/etc/passwd", "x").1);
+    assert!(write("../x", "x").1);
 }
 
 #[test]
@@ -490,10 +467,118 @@ fn names_previews_and_patterns() {
         }
     );
     assert_eq!(preview::preview("image/png", b"<svg>"), FilePreview::Other);
-    assert!(glob::matches("*.{csv,txt}", "a.txt"));
-    assert!(!glob::matches("*.csv", "a.txt"));
-    let re = glob::Regex::new("err.*x|^ok$", false, true).unwrap();
-    assert!(re.is_match(b"an ERROR: x", true));
-    assert!(re.is_match(b"OK", true));
-    assert!(!re.is_match(b"ok then", true));
+}
+
+#[test]
+fn globs_are_ripgreps_over_flat_names() {
+    let glob = |p: &str| NameGlob::new(p).unwrap();
+    assert!(glob("*.{csv,txt}").matches("a.txt"));
+    assert!(!glob("*.csv").matches("a.txt"));
+    assert!(glob("[ab]?.csv").matches("b1.csv"));
+    assert!(!glob("[ab]?.csv").matches("c1.csv"));
+    assert!(glob("[!a]*").matches("b.md"));
+    // Files have no directories: the prefixes eve's paths carry are dropped.
+    for p in ["**/*.csv", "/workspace/*.csv", "./*.csv", "$HOME/**/*.csv"] {
+        assert!(glob(p).matches("data.csv"), "{p}");
+    }
+    assert!(!glob("sub/*.csv").matches("data.csv"));
+    // Alternatives do not multiply out: many groups compile as one automaton.
+    assert!(glob(&"{a,b}".repeat(64)).matches(&"ab".repeat(32)));
+    let err = NameGlob::new("[a-").unwrap_err();
+    assert!(err.starts_with("invalid glob pattern"), "{err}");
+}
+
+#[test]
+fn grep_patterns_are_full_regular_expressions() {
+    let re = |p: &str| patterns::line_regex(p, false, false).unwrap();
+    // Alternatives, anchors, groups, classes, counted repetition.
+    assert!(re("err.*x|^ok$").is_match("an err: x"));
+    assert!(!re("err.*x|^ok$").is_match("ok then"));
+    assert!(re(r"^(alice|bob),\d+$").is_match("bob,42"));
+    assert!(!re(r"^(alice|bob),\d+$").is_match("carol,42"));
+    assert!(re("[A-Z]{2}-[0-9]{3}").is_match("ref FR-123."));
+    assert!(re(r"\bqty\b").is_match("name, qty"));
+    assert!(!re(r"\bqty\b").is_match("qtys"));
+    // Case folding is Unicode-aware, as in ripgrep.
+    let folded = patterns::line_regex("ÉTÉ", false, true).unwrap();
+    assert!(folded.is_match("un été"));
+    assert!(re(r"\w+").is_match("数据"));
+    // literal: every character stands for itself.
+    let lit = patterns::line_regex("a.b(", true, false).unwrap();
+    assert!(lit.is_match("x a.b( y"));
+    assert!(!lit.is_match("axb("));
+    // Bad and oversized patterns are errors the model can read.
+    let err = patterns::line_regex("(a|b", false, false).unwrap_err();
+    assert!(
+        err.starts_with("invalid pattern") && err.contains("unclosed group"),
+        "{err}"
+    );
+    let err = patterns::line_regex(r"(\w{100}){100}", false, false).unwrap_err();
+    assert!(err.contains("too large"), "{err}");
+}
+
+#[test]
+fn grep_and_glob_answer_a_bad_pattern_with_a_tool_error() {
+    let db = db();
+    let s = session_scope("wrun_1");
+    let new_id = || "file_t".to_string();
+    let fs = scope(&db, &s, &new_id);
+    for (tool, input) in [
+        ("grep", json!({"pattern": "(unclosed"})),
+        ("grep", json!({"pattern": "x", "glob": "[a-"})),
+        ("glob", json!({"pattern": "{a,"})),
+    ] {
+        let (out, err) = run(&fs, tool, input.clone());
+        assert!(err, "{tool} {input}: {out}");
+        assert!(
+            out["error"].as_str().unwrap().starts_with("invalid"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn grep_searches_groups_and_classes_and_the_head_of_a_large_file() {
+    let db = db();
+    db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
+    let s = session_scope("wrun_1");
+    let new_id = ids();
+    let mut fs = scope(&db, &s, &new_id);
+    fs.file_max = MAX;
+    let text = "id,city\n1,Paris\n2,paris\n3,Lyon\n";
+    assert!(
+        !run(
+            &fs,
+            "write_file",
+            json!({"filePath": "a.csv", "content": text})
+        )
+        .1
+    );
+    let (out, err) = run(
+        &fs,
+        "grep",
+        json!({"pattern": "^[0-9],(P|L)[a-z]+$", "glob": "*.{csv,tsv}"}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(
+        out["content"],
+        "/workspace/a.csv:2: 1,Paris\n/workspace/a.csv:4: 3,Lyon\n"
+    );
+    assert_eq!(out["matchCount"], 2);
+    let (out, _) = run(&fs, "grep", json!({"pattern": "PARIS", "ignoreCase": true}));
+    assert_eq!(out["matchCount"], 2);
+    // grep reads the first 2 MiB of a file; a cut inside a character still leaves text.
+    let mut big = "é".repeat(tools::MAX_GREP_BYTES / 2 - 1);
+    big.push_str("x\nneedle 中文\n");
+    let big = format!("needle first\n{big}");
+    assert!(
+        !run(
+            &fs,
+            "write_file",
+            json!({"filePath": "big.txt", "content": big})
+        )
+        .1
+    );
+    let (out, _) = run(&fs, "grep", json!({"pattern": "needle", "glob": "big.*"}));
+    assert_eq!(out["content"], "/workspace/big.txt:1: needle first\n");
 }

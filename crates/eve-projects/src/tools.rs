@@ -12,9 +12,9 @@ use eve_store::sql::Sql;
 use eve_store::time::Millis;
 use serde_json::{json, Value};
 
-use crate::files::{self, WriteRefused};
-use crate::glob::{self, Regex};
+use crate::files::{self, NewFile, WriteRefused};
 use crate::names;
+use crate::patterns::{self, NameGlob};
 
 /// The tools' names.
 pub const READ_FILE: &str = "read_file";
@@ -44,6 +44,28 @@ pub struct FileScope<'a, S: Sql> {
     pub file_max: u64,
     /// A fresh id for a new file.
     pub new_id: &'a dyn Fn() -> String,
+}
+
+impl<S: Sql> FileScope<'_, S> {
+    /// `content` as a file of this scope, written now within the principal's storage.
+    fn new_file<'b>(
+        &'b self,
+        id: &'b str,
+        name: &'b str,
+        media_type: &'b str,
+        content: &str,
+    ) -> NewFile<'b> {
+        NewFile {
+            principal: self.principal,
+            scope: self.scope,
+            id,
+            name,
+            media_type,
+            data: content.as_bytes().to_vec(),
+            now: self.now,
+            default_max: self.storage_max,
+        }
+    }
 }
 
 /// A tool's answer: its output and whether it is an error.
@@ -77,12 +99,12 @@ pub fn specs() -> Vec<(String, String, Value)> {
              "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum number of results. Defaults to 100."}},
              "required":["pattern"],"additionalProperties":false})),
         (GREP.into(),
-         "Searches the contents of the project's text files; returns `<path>:<line>: <text>` lines. The pattern takes . * + ? ^ $ | and \\d \\w \\s (no groups or [classes]), or literal text with literal: true.".into(),
+         "Searches the contents of the project's text files with a regular expression (full regex syntax, e.g. \"log.*Error\", \"function\\s+\\w+\"); returns matching lines as `<path>:<line>: <text>`.".into(),
          json!({"type":"object","properties":{
-             "pattern":{"type":"string"},
-             "glob":{"type":"string","description":"Filter files by glob pattern (e.g. \"*.csv\")."},
-             "ignoreCase":{"type":"boolean"},
-             "literal":{"type":"boolean"},
+             "pattern":{"type":"string","description":"The regex pattern to search for in file contents (e.g. \"log.*Error\", \"^(a|b),\\d+\")."},
+             "glob":{"type":"string","description":"Filter files by glob pattern (e.g. \"*.csv\", \"*.{csv,tsv}\")."},
+             "ignoreCase":{"type":"boolean","description":"Perform case-insensitive search. Defaults to false."},
+             "literal":{"type":"boolean","description":"Treat the pattern as a literal string instead of a regular expression. Defaults to false."},
              "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum matches per file. Defaults to 100."},
              "context":{"type":"integer","minimum":0},
              "path":{"type":"string","description":"Defaults to /workspace; or one file."}},
@@ -215,18 +237,8 @@ fn write_file<S: Sql>(fs: &FileScope<'_, S>, path: &str, content: &str) -> Outco
         ));
     }
     let id = (fs.new_id)();
-    let written = files::write_temp(
-        fs.db,
-        fs.principal,
-        fs.scope,
-        &id,
-        &name,
-        media_type_for(&name),
-        content.as_bytes().to_vec(),
-        fs.now,
-        fs.storage_max,
-    );
-    match written {
+    let new = fs.new_file(&id, &name, media_type_for(&name), content);
+    match files::write_temp(fs.db, new) {
         Ok(existed) => (
             json!({ "existed": existed, "path": names::tool_path(&name), "size": content.len() }),
             false,
@@ -248,13 +260,17 @@ fn write_file<S: Sql>(fs: &FileScope<'_, S>, path: &str, content: &str) -> Outco
 }
 
 fn glob_files<S: Sql>(fs: &FileScope<'_, S>, pattern: &str, limit: usize) -> Outcome {
+    let glob = match NameGlob::new(pattern) {
+        Ok(g) => g,
+        Err(e) => return error(e),
+    };
     let all = match files::names(fs.db, fs.principal, fs.scope) {
         Ok(n) => n,
         Err(e) => return error(format!("the files are unavailable: {e}")),
     };
     let found: Vec<String> = all
         .iter()
-        .filter(|(n, _, _)| glob::matches(pattern, n))
+        .filter(|(n, _, _)| glob.matches(n))
         .map(|(n, _, _)| names::tool_path(n))
         .collect();
     let truncated = found.len() > limit;
@@ -265,59 +281,94 @@ fn glob_files<S: Sql>(fs: &FileScope<'_, S>, pattern: &str, limit: usize) -> Out
     )
 }
 
+/// What one grep call asks for.
+struct GrepQuery {
+    regex: regex::Regex,
+    /// Matches shown per file.
+    limit: usize,
+    /// Lines shown before and after each match.
+    context: usize,
+    /// The one file searched (`path` naming a file).
+    only: Option<String>,
+    filter: Option<NameGlob>,
+}
+
+impl GrepQuery {
+    fn parse(pattern: &str, input: &Value) -> Result<GrepQuery, String> {
+        let flag = |k: &str| input.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let num = |k: &str| input.get(k).and_then(Value::as_u64);
+        let filter = match input.get("glob").and_then(Value::as_str) {
+            Some(g) => Some(NameGlob::new(g)?),
+            None => None,
+        };
+        Ok(GrepQuery {
+            regex: patterns::line_regex(pattern, flag("literal"), flag("ignoreCase"))?,
+            limit: num("limit").unwrap_or(100).clamp(1, 1000) as usize,
+            context: num("context").unwrap_or(0).min(20) as usize,
+            only: input
+                .get("path")
+                .and_then(Value::as_str)
+                .and_then(|p| names::from_tool_path(p).ok()),
+            filter,
+        })
+    }
+
+    fn wants(&self, name: &str) -> bool {
+        self.only.as_deref().is_none_or(|o| o == name)
+            && self.filter.as_ref().is_none_or(|g| g.matches(name))
+    }
+
+    /// Appends one file's matches (with their context) to `out`; how many matched, and
+    /// whether there were more than `limit`.
+    fn search(&self, name: &str, text: &str, out: &mut String) -> (usize, bool) {
+        let all: Vec<&str> = text.lines().collect();
+        let hits: Vec<usize> = (0..all.len())
+            .filter(|i| self.regex.is_match(all[*i]))
+            .collect();
+        for &i in hits.iter().take(self.limit) {
+            let last = (i + self.context).min(all.len() - 1);
+            for (j, line) in all
+                .iter()
+                .enumerate()
+                .take(last + 1)
+                .skip(i.saturating_sub(self.context))
+            {
+                let line: String = line.chars().take(MAX_LINE_CHARS).collect();
+                out.push_str(&format!("{}:{}: {line}\n", names::tool_path(name), j + 1));
+            }
+        }
+        (hits.len().min(self.limit), hits.len() > self.limit)
+    }
+}
+
+/// A file's first [`MAX_GREP_BYTES`] as text; `None` for a binary file. The cut may fall
+/// inside a character: the whole characters before it are still searched.
+fn text_head(data: &[u8]) -> Option<&str> {
+    match std::str::from_utf8(data) {
+        Ok(text) => Some(text),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&data[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+}
+
 fn grep<S: Sql>(fs: &FileScope<'_, S>, pattern: &str, input: &Value) -> Outcome {
-    let flag = |k: &str| input.get(k).and_then(Value::as_bool).unwrap_or(false);
-    let ignore_case = flag("ignoreCase");
-    let re = match Regex::new(pattern, flag("literal"), ignore_case) {
-        Ok(r) => r,
-        Err(e) => return error(format!("invalid pattern: {e}")),
+    let query = match GrepQuery::parse(pattern, input) {
+        Ok(q) => q,
+        Err(e) => return error(e),
     };
-    let limit = input
-        .get("limit")
-        .and_then(Value::as_u64)
-        .unwrap_or(100)
-        .clamp(1, 1000) as usize;
-    let context = input
-        .get("context")
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
-        .min(20) as usize;
-    let only = input
-        .get("path")
-        .and_then(Value::as_str)
-        .and_then(|p| names::from_tool_path(p).ok());
-    let filter = input.get("glob").and_then(Value::as_str);
     let heads = match files::heads(fs.db, fs.principal, fs.scope, MAX_GREP_BYTES) {
         Ok(h) => h,
         Err(e) => return error(format!("the files are unavailable: {e}")),
     };
     let (mut content, mut count, mut truncated) = (String::new(), 0usize, false);
     for (name, data) in heads {
-        let wanted = only.as_ref().is_none_or(|o| *o == name)
-            && filter.is_none_or(|g| glob::matches(g, &name));
-        let Ok(text) = std::str::from_utf8(&data) else {
+        let Some(text) = text_head(&data) else {
             continue;
         };
-        if !wanted {
-            continue;
-        }
-        let all: Vec<&str> = text.lines().collect();
-        let hits: Vec<usize> = (0..all.len())
-            .filter(|i| re.is_match(all[*i].as_bytes(), ignore_case))
-            .collect();
-        truncated |= hits.len() > limit;
-        for &i in hits.iter().take(limit) {
-            let last = (i + context).min(all.len() - 1);
-            for (j, line) in all
-                .iter()
-                .enumerate()
-                .take(last + 1)
-                .skip(i.saturating_sub(context))
-            {
-                let line: String = line.chars().take(MAX_LINE_CHARS).collect();
-                content.push_str(&format!("{}:{}: {line}\n", names::tool_path(&name), j + 1));
-            }
-            count += 1;
+        if query.wants(&name) {
+            let (n, more) = query.search(&name, text, &mut content);
+            count += n;
+            truncated |= more;
         }
     }
     (
@@ -340,17 +391,12 @@ pub fn keep_output<S: Sql>(
         .collect();
     let name = format!("tool-output-{safe}.json");
     let id = (fs.new_id)();
-    match files::write_temp(
-        fs.db,
-        fs.principal,
-        fs.scope,
-        &id,
-        &name,
-        "application/json",
-        output.as_bytes().to_vec(),
-        fs.now,
-        u64::MAX,
-    ) {
+    // Not capped by the storage: the model needs the rest of this output to go on.
+    let new = NewFile {
+        default_max: u64::MAX,
+        ..fs.new_file(&id, &name, "application/json", output)
+    };
+    match files::write_temp(fs.db, new) {
         Ok(_) => Ok(names::tool_path(&name)),
         Err(WriteRefused::Database(e)) => Err(e),
         Err(other) => Err(format!("{other:?}")),

@@ -27,7 +27,7 @@ import { ApiError } from "../api";
 import { useShell } from "../context";
 import { chooseModel, loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatDate, formatDateTime, formatRelative, LANGUAGE_NAMES, LOCALES, t } from "../i18n";
-import { ConfirmDialog, OnceSecret, PanelPage } from "./widgets";
+import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
 
 /** Skills (issue 22): a chunk of its own, for every principal (local-dev too). Loaded here
  * rather than with `lazyPart`, which would move ./lazy into a chunk the first load shares. */
@@ -63,6 +63,25 @@ function Field(props: { id: string; label: string; children: ComponentChildren; 
       {props.children}
       {props.hint && <p class="field-hint muted">{props.hint}</p>}
     </div>
+  );
+}
+
+/** A form's end: its outcome line and its submit button. The line is there before anything
+ * is said, so that a screen reader announces it: an error as an alert; with `ok` (a form
+ * that reports success), `ok` as a status. */
+function FormEnd(props: { error: string | null; ok?: string; busy: boolean; label: string; busyLabel: string }) {
+  const failed = props.error !== null || props.ok === undefined;
+  return (
+    <>
+      <p class={failed ? "form-error" : "form-ok"} role={failed ? "alert" : "status"}>
+        {props.error ?? props.ok ?? ""}
+      </p>
+      <div class="dialog-actions">
+        <button type="submit" class="button primary" disabled={props.busy}>
+          {props.busy ? props.busyLabel : props.label}
+        </button>
+      </div>
+    </>
   );
 }
 
@@ -188,14 +207,7 @@ export function SignupPage(props: { invitation?: boolean }) {
           <input id="signup-name" autocomplete="name" maxLength={100} value={displayName} onInput={(e) => setDisplayName(inputValue(e))} />
         </Field>
         <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} />
-        <p class="form-error" role="alert">
-          {error ?? ""}
-        </p>
-        <div class="dialog-actions">
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? t.account.creating : t.account.create}
-          </button>
-        </div>
+        <FormEnd error={error} busy={busy} label={t.account.create} busyLabel={t.account.creating} />
         {!firstAdmin && (
           <p class="muted login-links">
             {t.account.haveAccount}{" "}
@@ -250,14 +262,7 @@ export function ResetPage() {
       <form class="panel-form reset-form" onSubmit={submit} noValidate>
         <p class="muted">{t.account.resetIntro}</p>
         <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} />
-        <p class="form-error" role="alert">
-          {error ?? ""}
-        </p>
-        <div class="dialog-actions">
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? t.account.saving : t.account.resetSave}
-          </button>
-        </div>
+        <FormEnd error={error} busy={busy} label={t.account.resetSave} busyLabel={t.account.saving} />
       </form>
     </PanelPage>
   );
@@ -369,14 +374,7 @@ function AccountSection({ account }: { account: AccountSettings }) {
             {model && !models.some((m) => m.id === model) && <option value={model}>{model}</option>}
           </select>
         </Field>
-        <p class={error ? "form-error" : "form-ok"} role={error ? "alert" : "status"}>
-          {error ?? (saved ? t.account.saved : "")}
-        </p>
-        <div class="dialog-actions">
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? t.account.saving : t.account.save}
-          </button>
-        </div>
+        <FormEnd error={error} ok={saved ? t.account.saved : ""} busy={busy} label={t.account.save} busyLabel={t.account.saving} />
       </form>
     </section>
   );
@@ -420,14 +418,7 @@ function PasswordSection() {
           <input id="current-password" type="password" autocomplete="current-password" value={current} onInput={(e) => setCurrent(inputValue(e))} />
         </Field>
         <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} />
-        <p class={error ? "form-error" : "form-ok"} role={error ? "alert" : "status"}>
-          {error ?? (done ? t.account.passwordChanged : "")}
-        </p>
-        <div class="dialog-actions">
-          <button type="submit" class="button primary" disabled={busy}>
-            {busy ? t.account.saving : t.account.changePassword}
-          </button>
-        </div>
+        <FormEnd error={error} ok={done ? t.account.passwordChanged : ""} busy={busy} label={t.account.changePassword} busyLabel={t.account.saving} />
       </form>
     </section>
   );
@@ -512,43 +503,27 @@ function TokensSection() {
       </p>
       {list && list.length === 0 && <p class="muted">{t.tokens.none}</p>}
       {list && list.length > 0 && (
-        <div class="table-wrap">
-          <table class="data-table token-table">
-            <thead>
-              <tr>
-                <th>{t.tokens.name}</th>
-                <th>{t.tokens.created}</th>
-                <th>{t.tokens.expires}</th>
-                <th>{t.tokens.lastUsed}</th>
-                <th>{t.admin.status}</th>
-                <th>
-                  <span class="sr-only">{t.admin.actions}</span>
-                </th>
+        <DataTable kind="token-table" columns={[t.tokens.name, t.tokens.created, t.tokens.expires, t.tokens.lastUsed, t.admin.status, { label: t.admin.actions, hidden: true }]}>
+          {sortTokens(list, now).map((tok) => {
+            const state = tokenState(tok, now);
+            return (
+              <tr key={tok.id} data-token-id={tok.id} class={`token-${state}`}>
+                <td class="token-name">{tok.name}</td>
+                <td title={formatDateTime(tok.createdAt)}>{formatDate(tok.createdAt)}</td>
+                <td title={formatDateTime(tok.expiresAt)}>{formatDate(tok.expiresAt)}</td>
+                <td title={tok.lastUsedAt ? formatDateTime(tok.lastUsedAt) : undefined}>{tok.lastUsedAt ? formatRelative(tok.lastUsedAt, now) : t.tokens.never}</td>
+                <td class="token-state">{t.tokens.states[state]}</td>
+                <td>
+                  {state === "active" && (
+                    <button type="button" class="button small danger" aria-label={fmt(t.tokens.revokeLabel, { name: tok.name })} onClick={() => { setRevokeError(null); setRevoking(tok); }}>
+                      {t.tokens.revoke}
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {sortTokens(list, now).map((tok) => {
-                const state = tokenState(tok, now);
-                return (
-                  <tr key={tok.id} data-token-id={tok.id} class={`token-${state}`}>
-                    <td class="token-name">{tok.name}</td>
-                    <td title={formatDateTime(tok.createdAt)}>{formatDate(tok.createdAt)}</td>
-                    <td title={formatDateTime(tok.expiresAt)}>{formatDate(tok.expiresAt)}</td>
-                    <td title={tok.lastUsedAt ? formatDateTime(tok.lastUsedAt) : undefined}>{tok.lastUsedAt ? formatRelative(tok.lastUsedAt, now) : t.tokens.never}</td>
-                    <td class="token-state">{t.tokens.states[state]}</td>
-                    <td>
-                      {state === "active" && (
-                        <button type="button" class="button small danger" aria-label={fmt(t.tokens.revokeLabel, { name: tok.name })} onClick={() => { setRevokeError(null); setRevoking(tok); }}>
-                          {t.tokens.revoke}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
       {revoking && (
         <ConfirmDialog

@@ -21,7 +21,7 @@ import type { Role } from "../types";
 import { useShell } from "../context";
 import { loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatBytes, formatCompact, formatDate, formatDateTime, formatDay, formatNumber, formatRelative, t } from "../i18n";
-import { ConfirmDialog, OnceSecret, PanelPage } from "./widgets";
+import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
 
 const TABS = ["users", "usage", "quotas", "models", "audit"] as const;
 type Tab = (typeof TABS)[number];
@@ -167,58 +167,43 @@ function UsersTab() {
       )}
       {!loading && list.users.length === 0 && <p class="muted">{t.admin.noUsers}</p>}
       {list.users.length > 0 && (
-        <div class="table-wrap">
-          <table class="data-table user-table">
-            <thead>
-              <tr>
-                <th>{t.admin.email}</th>
-                <th>{t.admin.name}</th>
-                <th>{t.admin.role}</th>
-                <th>{t.admin.status}</th>
-                <th>{t.admin.created}</th>
-                <th>{t.admin.lastActive}</th>
-                <th>{t.admin.actions}</th>
+        <DataTable kind="user-table" columns={[t.admin.email, t.admin.name, t.admin.role, t.admin.status, t.admin.created, t.admin.lastActive, t.admin.actions]}>
+          {list.users.map((u) => {
+            const lastAdmin = u.role === "admin" && !u.disabled && admins <= 1;
+            return (
+              <tr key={u.id} data-user-id={u.id} data-email={u.email} class={u.disabled ? "user-disabled" : undefined}>
+                <td class="user-email">
+                  {u.email}
+                  {u.id === me && <span class="muted"> ({t.admin.you})</span>}
+                </td>
+                <td>{u.displayName ?? ""}</td>
+                <td>
+                  <select class="user-role" aria-label={fmt(t.admin.roleOf, { email: u.email })} value={u.role} disabled={busy} title={lastAdmin ? t.admin.lastAdminWarning : undefined} onChange={(e) => void update(u, { role: (e.currentTarget as HTMLSelectElement).value as Role })}>
+                    {ROLES.map((r) => (
+                      <option key={r} value={r}>
+                        {roleName(r)}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td class="user-status">{u.disabled ? t.admin.disabled : t.admin.active}</td>
+                <td title={formatDateTime(u.createdAt)}>{formatDate(u.createdAt)}</td>
+                <td title={u.lastActiveAt ? formatDateTime(u.lastActiveAt) : undefined}>{u.lastActiveAt ? formatRelative(u.lastActiveAt) : "—"}</td>
+                <td class="row-buttons">
+                  <button type="button" class="button small user-toggle" disabled={busy} title={lastAdmin && !u.disabled ? t.admin.lastAdminWarning : undefined} onClick={() => void update(u, { disabled: !u.disabled })}>
+                    {u.disabled ? t.admin.enable : t.admin.disable}
+                  </button>
+                  <button type="button" class="button small user-reset" disabled={busy} onClick={() => void reset(u)}>
+                    {t.admin.resetLink}
+                  </button>
+                  <button type="button" class="button small danger user-delete" disabled={busy} onClick={() => { setDeleteError(null); setDeleting(u); }}>
+                    {t.admin.delete}
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {list.users.map((u) => {
-                const lastAdmin = u.role === "admin" && !u.disabled && admins <= 1;
-                return (
-                  <tr key={u.id} data-user-id={u.id} data-email={u.email} class={u.disabled ? "user-disabled" : undefined}>
-                    <td class="user-email">
-                      {u.email}
-                      {u.id === me && <span class="muted"> ({t.admin.you})</span>}
-                    </td>
-                    <td>{u.displayName ?? ""}</td>
-                    <td>
-                      <select class="user-role" aria-label={fmt(t.admin.roleOf, { email: u.email })} value={u.role} disabled={busy} title={lastAdmin ? t.admin.lastAdminWarning : undefined} onChange={(e) => void update(u, { role: (e.currentTarget as HTMLSelectElement).value as Role })}>
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {roleName(r)}
-                          </option>
-                        ))}
-                      </select>
-                    </td>
-                    <td class="user-status">{u.disabled ? t.admin.disabled : t.admin.active}</td>
-                    <td title={formatDateTime(u.createdAt)}>{formatDate(u.createdAt)}</td>
-                    <td title={u.lastActiveAt ? formatDateTime(u.lastActiveAt) : undefined}>{u.lastActiveAt ? formatRelative(u.lastActiveAt) : "—"}</td>
-                    <td class="row-buttons">
-                      <button type="button" class="button small user-toggle" disabled={busy} title={lastAdmin && !u.disabled ? t.admin.lastAdminWarning : undefined} onClick={() => void update(u, { disabled: !u.disabled })}>
-                        {u.disabled ? t.admin.enable : t.admin.disable}
-                      </button>
-                      <button type="button" class="button small user-reset" disabled={busy} onClick={() => void reset(u)}>
-                        {t.admin.resetLink}
-                      </button>
-                      <button type="button" class="button small danger user-delete" disabled={busy} onClick={() => { setDeleteError(null); setDeleting(u); }}>
-                        {t.admin.delete}
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
       {list.nextCursor && (
         <button type="button" class="button" disabled={loading} onClick={() => load(list.q, list.nextCursor)}>
@@ -391,46 +376,31 @@ function UsageTab() {
       {users.length === 0 ? (
         <p class="muted">{t.admin.noUsage}</p>
       ) : (
-        <div class="table-wrap">
-          <table class="data-table usage-table">
-            <thead>
-              <tr>
-                <th>{t.admin.user}</th>
-                <th class="num">{t.admin.chats}</th>
-                <th class="num">{t.admin.storage}</th>
-                <th class="num">{t.admin.attachments}</th>
-                <th class="num">{t.admin.tokensIn}</th>
-                <th class="num">{t.admin.tokensOut}</th>
-                <th>{t.admin.lastActive}</th>
+        <DataTable kind="usage-table" columns={[t.admin.user, { label: t.admin.chats, num: true }, { label: t.admin.storage, num: true }, { label: t.admin.attachments, num: true }, { label: t.admin.tokensIn, num: true }, { label: t.admin.tokensOut, num: true }, t.admin.lastActive]}>
+          {users.map((u) => {
+            const who = u.email ?? u.principal;
+            const id = accountIdOf(u.principal);
+            return (
+              <tr key={u.principal} data-principal={u.principal} class={detail?.principal === u.principal ? "selected" : undefined}>
+                <td>
+                  {id ? (
+                    <button type="button" class="link-button" aria-label={fmt(t.admin.showUsage, { user: who })} onClick={() => setDetail(detail?.principal === u.principal ? null : u)}>
+                      {who}
+                    </button>
+                  ) : (
+                    who
+                  )}
+                </td>
+                <td class="num">{formatNumber(u.chats)}</td>
+                <td class="num">{formatBytes(u.storageBytes)}</td>
+                <td class="num">{formatBytes(u.attachmentBytes)}</td>
+                <td class="num" title={formatNumber(u.tokensIn)}>{formatCompact(u.tokensIn)}</td>
+                <td class="num" title={formatNumber(u.tokensOut)}>{formatCompact(u.tokensOut)}</td>
+                <td title={u.lastActiveAt ? formatDateTime(u.lastActiveAt) : undefined}>{u.lastActiveAt ? formatRelative(u.lastActiveAt) : "—"}</td>
               </tr>
-            </thead>
-            <tbody>
-              {users.map((u) => {
-                const who = u.email ?? u.principal;
-                const id = accountIdOf(u.principal);
-                return (
-                  <tr key={u.principal} data-principal={u.principal} class={detail?.principal === u.principal ? "selected" : undefined}>
-                    <td>
-                      {id ? (
-                        <button type="button" class="link-button" aria-label={fmt(t.admin.showUsage, { user: who })} onClick={() => setDetail(detail?.principal === u.principal ? null : u)}>
-                          {who}
-                        </button>
-                      ) : (
-                        who
-                      )}
-                    </td>
-                    <td class="num">{formatNumber(u.chats)}</td>
-                    <td class="num">{formatBytes(u.storageBytes)}</td>
-                    <td class="num">{formatBytes(u.attachmentBytes)}</td>
-                    <td class="num" title={formatNumber(u.tokensIn)}>{formatCompact(u.tokensIn)}</td>
-                    <td class="num" title={formatNumber(u.tokensOut)}>{formatCompact(u.tokensOut)}</td>
-                    <td title={u.lastActiveAt ? formatDateTime(u.lastActiveAt) : undefined}>{u.lastActiveAt ? formatRelative(u.lastActiveAt) : "—"}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
       {detail && <UserUsageDetail user={detail} />}
     </div>
@@ -453,26 +423,16 @@ function UserUsageDetail({ user }: { user: UserUsage }) {
       {rows && (
         <>
           <TokenChart days={lastDays(rows, 30, Date.now())} label={fmt(t.admin.userUsageTitle, { user: who })} />
-          <table class="data-table model-table">
-            <thead>
-              <tr>
-                <th>{t.admin.model}</th>
-                <th class="num">{t.admin.tokensIn}</th>
-                <th class="num">{t.admin.tokensOut}</th>
-                <th class="num">{t.admin.calls}</th>
+          <DataTable kind="model-table" columns={[t.admin.model, { label: t.admin.tokensIn, num: true }, { label: t.admin.tokensOut, num: true }, { label: t.admin.calls, num: true }]}>
+            {byModel(rows).map((m) => (
+              <tr key={m.model}>
+                <td>{m.model}</td>
+                <td class="num">{formatNumber(m.tokensIn)}</td>
+                <td class="num">{formatNumber(m.tokensOut)}</td>
+                <td class="num">{formatNumber(m.calls)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {byModel(rows).map((m) => (
-                <tr key={m.model}>
-                  <td>{m.model}</td>
-                  <td class="num">{formatNumber(m.tokensIn)}</td>
-                  <td class="num">{formatNumber(m.tokensOut)}</td>
-                  <td class="num">{formatNumber(m.calls)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
         </>
       )}
     </section>
@@ -489,25 +449,11 @@ function QuotasTab() {
   return (
     <div class="admin-quotas">
       <p class="muted">{t.admin.quotasIntro}</p>
-      <div class="table-wrap">
-        <table class="data-table quota-table">
-          <thead>
-            <tr>
-              <th>{t.admin.user}</th>
-              <th>{t.admin.tokensPerDay}</th>
-              <th>{t.admin.storageMb}</th>
-              <th>
-                <span class="sr-only">{t.admin.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {accounts.map((u) => (
-              <QuotaRow key={u.principal} user={u} defaults={report.defaults ?? {}} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable kind="quota-table" columns={[t.admin.user, t.admin.tokensPerDay, t.admin.storageMb, { label: t.admin.actions, hidden: true }]}>
+        {accounts.map((u) => (
+          <QuotaRow key={u.principal} user={u} defaults={report.defaults ?? {}} />
+        ))}
+      </DataTable>
     </div>
   );
 }
@@ -660,30 +606,17 @@ function AuditTab() {
       )}
       {!loading && entries.length === 0 && <p class="muted">{t.admin.noEntries}</p>}
       {entries.length > 0 && (
-        <div class="table-wrap">
-          <table class="data-table audit-table">
-            <thead>
-              <tr>
-                <th>{t.admin.at}</th>
-                <th>{t.admin.actor}</th>
-                <th>{t.admin.action}</th>
-                <th>{t.admin.target}</th>
-                <th>{t.admin.detail}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => (
-                <tr key={e.id} data-action={e.action}>
-                  <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
-                  <td>{e.actor ?? t.admin.system}</td>
-                  <td>{t.admin.auditActions[e.action] ?? e.action}</td>
-                  <td>{e.target ?? ""}</td>
-                  <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable kind="audit-table" columns={[t.admin.at, t.admin.actor, t.admin.action, t.admin.target, t.admin.detail]}>
+          {entries.map((e) => (
+            <tr key={e.id} data-action={e.action}>
+              <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
+              <td>{e.actor ?? t.admin.system}</td>
+              <td>{t.admin.auditActions[e.action] ?? e.action}</td>
+              <td>{e.target ?? ""}</td>
+              <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {cursor && (
         <button type="button" class="button" disabled={loading} onClick={() => load(cursor)}>

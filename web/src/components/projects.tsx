@@ -9,7 +9,7 @@ import { describeError, fmt, formatBytes, formatSize, plural, t } from "../i18n"
 import { moveChat, projectsApi, type Project, type ProjectFile } from "../projects";
 import { canMarkFinal, filesApi, fileType, pastedName, sourceKey, upsertFile } from "../project-files";
 import type { ChatSummary } from "../types";
-import { ConfirmDialog } from "./widgets";
+import { ConfirmDialog, DataTable } from "./widgets";
 import { MAX_FILES, type DraftFile, type DraftFiles } from "../attachments";
 import { tp } from "../i18n/project-page";
 
@@ -417,49 +417,35 @@ export function FilesPanel({ projectId, refreshKey = 0, title }: { projectId: st
 function FileTable({ files, onFinal, onDelete }: { files: ProjectFile[]; onFinal(f: ProjectFile): void; onDelete(f: ProjectFile): void }) {
   const c = s().columns;
   return (
-    <div class="table-wrap">
-    <table class="data-table file-table">
-      <thead>
-        <tr>
-          <th scope="col">{c.preview}</th>
-          <th scope="col">{c.name}</th>
-          <th scope="col">{c.type}</th>
-          <th scope="col">{c.size}</th>
-          <th scope="col">{c.source}</th>
-          <th scope="col"><span class="sr-only">{c.actions}</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        {files.map((f) => {
-          const key = sourceKey(f.source);
-          return (
-            <tr key={f.id} data-file-id={f.id} data-file-name={f.name} data-source={f.source}>
-              <td class="file-preview"><Preview file={f} /></td>
-              <td class="file-name">{f.name}</td>
-              <td class="file-type" title={f.mediaType}>{fileType(f)}</td>
-              <td class="file-size">{formatBytes(f.size)}</td>
-              <td>
-                <span class={`source-badge ${key}`} title={s().sourceHints[key]}>{s().sources[key]}</span>
-              </td>
-              <td class="file-actions">
-                <a class="button small file-download" href={f.downloadUrl} download={f.name} aria-label={fmt(s().downloadLabel, { name: f.name })}>
-                  {s().download}
-                </a>
-                {canMarkFinal(f) && (
-                  <button type="button" class="button small file-final" onClick={() => onFinal(f)}>
-                    {s().markFinal}
-                  </button>
-                )}
-                <button type="button" class="button small danger file-delete" aria-label={fmt(s().deleteFileLabel, { name: f.name })} onClick={() => onDelete(f)}>
-                  {s().deleteFile}
+    <DataTable kind="file-table" columns={[c.preview, c.name, c.type, c.size, c.source, { label: c.actions, hidden: true }]}>
+      {files.map((f) => {
+        const key = sourceKey(f.source);
+        return (
+          <tr key={f.id} data-file-id={f.id} data-file-name={f.name} data-source={f.source}>
+            <td class="file-preview"><Preview file={f} /></td>
+            <td class="file-name">{f.name}</td>
+            <td class="file-type" title={f.mediaType}>{fileType(f)}</td>
+            <td class="file-size">{formatBytes(f.size)}</td>
+            <td>
+              <span class={`source-badge ${key}`} title={s().sourceHints[key]}>{s().sources[key]}</span>
+            </td>
+            <td class="file-actions">
+              <a class="button small file-download" href={f.downloadUrl} download={f.name} aria-label={fmt(s().downloadLabel, { name: f.name })}>
+                {s().download}
+              </a>
+              {canMarkFinal(f) && (
+                <button type="button" class="button small file-final" onClick={() => onFinal(f)}>
+                  {s().markFinal}
                 </button>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
-    </div>
+              )}
+              <button type="button" class="button small danger file-delete" aria-label={fmt(s().deleteFileLabel, { name: f.name })} onClick={() => onDelete(f)}>
+                {s().deleteFile}
+              </button>
+            </td>
+          </tr>
+        );
+      })}
+    </DataTable>
   );
 }
 

@@ -1,5 +1,6 @@
-// Small pieces the settings and admin pages share: a secret shown once with a copy button, a
-// confirmation dialog (optionally asking for a typed word), and the page frame.
+// Small pieces the settings, admin and project pages share: a secret shown once with a copy
+// button, a confirmation dialog (optionally asking for a typed word), the page frame, and a
+// table of records. Only those lazy chunks import this module (not first-load JavaScript).
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { t } from "../i18n";
@@ -97,5 +98,33 @@ export function ConfirmDialog(props: {
         </div>
       </form>
     </dialog>
+  );
+}
+
+/** A column of a [`DataTable`]: its heading, right-aligned for numbers; `hidden` is read by
+ * screen readers only (a column of buttons). */
+export type Column = string | { label: string; num?: boolean; hidden?: boolean };
+
+/** A table of records (`kind`: its class, e.g. `user-table`) in a frame that scrolls
+ * sideways on a narrow screen; `children` are its rows. */
+export function DataTable({ kind, columns, children }: { kind: string; columns: Column[]; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class={`data-table ${kind}`}>
+        <thead>
+          <tr>
+            {columns.map((c) => {
+              const col = typeof c === "string" ? { label: c } : c;
+              return (
+                <th key={col.label} scope="col" class={col.num ? "num" : undefined}>
+                  {col.hidden ? <span class="sr-only">{col.label}</span> : col.label}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
   );
 }

@@ -3,9 +3,9 @@
 //! anything is kept, and read by the model call as each provider's own parts.
 
 use eve_api::eve::{Event, ReceivedPart};
-use eve_store::sql::{Sql, SqlValue};
+use eve_store::sql::Sql;
 
-use super::tests::{db, request, Offline};
+use super::tests::{db, request, Lent, OFFLINE};
 use crate::protocol::SessionRequest;
 use crate::providers::{anthropic, model, openai};
 use crate::service::project_files::stored_bytes;
@@ -14,19 +14,6 @@ use crate::service::work::{drain, First};
 use crate::session::store::testing::Lite;
 use crate::session::store::AgentStore;
 use crate::session::transcript;
-
-/// The test's database lent to a route (which takes its database by value).
-struct Lent<'a>(&'a Lite);
-
-impl Sql for Lent<'_> {
-    fn execute(
-        &self,
-        statement: &str,
-        params: Vec<SqlValue>,
-    ) -> Result<Vec<Vec<SqlValue>>, String> {
-        self.0.execute(statement, params)
-    }
-}
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 
@@ -41,19 +28,17 @@ fn chat(db: &Lite, id: &str, owner: &str, project: Option<&str>) {
 
 fn file(db: &Lite, owner: &str, project: &str, id: &str, name: &str, media: &str, data: &[u8]) {
     let scope = eve_projects::project_scope(project);
-    eve_projects::files::upload(
-        db,
-        owner,
-        &scope,
-        "/u",
+    let new = eve_projects::files::NewFile {
+        principal: owner,
+        scope: &scope,
         id,
         name,
-        media,
-        data.to_vec(),
-        1,
-        1 << 30,
-    )
-    .unwrap();
+        media_type: media,
+        data: data.to_vec(),
+        now: 1,
+        default_max: 1 << 30,
+    };
+    eve_projects::files::upload(db, "/u", new).unwrap();
 }
 
 /// alice: project prj_a (a CSV and a PNG) with chat chat_in, project prj_b (one file), and
@@ -126,11 +111,11 @@ fn count(db: &Lite, table: &str) -> i64 {
 fn create(db: &Lite, ids: &[&str], chat: Option<&str>) -> Result<String, u16> {
     let r = request(&body(ids, chat), true);
     let (lent, id) =
-        sessions::create(&Offline, || Ok(Lent(db)), "alice", r, chat).map_err(|e| e.status)?;
+        sessions::create(&OFFLINE, || Ok(Lent(db)), "alice", r, chat).map_err(|e| e.status)?;
     if let Some(chat) = chat {
         eve_projects::projects::record_chat_session(&lent, "alice", chat, &id).unwrap();
     }
-    drain(&Offline, &lent, &id, "alice", First::Nothing, None);
+    drain(&OFFLINE, &lent, &id, "alice", First::Nothing, None);
     Ok(id)
 }
 
@@ -195,7 +180,7 @@ fn a_message_names_files_of_its_chats_project_and_the_model_gets_their_bytes() {
     // A later message of the session: checked against the session's project.
     let r = request(&body(&["file_b"], None), false);
     let inbox = count(&db, "eve_inbox");
-    let refused = sessions::send(&Offline, || Ok(Lent(&db)), "alice", &id, r).map(|_| ());
+    let refused = sessions::send(&OFFLINE, || Ok(Lent(&db)), "alice", &id, r).map(|_| ());
     assert_eq!(refused.map_err(|e| e.status), Err(404));
     assert_eq!(count(&db, "eve_inbox"), inbox);
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use eve_api::eve::{Event, InputResponse};
+use eve_store::sql::{Sql, SqlValue};
 
 use crate::connections::jwt::UpstreamJwt;
 use crate::connections::mcp::HttpAnswer;
@@ -15,20 +16,38 @@ use crate::service::work::{drain, First};
 use crate::session::store::testing::Lite;
 use crate::session::store::AgentStore;
 
-/// The platform of these tests: the real clock (leases are timed), no sleeping, the
-/// default configuration (the demo model), and no network.
-pub(super) struct Offline;
+/// The platform of these tests: the real clock (leases are timed) moved by `skew_ms`, no
+/// sleeping, no network, and `vars` as its variables.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Offline {
+    pub(super) vars: &'static [(&'static str, &'static str)],
+    /// How far this node's clock is off the database's.
+    pub(super) skew_ms: i64,
+}
+
+/// The default configuration (the demo model), on time.
+pub(super) const OFFLINE: Offline = Offline {
+    vars: &[],
+    skew_ms: 0,
+};
+
+/// [`OFFLINE`] with these variables.
+pub(super) fn configured(vars: &'static [(&'static str, &'static str)]) -> Offline {
+    Offline { vars, ..OFFLINE }
+}
 
 impl AgentEnv for Offline {
     fn now_ms(&self) -> i64 {
-        std::time::SystemTime::now()
+        let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        now + self.skew_ms
     }
     fn sleep_ms(&self, _: u64) {}
-    fn variable(&self, _: &str) -> Option<String> {
-        None
+    fn variable(&self, name: &str) -> Option<String> {
+        let found = self.vars.iter().find(|(k, _)| *k == name);
+        found.map(|(_, v)| v.to_string())
     }
     fn upstream_jwt(&self) -> Option<UpstreamJwt> {
         None
@@ -57,6 +76,19 @@ impl AgentEnv for Offline {
     }
 }
 
+/// The test's database, lent to a route (which takes its database by value).
+pub(super) struct Lent<'a>(pub(super) &'a Lite);
+
+impl Sql for Lent<'_> {
+    fn execute(
+        &self,
+        statement: &str,
+        params: Vec<SqlValue>,
+    ) -> Result<Vec<Vec<SqlValue>>, String> {
+        self.0.execute(statement, params)
+    }
+}
+
 pub(super) fn db() -> Lite {
     let db = Lite::memory();
     eve_store::migrations::migrate(&db, 1).unwrap();
@@ -76,8 +108,8 @@ fn types(db: &Lite, id: &str) -> Vec<&'static str> {
 fn created(message: &str) -> (Lite, String) {
     let body = format!(r#"{{"message":{message:?}}}"#);
     let (db, id) =
-        sessions::create(&Offline, || Ok(db()), "p", request(&body, true), None).unwrap();
-    drain(&Offline, &db, &id, "p", First::Nothing, None);
+        sessions::create(&OFFLINE, || Ok(db()), "p", request(&body, true), None).unwrap();
+    drain(&OFFLINE, &db, &id, "p", First::Nothing, None);
     (db, id)
 }
 
@@ -97,7 +129,7 @@ fn a_message_sent_to_a_waiting_session_opens_its_next_turn() {
     let (db, id) = created("hi");
     let before = types(&db, &id).len();
     let (db, delivery, first) = sessions::send(
-        &Offline,
+        &OFFLINE,
         || Ok(db),
         "p",
         &id,
@@ -105,7 +137,7 @@ fn a_message_sent_to_a_waiting_session_opens_its_next_turn() {
     )
     .unwrap();
     assert!(!delivery.is_empty());
-    drain(&Offline, &db, &id, "p", first, None);
+    drain(&OFFLINE, &db, &id, "p", first, None);
     let t = types(&db, &id);
     assert_eq!(&t[before..before + 2], ["turn.started", "message.received"]);
     assert_eq!(t.last(), Some(&"session.waiting"));
@@ -115,7 +147,7 @@ fn a_message_sent_to_a_waiting_session_opens_its_next_turn() {
 fn another_principals_session_is_not_active_for_a_send() {
     let (db, id) = created("hi");
     let sent = sessions::send(
-        &Offline,
+        &OFFLINE,
         || Ok(db),
         "q",
         &id,
@@ -153,9 +185,9 @@ fn a_question_parks_the_turn_and_its_answer_continues_it() {
         question.request_id
     );
     let (db, _, first) =
-        sessions::send(&Offline, || Ok(db), "p", &id, request(&body, false)).unwrap();
+        sessions::send(&OFFLINE, || Ok(db), "p", &id, request(&body, false)).unwrap();
     assert!(matches!(first, First::Answer(_)));
-    drain(&Offline, &db, &id, "p", first, None);
+    drain(&OFFLINE, &db, &id, "p", first, None);
     let t = types(&db, &id);
     assert!(t.contains(&"input.resolved"));
     assert_eq!(t.last(), Some(&"session.waiting"));
@@ -164,9 +196,9 @@ fn a_question_parks_the_turn_and_its_answer_continues_it() {
 #[test]
 fn a_cancel_of_an_idle_session_is_accepted_and_stops_nothing() {
     let (db, id) = created("hi");
-    let cancel = sessions::cancel(&Offline, &db, "p", &id, None).unwrap();
+    let cancel = sessions::cancel(&OFFLINE, &db, "p", &id, None).unwrap();
     assert_eq!(cancel, Cancel::Accepted { stopping: false });
-    let unknown = sessions::cancel(&Offline, &db, "p", "wrun_none", None).unwrap();
+    let unknown = sessions::cancel(&OFFLINE, &db, "p", "wrun_none", None).unwrap();
     assert_eq!(unknown, Cancel::NoSession);
 }
 
@@ -182,8 +214,8 @@ fn a_cancel_reaches_only_the_named_open_turn() {
 #[test]
 fn a_clear_waits_its_turn_then_clears_the_context_and_settles() {
     let (db, id) = created("hi");
-    assert!(sessions::control(&Offline, &db, "p", &id, "clear").unwrap());
-    drain(&Offline, &db, &id, "p", First::Nothing, None);
+    assert!(sessions::control(&OFFLINE, &db, "p", &id, "clear").unwrap());
+    drain(&OFFLINE, &db, &id, "p", First::Nothing, None);
     let t = types(&db, &id);
     assert_eq!(&t[t.len() - 2..], ["context.cleared", "session.waiting"]);
 }
@@ -191,10 +223,10 @@ fn a_clear_waits_its_turn_then_clears_the_context_and_settles() {
 #[test]
 fn a_reset_session_ends_with_session_completed_and_takes_nothing_more() {
     let (db, id) = created("hi");
-    assert!(sessions::reset(&Offline, &db, "p", &id).unwrap());
+    assert!(sessions::reset(&OFFLINE, &db, "p", &id).unwrap());
     assert_eq!(types(&db, &id).last(), Some(&"session.completed"));
-    assert!(!sessions::reset(&Offline, &db, "p", &id).unwrap());
-    assert!(!sessions::control(&Offline, &db, "p", &id, "clear").unwrap());
+    assert!(!sessions::reset(&OFFLINE, &db, "p", &id).unwrap());
+    assert!(!sessions::control(&OFFLINE, &db, "p", &id, "clear").unwrap());
 }
 
 #[test]
@@ -215,7 +247,7 @@ fn files_past_the_principals_quota_are_refused_before_anything_is_kept() {
 #[test]
 fn a_callback_without_an_authentic_state_is_refused_before_the_database_is_opened() {
     let open = || -> Result<Lite, crate::protocol::Refusal> { panic!("opened the database") };
-    let callback = crate::service::sign_in::callback(&Offline, open, "p", "state=x&code=y", None);
+    let callback = crate::service::sign_in::callback(&OFFLINE, open, "p", "state=x&code=y", None);
     let Err(refused) = callback else {
         panic!("a callback without a state was taken")
     };
@@ -227,9 +259,9 @@ fn a_callback_without_an_authentic_state_is_refused_before_the_database_is_opene
 fn the_connect_page_of_a_sign_in_that_is_not_pending_says_so() {
     use crate::service::sign_in::{connect_page, ConnectPage};
     let (db, id) = created("hi");
-    let page = connect_page(&Offline, &db, "p", &id, "auth_x", None).unwrap();
+    let page = connect_page(&OFFLINE, &db, "p", &id, "auth_x", None).unwrap();
     assert_eq!(page, ConnectPage::NotPending);
-    let unknown = connect_page(&Offline, &db, "q", &id, "auth_x", None).unwrap_err();
+    let unknown = connect_page(&OFFLINE, &db, "q", &id, "auth_x", None).unwrap_err();
     assert_eq!(unknown.status, 404);
 }
 
@@ -256,7 +288,7 @@ fn stream_lines(db: &Lite, id: &str, query: &str) -> (crate::service::stream::Se
     let format = StreamFormat::from_accept(None);
     let opened = open(db, "p", id, format, &query).unwrap();
     let mut out = Collected::default();
-    let served = serve(&Offline, db, &opened, &mut out);
+    let served = serve(&OFFLINE, db, &opened, &mut out);
     let text = String::from_utf8(out.0).unwrap();
     let lines = text.lines().filter(|l| !l.is_empty());
     (served, lines.map(str::to_string).collect())
@@ -277,7 +309,7 @@ fn a_stream_that_does_not_follow_sends_the_log_up_to_its_tail_and_ends() {
 fn a_following_stream_of_a_reset_session_sends_everything_and_ends() {
     use crate::service::stream::Served;
     let (db, id) = created("hi");
-    assert!(sessions::reset(&Offline, &db, "p", &id).unwrap());
+    assert!(sessions::reset(&OFFLINE, &db, "p", &id).unwrap());
     let (served, lines) = stream_lines(&db, &id, "streamControlVersion=1");
     assert_eq!(served, Served::Finish);
     assert!(lines.last().unwrap().contains("session.completed"));
@@ -326,55 +358,17 @@ fn a_settled_stream_whose_reader_went_away_ends_within_a_second() {
     let opened = open(&db, "p", &id, StreamFormat::from_accept(None), &query).unwrap();
     let mut out = LeavesOnceSettled::default();
     let started = std::time::Instant::now();
-    let served = serve(&Offline, &db, &opened, &mut out);
+    let served = serve(&OFFLINE, &db, &opened, &mut out);
     assert_eq!(served, Served::Gone);
     assert!(out.gone);
     let took = started.elapsed();
     assert!(took < Duration::from_millis(1500), "took {took:?}");
 }
 
-/// A node whose clock is `self.0` ms off the database's; otherwise [`Offline`].
-struct Skewed(i64);
-
-impl AgentEnv for Skewed {
-    fn now_ms(&self) -> i64 {
-        Offline.now_ms() + self.0
-    }
-    fn sleep_ms(&self, _: u64) {}
-    fn variable(&self, name: &str) -> Option<String> {
-        Offline.variable(name)
-    }
-    fn upstream_jwt(&self) -> Option<UpstreamJwt> {
-        None
-    }
-    fn model_transport(&self) -> Box<dyn Transport> {
-        Offline.model_transport()
-    }
-    fn mcp_post(
-        &self,
-        url: &str,
-        h: &[(String, String)],
-        b: &[u8],
-        t: Duration,
-        w: &mut dyn FnMut() -> bool,
-    ) -> Result<HttpAnswer, String> {
-        Offline.mcp_post(url, h, b, t, w)
-    }
-    fn fetch(
-        &self,
-        m: Method,
-        url: &str,
-        h: &[(&str, &str)],
-        b: &[u8],
-    ) -> Result<(u16, Vec<u8>), String> {
-        Offline.fetch(m, url, h, b)
-    }
-}
-
 /// A message queued on `id` and left for a runner (as a send whose work has not run yet).
 fn queued(db: Lite, id: &str) -> Lite {
     let body = request(r#"{"message":"again"}"#, false);
-    sessions::send(&Offline, || Ok(db), "p", id, body)
+    sessions::send(&OFFLINE, || Ok(db), "p", id, body)
         .unwrap()
         .0
 }
@@ -393,7 +387,10 @@ fn a_node_whose_clock_runs_ahead_does_not_take_a_live_lease() {
         .claim(&id, "p", "runner-a", Clock::Database)
         .unwrap()
         .is_some());
-    let ahead = Skewed(60 * 60 * 1000);
+    let ahead = Offline {
+        skew_ms: 60 * 60 * 1000,
+        ..OFFLINE
+    };
     let row = store.session(&id, "p").unwrap().unwrap();
     assert_eq!(row.state(), SessionState::Running);
     drain(&ahead, &db, &id, "p", First::Nothing, None);
@@ -418,12 +415,15 @@ fn a_node_whose_clock_runs_behind_takes_over_an_expired_lease_at_once() {
     let db = queued(db, &id);
     let store = AgentStore::new(&db);
     // A claimed ten leases ago and died.
-    let long_ago = Clock::At(Offline.now_ms() - 10 * LEASE_MS);
+    let long_ago = Clock::At(OFFLINE.now_ms() - 10 * LEASE_MS);
     assert!(store.claim(&id, "p", "dead", long_ago).unwrap().is_some());
     let row = store.session(&id, "p").unwrap().unwrap();
     assert_eq!(row.state(), SessionState::Orphaned);
     drain(
-        &Skewed(-60 * 60 * 1000),
+        &Offline {
+            skew_ms: -60 * 60 * 1000,
+            ..OFFLINE
+        },
         &db,
         &id,
         "p",

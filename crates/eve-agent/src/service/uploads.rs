@@ -2,6 +2,7 @@
 //! quota before anything is kept, then kept all or nothing (their ids replace their bytes in
 //! the message's parts). Also how an attachment is served back.
 
+use eve_projects::names::content_disposition;
 use eve_store::sql::Sql;
 
 use crate::protocol::uploads::{self, Upload, UploadPolicy};
@@ -103,28 +104,14 @@ pub struct Served {
 }
 
 /// How attachment bytes are served so that nothing of them runs on our origin: an image as
-/// itself (the thumbnails), anything else as a download, under a file name made safe.
+/// itself (the thumbnails), anything else as a download, under a file name made safe (the
+/// same `content-disposition` as a project file's download).
 pub fn served(media_type: &str, filename: Option<&str>, data: Vec<u8>) -> Served {
     let media = uploads::served_media_type(media_type, &data);
-    let name: String = filename
-        .unwrap_or("attachment")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || ".-_ ".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let disposition = if media.starts_with("image/") {
-        format!("inline; filename=\"{name}\"")
-    } else {
-        format!("attachment; filename=\"{name}\"")
-    };
+    let name = filename.unwrap_or("attachment");
     Served {
         media_type: media,
-        disposition,
+        disposition: content_disposition(name, media.starts_with("image/")),
         data,
     }
 }
@@ -146,11 +133,19 @@ mod tests {
         let png = b"\x89PNG\r\n\x1a\n\0\0".to_vec();
         let s = served("image/png", Some("a b.png"), png);
         assert_eq!(s.media_type, "image/png");
-        assert_eq!(s.disposition, "inline; filename=\"a b.png\"");
+        assert_eq!(
+            s.disposition,
+            "inline; filename=\"a b.png\"; filename*=UTF-8''a%20b.png"
+        );
         let s = served("text/html", Some("<x>\".html"), b"<b>".to_vec());
         assert_eq!(s.media_type, "application/octet-stream");
-        assert_eq!(s.disposition, "attachment; filename=\"_x__.html\"");
+        assert_eq!(
+            s.disposition,
+            "attachment; filename=\"_x__.html\"; filename*=UTF-8''%3Cx%3E%22.html"
+        );
         let s = served("image/png", None, b"<svg>".to_vec());
-        assert_eq!(s.disposition, "attachment; filename=\"attachment\"");
+        assert!(s
+            .disposition
+            .starts_with("attachment; filename=\"attachment\";"));
     }
 }

@@ -2,98 +2,25 @@
 //! over real SQLite: what a settled turn records, and what a message past a quota or outside
 //! the member models is refused with, nothing kept.
 
-use std::collections::HashMap;
-use std::time::Duration;
-
 use eve_api::eve::{Event, StepCompleted};
-use eve_store::sql::{Sql, SqlValue};
+use eve_store::sql::Sql;
 
-use crate::connections::jwt::UpstreamJwt;
-use crate::connections::mcp::HttpAnswer;
-use crate::protocol::{self, Refusal, SessionRequest};
-use crate::providers::http::Transport;
-use crate::service::env::{AgentEnv, Method};
+use crate::protocol::Refusal;
 use crate::service::sessions;
 use crate::service::work::{drain, First};
 use crate::session::store::testing::Lite;
 use crate::session::store::AgentStore;
 
-/// An offline platform (the demo model, no network, no waiting) with these variables.
-struct Configured(HashMap<&'static str, String>);
+use super::tests::{configured, db, request, Lent, Offline};
 
-fn env(vars: &[(&'static str, &str)]) -> Configured {
-    Configured(vars.iter().map(|(k, v)| (*k, v.to_string())).collect())
-}
-
-impl AgentEnv for Configured {
-    fn now_ms(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or_default()
-    }
-    fn sleep_ms(&self, _: u64) {}
-    fn variable(&self, name: &str) -> Option<String> {
-        self.0.get(name).cloned()
-    }
-    fn upstream_jwt(&self) -> Option<UpstreamJwt> {
-        None
-    }
-    fn model_transport(&self) -> Box<dyn Transport> {
-        unreachable!("the demo model needs no transport")
-    }
-    fn mcp_post(
-        &self,
-        url: &str,
-        _: &[(String, String)],
-        _: &[u8],
-        _: Duration,
-        _: &mut dyn FnMut() -> bool,
-    ) -> Result<HttpAnswer, String> {
-        Err(format!("{url} is not reachable in unit tests"))
-    }
-    fn fetch(
-        &self,
-        _: Method,
-        url: &str,
-        _: &[(&str, &str)],
-        _: &[u8],
-    ) -> Result<(u16, Vec<u8>), String> {
-        Err(format!("{url} is not reachable in unit tests"))
-    }
-}
-
-fn db() -> Lite {
-    let db = Lite::memory();
-    eve_store::migrations::migrate(&db, 1).unwrap();
-    db
-}
-
-fn message(body: &str, new_session: bool) -> SessionRequest {
-    protocol::session_request(body.as_bytes(), new_session).unwrap()
-}
-
-/// The test's database, lent to a route (which takes its database by value).
-struct Lent<'a>(&'a Lite);
-
-impl Sql for Lent<'_> {
-    fn execute(
-        &self,
-        statement: &str,
-        params: Vec<SqlValue>,
-    ) -> Result<Vec<Vec<SqlValue>>, String> {
-        self.0.execute(statement, params)
-    }
-}
-
-fn create(env: &Configured, db: &Lite, who: &str, body: &str) -> Result<String, Refusal> {
-    let (lent, id) = sessions::create(env, || Ok(Lent(db)), who, message(body, true), None)?;
+fn create(env: &Offline, db: &Lite, who: &str, body: &str) -> Result<String, Refusal> {
+    let (lent, id) = sessions::create(env, || Ok(Lent(db)), who, request(body, true), None)?;
     drain(env, &lent, &id, who, First::Nothing, None);
     Ok(id)
 }
 
-fn send(env: &Configured, db: &Lite, who: &str, id: &str, body: &str) -> Result<(), Refusal> {
-    let (lent, _, first) = sessions::send(env, || Ok(Lent(db)), who, id, message(body, false))?;
+fn send(env: &Offline, db: &Lite, who: &str, id: &str, body: &str) -> Result<(), Refusal> {
+    let (lent, _, first) = sessions::send(env, || Ok(Lent(db)), who, id, request(body, false))?;
     drain(env, &lent, id, who, first, None);
     Ok(())
 }
@@ -148,7 +75,13 @@ fn logged(db: &Lite, id: &str) -> (i64, i64, i64) {
 #[test]
 fn a_settled_turn_adds_its_tokens_to_the_principals_day_under_its_model() {
     let db = db();
-    let id = create(&env(&[]), &db, "p", r#"{"message":"weather in Paris"}"#).unwrap();
+    let id = create(
+        &configured(&[]),
+        &db,
+        "p",
+        r#"{"message":"weather in Paris"}"#,
+    )
+    .unwrap();
     let (tin, tout, steps) = logged(&db, &id);
     assert!(
         steps >= 2 && tin > 0 && tout > 0,
@@ -171,7 +104,7 @@ fn a_settled_turn_adds_its_tokens_to_the_principals_day_under_its_model() {
 /// finishes the turn. The first step was counted when it was appended, and only then.
 #[test]
 fn a_turn_taken_over_after_its_runner_died_counts_each_settled_step_once() {
-    let env = env(&[]);
+    let env = configured(&[]);
     let done = db();
     let id = create(&env, &done, "p", r#"{"message":"weather in Paris"}"#).unwrap();
     let full = AgentStore::new(&done).envelopes(&id).unwrap();
@@ -230,7 +163,7 @@ fn refused_with(result: Result<impl Sized, Refusal>, status: u16, code: &str) ->
 
 #[test]
 fn a_message_at_the_daily_token_quota_is_429_naming_the_quota_and_keeps_nothing() {
-    let env = env(&[("quota_tokens_per_day", "40")]);
+    let env = configured(&[("quota_tokens_per_day", "40")]);
     let db = db();
     eve_usage::standing::record(&db, "p", "demo/eve-demo", 39, 0).unwrap();
     let id = create(&env, &db, "p", r#"{"message":"hi"}"#).unwrap();
@@ -271,8 +204,8 @@ fn own_quota(db: &Lite, id: &str, tokens: Option<u64>, storage: Option<u64>) {
 
 #[test]
 fn an_accounts_own_quotas_override_the_deployment_defaults() {
-    let loose = env(&[("quota_tokens_per_day", "10")]);
-    let tight = env(&[
+    let loose = configured(&[("quota_tokens_per_day", "10")]);
+    let tight = configured(&[
         ("quota_tokens_per_day", "10"),
         ("principal_max_bytes", "10"),
     ]);
@@ -330,7 +263,7 @@ fn models_used(db: &Lite, id: &str) -> Vec<String> {
 
 #[test]
 fn a_member_asking_for_a_model_outside_member_models_is_403_and_keeps_nothing() {
-    let env = env(&[("llm_models", TWO_MODELS)]);
+    let env = configured(&[("llm_models", TWO_MODELS)]);
     let db = db();
     account(&db, "m", "member");
     account(&db, "adm", "admin");
@@ -364,7 +297,7 @@ fn a_member_asking_for_a_model_outside_member_models_is_403_and_keeps_nothing() 
 
 #[test]
 fn a_members_message_that_names_no_model_runs_on_an_allowed_one() {
-    let env = env(&[("llm_models", TWO_MODELS)]);
+    let env = configured(&[("llm_models", TWO_MODELS)]);
     let db = db();
     account(&db, "m", "member");
     member_models(&db, &["demo/two"]);
@@ -381,7 +314,7 @@ fn a_members_message_that_names_no_model_runs_on_an_allowed_one() {
 
 #[test]
 fn info_offers_a_member_only_the_models_it_may_use() {
-    let env = env(&[("llm_models", TWO_MODELS)]);
+    let env = configured(&[("llm_models", TWO_MODELS)]);
     let db = db();
     account(&db, "m", "member");
     member_models(&db, &["demo/two"]);
@@ -413,7 +346,7 @@ fn info_offers_a_member_only_the_models_it_may_use() {
 /// starts no turn, and the runner does not spin on it: it leaves.
 #[test]
 fn a_disabled_accounts_queued_message_starts_no_turn() {
-    let env = env(&[]);
+    let env = configured(&[]);
     let db = db();
     account(&db, "m", "member");
     let id = create(&env, &db, "user:m", r#"{"message":"hi"}"#).unwrap();
@@ -430,7 +363,7 @@ fn a_disabled_accounts_queued_message_starts_no_turn() {
         || Ok(Lent(&db)),
         "user:m",
         &id,
-        message(r#"{"message":"again"}"#, false),
+        request(r#"{"message":"again"}"#, false),
     )
     .unwrap();
     db.execute("UPDATE account SET disabled = 1 WHERE id = 'm'", vec![])

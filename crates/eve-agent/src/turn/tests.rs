@@ -468,19 +468,17 @@ fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_
     eve_projects::projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
     let row = format!("b,2,{}\n", "z".repeat(40));
     let csv = "name,qty\n a ,1\n".to_string() + &row.repeat(40_000);
-    eve_projects::files::upload(
-        &db,
-        "alice",
-        "project:prj_1",
-        "/u",
-        "file_up",
-        "data.csv",
-        "text/csv",
-        csv.into_bytes(),
-        1,
-        1 << 30,
-    )
-    .unwrap();
+    let new = eve_projects::files::NewFile {
+        principal: "alice",
+        scope: "project:prj_1",
+        id: "file_up",
+        name: "data.csv",
+        media_type: "text/csv",
+        data: csv.into_bytes(),
+        now: 1,
+        default_max: 1 << 30,
+    };
+    eve_projects::files::upload(&db, "/u", new).unwrap();
     let mut h = ProjectHost {
         inner: Host::default(),
         db,

@@ -1,9 +1,9 @@
-//! Accounts mode through the local host: a host with the setup token, people with their own
-//! session cookies, and the requests a browser on the app would send.
+//! Accounts mode through the local host (`docs/accounts.md`): a host with the setup token,
+//! people with their own session cookies, and the requests a browser on the app would send.
 
-#![allow(dead_code)]
+use std::time::Duration;
 
-use eve_chat_tests::{Host, HostOptions, Response};
+use crate::{Host, HostOptions, Response};
 use serde_json::{json, Value};
 
 pub const SECRET: &str = "accounts-session-secret-0123456789abcdef";
@@ -32,6 +32,67 @@ pub fn host(extra: &[(&str, &str)]) -> Option<Host> {
 pub struct User {
     pub cookie: String,
     pub id: String,
+}
+
+impl User {
+    /// This account's principal, `user:<id>`.
+    pub fn principal(&self) -> String {
+        format!("user:{}", self.id)
+    }
+
+    /// Where an admin manages this account: `/api/admin/users/<id>`.
+    pub fn admin_path(&self) -> String {
+        format!("/api/admin/users/{}", self.id)
+    }
+
+    /// This person's request headers for eve's streams (their cookie).
+    pub fn headers(&self) -> Vec<(&str, &str)> {
+        vec![("cookie", self.cookie.as_str())]
+    }
+}
+
+/// The body of a response that must have `status` (`Null` when it has none).
+pub fn ok(r: Response, status: u16) -> Value {
+    assert_eq!(r.status, status, "{}", r.text());
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
+}
+
+/// `who` creates an eve session with `body` (202); its id.
+pub fn start_session(h: &Host, who: &User, body: &Value) -> String {
+    let r = call(h, "POST", "/eve/v1/session", Some(&who.cookie), Some(body));
+    ok(r, 202)["sessionId"].as_str().unwrap().to_string()
+}
+
+/// [`start_session`], waiting for its turn to settle (at most `timeout`).
+pub fn settled_session(h: &Host, who: &User, body: &Value, timeout: Duration) -> String {
+    let sid = start_session(h, who, body);
+    crate::eve::settled_as(h, &sid, &who.headers(), timeout);
+    sid
+}
+
+/// `who`'s session running the demo's 30 s tool, read through a following stream that has
+/// seen the tool requested.
+pub fn running_turn(h: &Host, who: &User) -> (String, crate::eve::Stream) {
+    let sid = start_session(h, who, &json!({"message": "wait 30"}));
+    let path = crate::eve::stream_path(&sid, "startIndex=0");
+    let mut stream = crate::eve::Stream::open_path(h, &path, &who.headers(), 0);
+    stream.until_type("actions.requested");
+    (sid, stream)
+}
+
+/// The admin's change to `user` (`{role?, disabled?}`), as the admin page sends it.
+pub fn admin_patch(h: &Host, admin: &User, user: &User, patch: &Value) -> Response {
+    call(
+        h,
+        "PATCH",
+        &user.admin_path(),
+        Some(&admin.cookie),
+        Some(patch),
+    )
 }
 
 /// A same-origin request as the app's pages send it, with `cookie` when given.
