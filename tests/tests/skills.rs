@@ -7,9 +7,6 @@
 //! the enabled skills in its instructions and `eve__skill`, and a call returns the body,
 //! reported as eve's `load-skill` action; `/eve/v1/info` lists the skills.
 
-#[path = "accounts/support.rs"]
-mod support;
-
 #[allow(dead_code)]
 #[path = "eve/llm_server.rs"]
 mod llm_server;
@@ -17,11 +14,11 @@ mod llm_server;
 use std::io::Write;
 use std::time::Duration;
 
+use eve_chat_tests::accounts::*;
 use eve_chat_tests::eve::{history_as, is_settling, parse_ndjson, types};
 use eve_chat_tests::{Host, HostOptions, Response};
 use llm_server::{LlmServer, Script};
 use serde_json::{json, Value};
-use support::*;
 
 const SETTLE: Duration = Duration::from_secs(60);
 
@@ -30,15 +27,6 @@ fn person(h: &Host, name: &str) -> User {
         h,
         json!({"email": format!("{name}@open.example"), "password": PASSWORD}),
     )
-}
-
-fn ok(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
 }
 
 fn create(h: &Host, u: &User, body: Value) -> Response {
