@@ -143,7 +143,10 @@ async function buildApp() {
 }
 
 /** First-load JavaScript budget, gzip bytes (docs/web.md). */
-const FIRST_LOAD_JS_BUDGET = 80 * 1024;
+// 82 KB since issue 20 (2026-12-02): the admin and account pages are lazy, but their English
+// strings are in the first-load catalogue; moving them into a lazy one as i18n/project-page.ts
+// does would bring it back to 80.
+const FIRST_LOAD_JS_BUDGET = 82 * 1024;
 
 if (process.argv.includes("--tests")) await buildTests();
 else await buildApp();
