@@ -15,7 +15,6 @@ use eve_spin::auth as glue;
 use eve_spin::db::{self, now_ms, Db};
 use spin_sdk::http::Request;
 
-use crate::handlers::require_secure_origin;
 use crate::reply::Reply;
 
 /// The throttle's account key of sign-ups (setup token and invitation guesses count as
@@ -121,7 +120,7 @@ fn counts_all(_: &ApiError) -> bool {
 pub fn signup(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
     let config = accounts_config()?;
-    require_secure_origin(&config, req)?;
+    glue::require_secure_origin(&config, req)?;
     let body: SignupRequest = eve_spin::json_body(req)?;
     let db = db::open()?;
     let (account, way) = throttled(&config, req, SIGNUP_THROTTLE_ACCOUNT, counts_all, || {
@@ -137,7 +136,7 @@ pub fn signup(req: &Request) -> Result<Reply, ApiError> {
 /// email, a wrong password and a disabled account, and one argon2 verify for each; a refused
 /// (throttled) attempt is answered before any hashing.
 pub fn login(config: &AuthConfig, req: &Request) -> Result<Reply, ApiError> {
-    require_secure_origin(config, req)?;
+    glue::require_secure_origin(config, req)?;
     let body: AccountLoginRequest = eve_spin::json_body(req)?;
     let email = body.email.trim().to_lowercase();
     let db = db::open()?;
@@ -207,7 +206,7 @@ pub fn change_password(req: &Request) -> Result<Reply, ApiError> {
 pub fn reset(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
     let config = accounts_config()?;
-    require_secure_origin(&config, req)?;
+    glue::require_secure_origin(&config, req)?;
     let body: ResetRequest = eve_spin::json_body(req)?;
     let db = db::open()?;
     let account = throttled(&config, req, SIGNUP_THROTTLE_ACCOUNT, counts_all, || {
@@ -264,13 +263,4 @@ fn may_default_to(
     let standing = eve_usage::standing::read(db, &account.principal_id())
         .map_err(eve_accounts::common::db_error)?;
     eve_usage::access::check_model(&standing, model)
-}
-
-/// Whether accounts mode has an admin (for `/api/setup`); `true` outside accounts mode and
-/// when the database does not answer (setup reports the database then).
-pub fn admin_exists() -> bool {
-    db::open()
-        .ok()
-        .map(|db| accounts::admin_exists(&db).unwrap_or(true))
-        .unwrap_or(true)
 }

@@ -31,18 +31,6 @@ pub fn setup(req: &Request) -> Result<Reply, ApiError> {
     Ok(Reply::json(200, &status))
 }
 
-/// Sign-in over plain http at a non-loopback name would set a `Secure` cookie the browser
-/// drops: refuse it with the reason instead.
-pub fn require_secure_origin(config: &eve_auth::AuthConfig, req: &Request) -> Result<(), ApiError> {
-    if glue::insecure_origin(config, req) {
-        return Err(ApiError::new(
-            ErrorCode::NotConfigured,
-            eve_auth::config::missing::PLAIN_HTTP_REQUEST,
-        ));
-    }
-    Ok(())
-}
-
 /// `GET /api/auth/session`: the viewer or `null`. Reissues a day-old or previous-secret cookie
 /// (the UI asks on every load, so an active session stays alive) and clears one that no longer
 /// verifies.
@@ -109,7 +97,7 @@ pub fn login(req: &Request) -> Result<Reply, ApiError> {
             )))
         }
     }
-    require_secure_origin(&config, req)?;
+    glue::require_secure_origin(&config, req)?;
     let body: LoginRequest = eve_spin::json_body(req)?;
     let now = glue::now_secs();
     let attempt = eve_spin::ratelimit::login_begin(

@@ -15,6 +15,15 @@ pub fn stores() -> StoreProbe {
         // Only accounts mode asks (one indexed read); other modes have no admins.
         admin_exists: !schema.schema_ready
             || eve_spin::auth::config().mode() != eve_api::auth::AuthMode::Accounts
-            || crate::accounts::admin_exists(),
+            || admin_exists(),
     }
+}
+
+/// Whether accounts mode has an admin; `true` when the database does not answer (setup
+/// reports the database then).
+fn admin_exists() -> bool {
+    eve_spin::db::open()
+        .ok()
+        .map(|db| eve_accounts::accounts::admin_exists(&db).unwrap_or(true))
+        .unwrap_or(true)
 }

@@ -1,5 +1,5 @@
 //! The SQL of API tokens (`api_token`, migration 0010), one statement per constant, positional
-//! parameters as documented. Only [`crate::api_token`] runs them.
+//! parameters as documented. Only `api_token` runs them.
 
 /// Inserts a token unless its principal already has `?10` live (unrevoked, unexpired at `?8`)
 /// tokens: one statement, so two concurrent creates cannot both pass a count.

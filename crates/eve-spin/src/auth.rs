@@ -423,6 +423,18 @@ pub fn insecure_origin(config: &AuthConfig, req: &Request) -> bool {
     config.insecure_origin(request_origin(req).as_ref())
 }
 
+/// Sign-in over plain http at a non-loopback name would set a `Secure` cookie the browser
+/// drops: refuse it with the reason instead.
+pub fn require_secure_origin(config: &AuthConfig, req: &Request) -> Result<(), ApiError> {
+    if insecure_origin(config, req) {
+        return Err(ApiError::new(
+            ErrorCode::NotConfigured,
+            eve_auth::config::missing::PLAIN_HTTP_REQUEST,
+        ));
+    }
+    Ok(())
+}
+
 /// The `Strict-Transport-Security` value to send when the app is served over https.
 pub const HSTS: &str = "max-age=31536000";
 
