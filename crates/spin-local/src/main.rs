@@ -29,6 +29,7 @@ mod spin_host;
 mod sql_value;
 mod sqlite_db;
 mod stdio;
+mod template;
 mod variables;
 
 use anyhow::{Context, Result};

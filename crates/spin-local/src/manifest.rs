@@ -3,6 +3,7 @@
 //! Only the keys Spin documents are accepted; a key Spin has but this host does not support is
 //! reported by name instead of being silently ignored, so an app never runs differently here.
 
+use crate::template::validate_variable_name;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -424,7 +425,7 @@ fn component_from_raw(
     }
     for (name, template) in &rc.variables {
         validate_variable_name(name).map_err(|e| anyhow::anyhow!("{at}.variables: {e}"))?;
-        for reference in crate::variables::template_references(template)
+        for reference in crate::template::template_references(template)
             .map_err(|e| anyhow::anyhow!("{at}.variables.{name}: {e}"))?
         {
             if !app_vars.contains_key(&reference) {
@@ -433,7 +434,7 @@ fn component_from_raw(
         }
     }
     for host in &rc.allowed_outbound_hosts {
-        for reference in crate::variables::template_references(host)
+        for reference in crate::template::template_references(host)
             .map_err(|e| anyhow::anyhow!("{at}: allowed_outbound_hosts `{host}`: {e}"))?
         {
             if !app_vars.contains_key(&reference) {
@@ -474,33 +475,6 @@ fn validate_component_id(id: &str) -> Result<()> {
     } else {
         bail!("`{id}` is not a valid component id (lower-case letters, digits and single dashes, starting with a letter)")
     }
-}
-
-/// Spin's rule for variable names, with Spin's wording for the first offending character.
-pub fn validate_variable_name(name: &str) -> std::result::Result<(), String> {
-    if name.is_empty() {
-        return Err("variable names must not be empty".into());
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_'))
-    {
-        return Err(format!(
-            "{name:?}: invalid character {c:?}. Variable names may contain only lower-case letters, numbers, and underscores."
-        ));
-    }
-    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return Err(format!("{name:?}: must start with a letter."));
-    }
-    if name.ends_with('_') {
-        return Err(format!("{name:?}: must not end with an underscore."));
-    }
-    if name.contains("__") {
-        return Err(format!(
-            "{name:?}: must not contain multiple consecutive underscores."
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

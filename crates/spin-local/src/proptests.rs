@@ -8,7 +8,8 @@
 use crate::manifest;
 use crate::outbound::{chained_component, AllowList, AllowedHost};
 use crate::routes::{validate_route, Route, Router};
-use crate::variables::{parse_flag, template_references};
+use crate::template::{self, template_references};
+use crate::variables::parse_flag;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -255,7 +256,7 @@ proptest! {
         let _ = parse_flag(&text);
         if let Ok(names) = template_references(&templ) {
             for n in names {
-                prop_assert!(manifest::validate_variable_name(&n).is_ok());
+                prop_assert!(template::validate_variable_name(&n).is_ok());
             }
         }
     }

@@ -6,51 +6,10 @@
 //! variables are templates over application variables (`"Bearer {{ token }}"`), rendered once
 //! at start-up so every request sees the same values.
 
-use crate::manifest::{validate_variable_name, Manifest};
+use crate::manifest::Manifest;
+use crate::template::{split_template, validate_variable_name, TemplatePart};
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, HashMap};
-
-/// The names `{{ name }}` placeholders in a template refer to.
-pub fn template_references(template: &str) -> std::result::Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    for part in split_template(template)? {
-        if let TemplatePart::Var(name) = part {
-            out.push(name);
-        }
-    }
-    Ok(out)
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum TemplatePart {
-    Text(String),
-    Var(String),
-}
-
-fn split_template(template: &str) -> std::result::Result<Vec<TemplatePart>, String> {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        if start > 0 {
-            parts.push(TemplatePart::Text(rest[..start].to_string()));
-        }
-        let after = &rest[start + 2..];
-        let end = after
-            .find("}}")
-            .ok_or_else(|| format!("unterminated `{{{{` in template {template:?}"))?;
-        let name = after[..end].trim();
-        validate_variable_name(name)?;
-        parts.push(TemplatePart::Var(name.to_string()));
-        rest = &after[end + 2..];
-    }
-    if rest.contains("}}") {
-        return Err(format!("unmatched `}}}}` in template {template:?}"));
-    }
-    if !rest.is_empty() {
-        parts.push(TemplatePart::Text(rest.to_string()));
-    }
-    Ok(parts)
-}
 
 /// Renders a template against resolved application variables.
 pub fn render(template: &str, app: &BTreeMap<String, String>) -> Result<String> {
@@ -151,6 +110,7 @@ pub fn parse_flag(s: &str) -> std::result::Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::template::template_references;
     use std::path::Path;
 
     fn manifest() -> Manifest {
