@@ -5,8 +5,8 @@
 
 use eve_agent::protocol::uploads::{essence, UploadPolicy};
 use eve_api::{ApiError, ErrorCode};
+use eve_spin::api_component;
 use eve_spin::db::{self, Db};
-use eve_spin::{auth, error};
 use eve_store::limits::MAX_SMALL_BODY_BYTES;
 use spin_sdk::http::{Request, Response};
 
@@ -57,18 +57,9 @@ pub fn upload_type(req: &Request, policy: &UploadPolicy) -> Result<String, ApiEr
 
 /// The request's caller, or the response that refuses it.
 pub fn admit(req: &Request) -> Result<Caller, Response> {
-    let route =
-        routes::route(req.path()).ok_or_else(|| error(&ApiError::not_found("no such route")))?;
+    let (route, session) =
+        api_component::admit_head(req, routes::route(req.path()), routes::Route::methods)?;
     let method = req.method().to_string();
-    if !route.methods().contains(&method.as_str()) {
-        let mut response = error(&ApiError::method_not_allowed());
-        response.set_header("allow", route.methods().join(", "));
-        return Err(response);
-    }
-    if eve_store::routes::is_state_changing(&method) {
-        auth::require_same_origin(req).map_err(|e| error(&e))?;
-    }
-    let session = auth::authenticate_session(req).map_err(|e| error(&e))?;
     let refused =
         |e: ApiError| eve_spin::chat_request::finish(Err(e), session.refreshed_cookie.clone());
     let body_cap = if route.is_upload(&method) {
@@ -85,4 +76,13 @@ pub fn admit(req: &Request) -> Result<Caller, Response> {
         refreshed_cookie: session.refreshed_cookie,
         body_cap,
     })
+}
+
+impl api_component::Admitted for Caller {
+    fn body_cap(&self) -> usize {
+        self.body_cap
+    }
+    fn refreshed_cookie(&self) -> Option<String> {
+        self.refreshed_cookie.clone()
+    }
 }

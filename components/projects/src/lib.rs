@@ -16,22 +16,9 @@ use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 
 /// Admits the request on its head, reads its body with the route's cap (an upload: the
-/// owner's `attachment_max_bytes`, refused from `Content-Length` alone), then routes.
+/// owner's `attachment_max_bytes`, refused from `Content-Length` alone), then routes
+/// (`eve_spin::api_component`).
 #[http_component]
 async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
-    let mut req = eve_spin::body::head(&incoming);
-    let response = match admission::admit(&req) {
-        Err(response) => response,
-        Ok(caller) => match eve_spin::body::read_capped(incoming, caller.body_cap).await {
-            Err(e) => eve_spin::chat_request::finish(
-                Err(e.api_error(caller.body_cap)),
-                caller.refreshed_cookie,
-            ),
-            Ok(bytes) => {
-                *req.body_mut() = bytes;
-                api::route(&req, &caller)
-            }
-        },
-    };
-    eve_spin::auth::send_with_cookies(out, response, &[]).await;
+    eve_spin::api_component::serve(incoming, out, admission::admit, api::route).await;
 }

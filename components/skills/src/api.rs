@@ -12,7 +12,7 @@ use eve_skills::import::{self, Imported, MAX_ZIP_BYTES};
 use eve_skills::store::{self, Caller as Who, NewSkill, SkillPatch};
 use eve_spin::chat_request::{body, finish, no_content};
 use eve_spin::db::{self, now_ms, Db};
-use eve_spin::{auth, error, json};
+use eve_spin::{api_component, json};
 use eve_store::ids::{chat_id_from_random, CHAT_ID_LEN};
 use spin_sdk::http::{Request, Response};
 
@@ -39,18 +39,7 @@ impl Caller {
 /// The route (404) and method (405), a same-origin state change (403), a principal (401),
 /// the database and the caller's role — all before a byte of the body is read.
 pub fn admit(req: &Request) -> Result<Caller, Response> {
-    let route =
-        routes::route(req.path()).ok_or_else(|| error(&ApiError::not_found("no such route")))?;
-    let method = req.method().to_string();
-    if !route.methods().contains(&method.as_str()) {
-        let mut response = error(&ApiError::method_not_allowed());
-        response.set_header("allow", route.methods().join(", "));
-        return Err(response);
-    }
-    if eve_store::routes::is_state_changing(&method) {
-        auth::require_same_origin(req).map_err(|e| error(&e))?;
-    }
-    let session = auth::authenticate_session(req).map_err(|e| error(&e))?;
+    let (_, session) = api_component::admit_head(req, routes::route(req.path()), Route::methods)?;
     let refused = |e: ApiError| finish(Err(e), session.refreshed_cookie.clone());
     let db = db::open().map_err(refused)?;
     let principal = session.principal.id.clone();
@@ -186,4 +175,13 @@ fn update(c: &Caller, id: &str, req: &Request) -> Result<Response, ApiError> {
 fn set_enabled(c: &Caller, id: &str, req: &Request) -> Result<Response, ApiError> {
     let input: SkillEnabledRequest = body(req, MAX_ZIP_BYTES)?;
     store::set_enabled(&c.db, &c.who(), id, input.enabled).map(reply(200))
+}
+
+impl api_component::Admitted for Caller {
+    fn body_cap(&self) -> usize {
+        self.body_cap
+    }
+    fn refreshed_cookie(&self) -> Option<String> {
+        self.refreshed_cookie.clone()
+    }
 }

@@ -2,6 +2,7 @@
 //! error responses in the one envelope of [`eve_api::error`], and reading JSON bodies with
 //! clear errors instead of panics.
 
+pub mod api_component;
 pub mod auth;
 pub mod body;
 pub mod chat_request;

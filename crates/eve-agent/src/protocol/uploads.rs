@@ -3,7 +3,7 @@
 //! `UploadPolicy` (a decoded-size cap per file and allowed media types, media type checked
 //! first) refuses with 413 / 415 and eve's `violations`; what passes is decoded here and kept
 //! by the component as an attachment (its id, its stored part, the type it is served with).
-//! What a model call gets of a file is [`crate::providers::files`].
+//! What a model call gets of a file is decided in `providers::files`.
 
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
