@@ -32,6 +32,7 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "authenticate_session(",
             "authenticate_with(",
             "chat_request::serve",
+            "api_component::admit_head(",
         ],
         "crates/eve-auth/src/config.rs",
         &[
@@ -133,6 +134,7 @@ const KEY_VALUE_USES: &[(&str, &str)] = &[
     ("authenticate_session(", "crates/eve-spin/src/auth.rs"),
     ("authenticate_with(", "crates/eve-spin/src/auth.rs"),
     ("chat_request::serve", "crates/eve-spin/src/auth.rs"),
+    ("api_component::admit_head(", "crates/eve-spin/src/auth.rs"),
 ];
 
 /// Calls into code that opens the SQLite database `default`. Authenticating is one: a request
@@ -144,6 +146,7 @@ const SQLITE_USES: &[&str] = &[
     "::authenticate(",
     "authenticate_session(",
     "authenticate_with(",
+    "api_component::admit_head(",
 ];
 
 /// Calls that send an outbound request.
