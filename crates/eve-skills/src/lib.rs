@@ -30,16 +30,7 @@ pub(crate) fn exec<S: Sql>(
     })
 }
 
-pub(crate) fn text(row: &SqlRow, i: usize) -> String {
-    row.get(i)
-        .and_then(SqlValue::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-pub(crate) fn int(row: &SqlRow, i: usize) -> i64 {
-    row.get(i).and_then(SqlValue::as_i64).unwrap_or_default()
-}
+pub(crate) use eve_store::sql::{int_at as int, text_at as text};
 
 #[cfg(test)]
 mod tests;

@@ -65,6 +65,19 @@ pub fn unavailable() -> ApiError {
     }
 }
 
+/// Column `i` of `row` as text; empty when absent or not text (a nullable column's NULL).
+pub fn text_at(row: &[SqlValue], i: usize) -> String {
+    row.get(i)
+        .and_then(SqlValue::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Column `i` of `row` as an integer; 0 when absent or not an integer.
+pub fn int_at(row: &[SqlValue], i: usize) -> i64 {
+    row.get(i).and_then(SqlValue::as_i64).unwrap_or_default()
+}
+
 /// The answer to a failed statement: 503 with `Retry-After` while the database is unavailable
 /// (the client tries again; nothing was half-written, every write is one statement), 500 for
 /// a statement SQLite refused (a bug). The database's text goes to the log, not the client.
