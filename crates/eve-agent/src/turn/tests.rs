@@ -461,8 +461,58 @@ fn call(id: &str, name: &str, input: serde_json::Value) -> crate::tools::spec::T
 #[test]
 fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_and_the_results_cap(
 ) {
+    let mut h = project_with_a_large_upload();
+    let mut model = file_tool_script();
+    let out = run(&mut h, &mut model, opened("clean it"), &ctx());
+    assert_eq!(out, TurnOutcome::Completed);
+    let first = &model.requests[0];
+    assert!(first
+        .system
+        .contains("Project instructions (from the project's owner):\nAlways answer in French."));
+    for tool in ["read_file", "write_file", "glob", "grep"] {
+        assert!(first.tools.iter().any(|t| t.name == tool), "{tool}");
+    }
+    let second = &model.requests[1];
+    let results = tool_results(second);
+    assert_eq!(results.len(), 7);
+    assert!(
+        results[0].contains("cannot be overwritten"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("\"existed\":false"), "{}", results[1]);
+    assert!(
+        results[5].contains("tool-output-c6.json"),
+        "{}",
+        &results[5][..300]
+    );
+    let total: usize = results.iter().map(|r| r.chars().count()).sum();
+    assert!(
+        total <= transcript::MAX_TOOL_RESULTS_CHARS + 2 * transcript::TOOL_RESULTS_CUT.len(),
+        "{total}"
+    );
+    assert!(
+        results[6].contains("[cut: this response's tool results exceed"),
+        "{}",
+        results[6]
+    );
+    let kept =
+        eve_projects::files::read_by_name(&h.db, "alice", "project:prj_1", "tool-output-c6.json")
+            .unwrap()
+            .unwrap();
+    assert!(kept.data.len() > 100 * 1024);
+    assert_eq!(
+        eve_projects::files::read_by_name(&h.db, "alice", "project:prj_1", "data.csv")
+            .unwrap()
+            .unwrap()
+            .source,
+        eve_api::projects::FileSource::UserUpload
+    );
+}
+
+/// A project of alice's with a 1.8 MB CSV she uploaded (`data.csv`).
+fn project_with_a_large_upload() -> ProjectHost {
     use crate::session::store::testing::Lite;
-    use serde_json::json;
     let db = Lite::memory();
     eve_store::migrations::migrate(&db, 0).unwrap();
     eve_projects::projects::create(&db, "alice", "prj_1", "A", "", 1).unwrap();
@@ -479,11 +529,17 @@ fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_
         default_max: 1 << 30,
     };
     eve_projects::files::upload(&db, "/u", new).unwrap();
-    let mut h = ProjectHost {
+    ProjectHost {
         inner: Host::default(),
         db,
-    };
-    let mut model = Scripted {
+    }
+}
+
+/// One response of file-tool calls: two writes (one onto the upload), reads and a grep whose
+/// results together exceed what one response may hand the model.
+fn file_tool_script() -> Scripted {
+    use serde_json::json;
+    Scripted {
         responses: vec![vec![
             call(
                 "c1",
@@ -520,18 +576,12 @@ fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_
             ),
         ]],
         requests: Vec::new(),
-    };
-    let out = run(&mut h, &mut model, opened("clean it"), &ctx());
-    assert_eq!(out, TurnOutcome::Completed);
-    let first = &model.requests[0];
-    assert!(first
-        .system
-        .contains("Project instructions (from the project's owner):\nAlways answer in French."));
-    for tool in ["read_file", "write_file", "glob", "grep"] {
-        assert!(first.tools.iter().any(|t| t.name == tool), "{tool}");
     }
-    let second = &model.requests[1];
-    let results: Vec<&str> = second
+}
+
+/// The tool results a model request carries, in order.
+fn tool_results(request: &crate::providers::model::ModelRequest) -> Vec<&str> {
+    request
         .messages
         .iter()
         .filter_map(|m| match m {
@@ -540,41 +590,7 @@ fn a_project_chat_gets_its_instructions_and_the_file_tools_with_the_write_guard_
             }
             _ => None,
         })
-        .collect();
-    assert_eq!(results.len(), 7);
-    assert!(
-        results[0].contains("cannot be overwritten"),
-        "{}",
-        results[0]
-    );
-    assert!(results[1].contains("\"existed\":false"), "{}", results[1]);
-    assert!(
-        results[5].contains("tool-output-c6.json"),
-        "{}",
-        &results[5][..300]
-    );
-    let total: usize = results.iter().map(|r| r.chars().count()).sum();
-    assert!(
-        total <= transcript::MAX_TOOL_RESULTS_CHARS + 2 * transcript::TOOL_RESULTS_CUT.len(),
-        "{total}"
-    );
-    assert!(
-        results[6].contains("[cut: this response's tool results exceed"),
-        "{}",
-        results[6]
-    );
-    let kept =
-        eve_projects::files::read_by_name(&h.db, "alice", "project:prj_1", "tool-output-c6.json")
-            .unwrap()
-            .unwrap();
-    assert!(kept.data.len() > 100 * 1024);
-    assert_eq!(
-        eve_projects::files::read_by_name(&h.db, "alice", "project:prj_1", "data.csv")
-            .unwrap()
-            .unwrap()
-            .source,
-        eve_api::projects::FileSource::UserUpload
-    );
+        .collect()
 }
 
 /// What the reference eve 0.80.1 did with one skill in its `agent/skills/` (recorded by
