@@ -84,6 +84,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0013_skills",
         sql: include_str!("../../../migrations/0013_skills.sql"),
     },
+    Migration {
+        version: 14,
+        name: "0014_runtime",
+        sql: include_str!("../../../migrations/0014_runtime.sql"),
+    },
 ];
 
 /// The bookkeeping table.

@@ -249,6 +249,7 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0011_usage_quotas".to_string(),
             "0012_projects".to_string(),
             "0013_skills".to_string(),
+            "0014_runtime".to_string(),
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
