@@ -9,7 +9,7 @@ use eve_spin::body::BodyError;
 use eve_spin::streaming;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
-use crate::env::Spin;
+use eve_agent_spin::Spin;
 use crate::reply::{header, json_headers, send_refusal, Call};
 
 /// The principal of the proxy's bearer token; 401 without a valid one.

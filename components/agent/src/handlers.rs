@@ -12,7 +12,8 @@ use eve_api::eve::{status, Accepted, APP_ORIGIN_HEADER, SESSION_ID_HEADER};
 use eve_spin::streaming;
 use spin_sdk::http::ResponseOutparam;
 
-use crate::env::{drain, Spin};
+use crate::env::drain;
+use eve_agent_spin::Spin;
 use crate::reply::{html_escape, open_db, send_html, send_json, send_refusal, Call};
 
 /// Sends an answer; `with_header`: create and send name the session in `x-eve-session-id` too

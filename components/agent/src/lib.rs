@@ -10,9 +10,8 @@
 //! - [`reader`]: the stream of a session from a cursor, served into the response body as it
 //!   is written (`eve_agent::service::stream` decides: eve's NDJSON or SSE, following,
 //!   keep-alives, lease control, taking over an orphaned session).
-//! - [`env`]: the platform the agent's logic runs over (`eve_agent::service::env::AgentEnv`
-//!   over Spin), and running a session's work after the request has answered.
-//! - [`transport`]: outbound HTTP for the model providers, MCP servers and OAuth.
+//! - [`env`]: running a session's work after the request has answered, over the platform
+//!   the agent's logic runs over (`eve_agent_spin::Spin`: clock, variables, outbound HTTP).
 //!
 //! All the decisions are in `eve-agent` (`eve_agent::service` for each route, the work loop
 //! and the sign-in flow); the SQL is in `eve_agent::session::store`.
@@ -22,7 +21,6 @@ mod env;
 mod handlers;
 mod reader;
 mod reply;
-mod transport;
 
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;

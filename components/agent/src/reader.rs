@@ -7,7 +7,7 @@ use eve_agent::service::stream::{self, Served, StreamOut};
 use eve_spin::streaming::BodyWriter;
 use spin_sdk::http::ResponseOutparam;
 
-use crate::env::Spin;
+use eve_agent_spin::Spin;
 use crate::reply::{open_db, send_refusal, Call};
 
 /// The response body, written chunk by chunk as it is produced.
