@@ -68,18 +68,18 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     // from session_secret, or local-dev's fixed key (auth_mode), read through the sign-in
     // configuration (see `the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in`).
     (
-        &["UpstreamJwt::from_config("],
+        &["UpstreamJwt::from_config(", "eve_agent_spin::Spin"],
         "crates/eve-agent/src/connections/jwt.rs",
         &["eve_jwt_secret", "eve_jwt_issuer", "eve_jwt_audience"],
     ),
     (
-        &["UpstreamJwt::from_config("],
+        &["UpstreamJwt::from_config(", "eve_agent_spin::Spin"],
         "crates/eve-auth/src/config.rs",
         &["auth_mode", "session_secret"],
     ),
     // The models a chat may choose (the agent runs them; setup reports missing keys).
     (
-        &["config::models(", "impl AgentEnv for"],
+        &["config::models(", "eve_agent_spin::Spin"],
         "crates/eve-agent/src/providers/config.rs",
         &[
             "llm_provider",
@@ -94,9 +94,9 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "demo_pacing_ms",
         ],
     ),
-    // The agent's service reads its own settings through the component's `AgentEnv`.
+    // The agent's service reads its own settings through `eve_agent_spin::Spin`'s `AgentEnv`.
     (
-        &["impl AgentEnv for"],
+        &["eve_agent_spin::Spin"],
         "crates/eve-agent/src/service/env.rs",
         &[
             "mcp_connections",
@@ -107,18 +107,18 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
         ],
     ),
     (
-        &["impl AgentEnv for"],
+        &["eve_agent_spin::Spin"],
         "crates/eve-agent/src/service/stream.rs",
         &["agent_keepalive_secs"],
     ),
     (
-        &["impl AgentEnv for"],
+        &["eve_agent_spin::Spin"],
         "crates/eve-agent/src/service/sessions.rs",
         &["principal_max_bytes", "max_sessions_per_user"],
     ),
     // The daily token quota (issue 20), read by the agent's service through `AgentEnv`.
     (
-        &["impl AgentEnv for"],
+        &["eve_agent_spin::Spin"],
         "crates/eve-usage/src/quota.rs",
         &["quota_tokens_per_day"],
     ),
@@ -150,7 +150,12 @@ const SQLITE_USES: &[&str] = &[
 ];
 
 /// Calls that send an outbound request.
-const OUTBOUND_CALLS: &[&str] = &["http::send(", "streaming::send(", "streaming::send_with("];
+const OUTBOUND_CALLS: &[&str] = &[
+    "http::send(",
+    "streaming::send(",
+    "streaming::send_with(",
+    "eve_agent_spin::Spin",
+];
 
 /// Grants whose destination is configuration, not code: (component, grant, a variable or
 /// code its sources must contain that names the destination, why).
