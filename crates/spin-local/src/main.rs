@@ -13,6 +13,7 @@
 //! parent alone leaves the child serving, exactly as with Spin: kill the process group.
 
 mod builder;
+mod instance;
 mod kv;
 mod libsql_db;
 mod limits;

@@ -1,10 +1,11 @@
 //! The application at run time: compiled components, their capabilities, the stores, and how
 //! one request becomes one fresh component instance.
 
+use crate::instance::{ComponentCaps, HostState, Stores};
 use crate::kv::{KvStore, SqliteKv};
 use crate::libsql_db::RemoteDb;
 use crate::limits::{CpuMeter, Limits, Metered};
-use crate::manifest::{FileMount, Manifest, RouteSpec};
+use crate::manifest::{Component as ManifestComponent, FileMount, Manifest, RouteSpec};
 use crate::outbound::{chained_component, AllowList};
 use crate::routes::{chained_match, Route, RouteMatch, Router};
 use crate::runtime_config::{KvBackendConfig, RuntimeConfig, SqliteConfig};
@@ -15,41 +16,23 @@ use crate::variables::ResolvedVariables;
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
-    StoreLimitsBuilder,
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder,
 };
 use wasmtime_wasi::cli::AsyncStdoutStream;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpHooks, WasiHttpView};
 
 /// How many instances may be alive at once (open streams hold theirs).
 const MAX_CONCURRENT_INSTANCES: u32 = 1000;
-
-/// What one component may touch, from its manifest entry.
-#[derive(Debug)]
-pub struct ComponentCaps {
-    pub id: String,
-    pub key_value_stores: HashSet<String>,
-    pub sqlite_databases: HashSet<String>,
-    pub variables: BTreeMap<String, String>,
-    pub allow: AllowList,
-}
-
-/// The stores configured for the application, opened once at start-up.
-#[derive(Default)]
-pub struct Stores {
-    pub kv: HashMap<String, Arc<dyn KvStore>>,
-    pub sqlite: HashMap<String, Database>,
-}
 
 struct LoadedComponent {
     pre: ProxyPre<HostState>,
@@ -62,44 +45,13 @@ struct LoadedComponent {
 pub struct App {
     pub router: Router,
     pub base: String,
-    pub stores: Stores,
+    pub stores: Arc<Stores>,
     components: HashMap<String, LoadedComponent>,
     /// Per-request log lines on stderr.
     pub log_requests: bool,
     /// Staging directories for glob file mounts, removed when the app is dropped.
     _staging: Vec<tempfile::TempDir>,
     pub limits: Limits,
-}
-
-/// Per-request store data.
-pub struct HostState {
-    wasi: WasiCtx,
-    http: WasiHttpCtx,
-    pub(crate) table: ResourceTable,
-    hooks: OutboundHooks,
-    pub(crate) caps: Arc<ComponentCaps>,
-    pub(crate) app: Arc<App>,
-    limits: StoreLimits,
-    meter: Arc<CpuMeter>,
-}
-
-impl WasiView for HostState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl WasiHttpView for HostState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.hooks,
-        }
-    }
 }
 
 /// Builds the wasmtime engine: async, pooling allocator, on-disk compilation cache, epoch
@@ -149,51 +101,7 @@ pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
         .and_then(|t| t.http.as_ref())
         .and_then(|h| h.base.clone())
         .unwrap_or_else(|| "/".into());
-
-    // Stores: every label some component uses must be configured.
-    let mut stores = Stores::default();
-    for c in m.components.values() {
-        for label in &c.key_value_stores {
-            if stores.kv.contains_key(label) {
-                continue;
-            }
-            let Some(cfg) = opts.runtime_config.key_value_stores.get(label) else {
-                bail!(
-                    "[component.{}] key_value_stores: no store `{label}` is configured; only `default` exists unless a runtime config (--runtime-config-file) defines [key_value_store.{label}]",
-                    c.id
-                );
-            };
-            let store: Arc<dyn KvStore> = match cfg {
-                KvBackendConfig::Sqlite { path } => SqliteKv::open(path, label)?,
-                KvBackendConfig::Redis { url } => crate::redis_kv::RedisKv::open(url)
-                    .with_context(|| {
-                        format!("[key_value_store.{label}]: cannot connect to {url}")
-                    })?,
-            };
-            stores.kv.insert(label.clone(), store);
-        }
-        for label in &c.sqlite_databases {
-            let Some(cfg) = opts.runtime_config.sqlite_databases.get(label) else {
-                bail!(
-                    "[component.{}] sqlite_databases: no database `{label}` is configured; only `default` exists unless a runtime config (--runtime-config-file) defines [sqlite_database.{label}]",
-                    c.id
-                );
-            };
-            let db = match cfg {
-                SqliteConfig::Local {
-                    path,
-                    allow_attach_file,
-                } => Database::Local {
-                    path: path.clone(),
-                    allow_attach_file: *allow_attach_file,
-                },
-                SqliteConfig::LibSql { url, token } => {
-                    Database::Remote(RemoteDb::new(url.clone(), token.clone()))
-                }
-            };
-            stores.sqlite.insert(label.clone(), db);
-        }
-    }
+    let stores = open_stores(m, opts.runtime_config)?;
 
     let mut linker: Linker<HostState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -203,79 +111,8 @@ pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
     let mut components = HashMap::new();
     let mut staging = Vec::new();
     for c in m.components.values() {
-        let path = dir.join(&c.source);
-        if !path.is_file() {
-            let how = match &c.build {
-                Some(b) => format!(
-                    "build it with `spin-local build` (runs `{}`)",
-                    b.command.commands().join(" && ")
-                ),
-                None => {
-                    "the component has no [component.<id>.build] command; produce the file first"
-                        .into()
-                }
-            };
-            bail!(
-                "[component.{}] source {} does not exist: {how}",
-                c.id,
-                path.display()
-            );
-        }
-        let started = Instant::now();
-        let component = Component::from_file(engine, &path)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("[component.{}]: cannot compile {}", c.id, path.display()))?;
-        // A component imports only the interfaces it calls, so one that imports an interface
-        // this host lacks (redis, mqtt, llm, postgres, ...) would fail at its first call:
-        // refuse it now, naming the interface.
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("[component.{}]: cannot link {} (it imports an interface this host does not provide)", c.id, path.display()))?;
-        let pre = ProxyPre::new(pre)
-            .map_err(anyhow::Error::from)
-            .with_context(|| {
-                format!(
-                    "[component.{}]: not an HTTP component (no wasi:http/incoming-handler export)",
-                    c.id
-                )
-            })?;
-        if opts.log_requests {
-            eprintln!("spin-local: compiled {} in {:?}", c.id, started.elapsed());
-        }
-        let allow_entries = c
-            .allowed_outbound_hosts
-            .iter()
-            .map(|h| crate::variables::render(h, &opts.variables.app))
-            .collect::<Result<Vec<_>>>()?;
-        let allow = AllowList::parse(&allow_entries)
-            .with_context(|| format!("[component.{}] allowed_outbound_hosts", c.id))?;
-        let mounts = prepare_mounts(&dir, c, &mut staging)?;
-        let caps = Arc::new(ComponentCaps {
-            id: c.id.clone(),
-            key_value_stores: c.key_value_stores.iter().cloned().collect(),
-            sqlite_databases: c.sqlite_databases.iter().cloned().collect(),
-            variables: opts
-                .variables
-                .components
-                .get(&c.id)
-                .cloned()
-                .unwrap_or_default(),
-            allow,
-        });
-        components.insert(
-            c.id.clone(),
-            LoadedComponent {
-                pre,
-                caps,
-                env: c
-                    .environment
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                mounts,
-            },
-        );
+        let loaded = load_component(engine, &linker, &dir, c, &opts, &mut staging)?;
+        components.insert(c.id.clone(), loaded);
     }
 
     let mut routes = Vec::new();
@@ -287,12 +124,156 @@ pub fn load(engine: &Engine, opts: LoadOptions<'_>) -> Result<Arc<App>> {
     Ok(Arc::new(App {
         router: Router::new(routes),
         base,
-        stores,
+        stores: Arc::new(stores),
         components,
         log_requests: opts.log_requests,
         _staging: staging,
         limits: opts.limits,
     }))
+}
+
+/// Opens every store some component uses; each label must be configured.
+fn open_stores(m: &Manifest, rc: &RuntimeConfig) -> Result<Stores> {
+    let mut stores = Stores::default();
+    for c in m.components.values() {
+        for label in &c.key_value_stores {
+            if stores.kv.contains_key(label) {
+                continue;
+            }
+            let Some(cfg) = rc.key_value_stores.get(label) else {
+                bail!(
+                    "[component.{}] key_value_stores: no store `{label}` is configured; only `default` exists unless a runtime config (--runtime-config-file) defines [key_value_store.{label}]",
+                    c.id
+                );
+            };
+            stores.kv.insert(label.clone(), open_kv(label, cfg)?);
+        }
+        for label in &c.sqlite_databases {
+            let Some(cfg) = rc.sqlite_databases.get(label) else {
+                bail!(
+                    "[component.{}] sqlite_databases: no database `{label}` is configured; only `default` exists unless a runtime config (--runtime-config-file) defines [sqlite_database.{label}]",
+                    c.id
+                );
+            };
+            stores.sqlite.insert(label.clone(), database(cfg));
+        }
+    }
+    Ok(stores)
+}
+
+fn open_kv(label: &str, cfg: &KvBackendConfig) -> Result<Arc<dyn KvStore>> {
+    Ok(match cfg {
+        KvBackendConfig::Sqlite { path } => SqliteKv::open(path, label)?,
+        KvBackendConfig::Redis { url } => crate::redis_kv::RedisKv::open(url)
+            .with_context(|| format!("[key_value_store.{label}]: cannot connect to {url}"))?,
+    })
+}
+
+fn database(cfg: &SqliteConfig) -> Database {
+    match cfg {
+        SqliteConfig::Local {
+            path,
+            allow_attach_file,
+        } => Database::Local {
+            path: path.clone(),
+            allow_attach_file: *allow_attach_file,
+        },
+        SqliteConfig::LibSql { url, token } => {
+            Database::Remote(RemoteDb::new(url.clone(), token.clone()))
+        }
+    }
+}
+
+/// Compiles and links one component, and resolves its grants, environment and files.
+fn load_component(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    dir: &Path,
+    c: &ManifestComponent,
+    opts: &LoadOptions<'_>,
+    staging: &mut Vec<tempfile::TempDir>,
+) -> Result<LoadedComponent> {
+    let pre = compile(engine, linker, dir, c, opts.log_requests)?;
+    let allow_entries = c
+        .allowed_outbound_hosts
+        .iter()
+        .map(|h| crate::variables::render(h, &opts.variables.app))
+        .collect::<Result<Vec<_>>>()?;
+    let allow = AllowList::parse(&allow_entries)
+        .with_context(|| format!("[component.{}] allowed_outbound_hosts", c.id))?;
+    let mounts = prepare_mounts(dir, c, staging)?;
+    let caps = Arc::new(ComponentCaps {
+        id: c.id.clone(),
+        key_value_stores: c.key_value_stores.iter().cloned().collect(),
+        sqlite_databases: c.sqlite_databases.iter().cloned().collect(),
+        variables: opts
+            .variables
+            .components
+            .get(&c.id)
+            .cloned()
+            .unwrap_or_default(),
+        allow,
+    });
+    Ok(LoadedComponent {
+        pre,
+        caps,
+        env: c
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        mounts,
+    })
+}
+
+/// The component's `.wasm`, compiled and linked against this host's interfaces.
+fn compile(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    dir: &Path,
+    c: &ManifestComponent,
+    log: bool,
+) -> Result<ProxyPre<HostState>> {
+    let path = dir.join(&c.source);
+    if !path.is_file() {
+        let how = match &c.build {
+            Some(b) => format!(
+                "build it with `spin-local build` (runs `{}`)",
+                b.command.commands().join(" && ")
+            ),
+            None => {
+                "the component has no [component.<id>.build] command; produce the file first".into()
+            }
+        };
+        bail!(
+            "[component.{}] source {} does not exist: {how}",
+            c.id,
+            path.display()
+        );
+    }
+    let started = Instant::now();
+    let component = Component::from_file(engine, &path)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("[component.{}]: cannot compile {}", c.id, path.display()))?;
+    // A component imports only the interfaces it calls, so one that imports an interface
+    // this host lacks (redis, mqtt, llm, postgres, ...) would fail at its first call:
+    // refuse it now, naming the interface.
+    let pre = linker
+        .instantiate_pre(&component)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("[component.{}]: cannot link {} (it imports an interface this host does not provide)", c.id, path.display()))?;
+    let pre = ProxyPre::new(pre)
+        .map_err(anyhow::Error::from)
+        .with_context(|| {
+            format!(
+                "[component.{}]: not an HTTP component (no wasi:http/incoming-handler export)",
+                c.id
+            )
+        })?;
+    if log {
+        eprintln!("spin-local: compiled {} in {:?}", c.id, started.elapsed());
+    }
+    Ok(pre)
 }
 
 /// Resolves `files` into (host dir, guest path) preopens. Directory mappings are mounted
@@ -449,6 +430,71 @@ fn simple_response(status: u16) -> HostResponse {
         .expect("static response parts are valid")
 }
 
+/// A component instance handling one request.
+type Task = tokio::task::JoinHandle<wasmtime::Result<()>>;
+
+/// A started instance: its task, where its response arrives, its CPU meter.
+struct Running {
+    id: String,
+    task: Task,
+    receiver: tokio::sync::oneshot::Receiver<
+        Result<HostResponse, wasmtime_wasi_http::p2::bindings::http::types::ErrorCode>,
+    >,
+    meter: Arc<CpuMeter>,
+    started: Instant,
+}
+
+/// Drops hop-by-hop headers and any `spin-*` header a client sent (Spin owns these names: a
+/// client cannot forge them), then sets Spin's request headers for this route.
+fn set_spin_headers(
+    h: &mut http::HeaderMap,
+    m: &RouteMatch,
+    base: &str,
+    full_url: &str,
+    client_addr: &str,
+) {
+    for name in [
+        "host",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "transfer-encoding",
+        "upgrade",
+    ] {
+        h.remove(name);
+    }
+    let forged: Vec<_> = h
+        .keys()
+        .filter(|k| k.as_str().starts_with("spin-"))
+        .cloned()
+        .collect();
+    for k in forged {
+        h.remove(k);
+    }
+    let mut set = |name: &str, value: &str| {
+        if let (Ok(n), Ok(v)) = (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            http::HeaderValue::from_str(value),
+        ) {
+            h.insert(n, v);
+        }
+    };
+    set("spin-full-url", full_url);
+    set("spin-path-info", &m.path_info);
+    set("spin-matched-route", &m.matched_route);
+    set("spin-component-route", &m.component_route);
+    set("spin-raw-component-route", &m.matched_route);
+    set("spin-base-path", base);
+    set("spin-client-addr", client_addr);
+    for (name, value) in &m.params {
+        set(
+            &format!("spin-path-match-{}", name.to_ascii_lowercase()),
+            value,
+        );
+    }
+}
+
 impl App {
     /// Serves one request from outside: route, set the `spin-*` headers, run the component.
     pub async fn handle_external<B>(
@@ -544,57 +590,31 @@ impl App {
             Ok(u) => parts.uri = u,
             Err(_) => return simple_response(400),
         }
-        let h = &mut parts.headers;
-        for name in [
-            "host",
-            "connection",
-            "keep-alive",
-            "proxy-connection",
-            "te",
-            "transfer-encoding",
-            "upgrade",
-        ] {
-            h.remove(name);
-        }
-        // Spin owns these names: a client cannot forge them.
-        let forged: Vec<_> = h
-            .keys()
-            .filter(|k| k.as_str().starts_with("spin-"))
-            .cloned()
-            .collect();
-        for k in forged {
-            h.remove(k);
-        }
-        let mut set = |name: &str, value: &str| {
-            if let (Ok(n), Ok(v)) = (
-                http::HeaderName::from_bytes(name.as_bytes()),
-                http::HeaderValue::from_str(value),
-            ) {
-                h.insert(n, v);
-            }
-        };
-        set("spin-full-url", full_url);
-        set("spin-path-info", &m.path_info);
-        set("spin-matched-route", &m.matched_route);
-        set("spin-component-route", &m.component_route);
-        set("spin-raw-component-route", &m.matched_route);
-        set("spin-base-path", &self.base);
-        set("spin-client-addr", client_addr);
-        for (name, value) in &m.params {
-            set(
-                &format!("spin-path-match-{}", name.to_ascii_lowercase()),
-                value,
-            );
-        }
+        set_spin_headers(&mut parts.headers, m, &self.base, full_url, client_addr);
         let req = http::Request::from_parts(parts, body);
+        match self.start(loaded, &m.component, req) {
+            Ok(running) => self.await_response(running).await,
+            Err(status) => simple_response(status),
+        }
+    }
 
-        let state = match self.new_state(loaded) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("[{}] cannot prepare instance: {e:#}", m.component);
-                return simple_response(500);
-            }
-        };
+    /// Instantiates the component on a fresh store and calls its handler on a task of its
+    /// own, under the CPU meter; the response arrives on the returned channel. `Err` is the
+    /// status to answer when the instance cannot be started.
+    fn start<B>(
+        self: &Arc<Self>,
+        loaded: &LoadedComponent,
+        id: &str,
+        req: http::Request<B>,
+    ) -> Result<Running, u16>
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
+        let state = self.new_state(loaded).map_err(|e| {
+            eprintln!("[{id}] cannot prepare instance: {e:#}");
+            500u16
+        })?;
         let started = Instant::now();
         let meter = state.meter.clone();
         let mut store = Store::new(loaded.pre.engine(), state);
@@ -610,26 +630,23 @@ impl App {
         });
         store.set_epoch_deadline(1);
         let (sender, receiver) = tokio::sync::oneshot::channel();
-        let incoming = match store
+        let incoming = store
             .data_mut()
             .http()
             .new_incoming_request(Scheme::Http, req)
-        {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("[{}] bad request: {e}", m.component);
-                return simple_response(400);
-            }
-        };
-        let out = match store.data_mut().http().new_response_outparam(sender) {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("[{}] cannot prepare response: {e}", m.component);
-                return simple_response(500);
-            }
-        };
+            .map_err(|e| {
+                eprintln!("[{id}] bad request: {e}");
+                400u16
+            })?;
+        let out = store
+            .data_mut()
+            .http()
+            .new_response_outparam(sender)
+            .map_err(|e| {
+                eprintln!("[{id}] cannot prepare response: {e}");
+                500u16
+            })?;
         let pre = loaded.pre.clone();
-        let id = m.component.clone();
         let task = tokio::task::spawn(Metered::new(meter.clone(), async move {
             let proxy = pre.instantiate_async(&mut store).await?;
             proxy
@@ -637,43 +654,34 @@ impl App {
                 .call_handle(&mut store, incoming, out)
                 .await
         }));
+        Ok(Running {
+            id: id.to_string(),
+            task,
+            receiver,
+            meter,
+            started,
+        })
+    }
+
+    /// Waits for the response within the request timeout; once it is set, the instance runs
+    /// on for the rest of its lifetime ([`App::watch`]).
+    async fn await_response(&self, r: Running) -> HostResponse {
+        let Running {
+            id,
+            task,
+            receiver,
+            meter,
+            started,
+        } = r;
         let request_timeout = self.limits.request_timeout();
-        let lifetime = self.limits.max_instance_lifetime();
-        // After the response is set the instance may run on (a streamed body, work after the
-        // answer): it gets the rest of its lifetime. Aborting drops the store, which ends the
-        // body, so a reader sees it cut.
-        let watch = {
-            let id = id.clone();
-            let meter = meter.clone();
-            move |mut task: tokio::task::JoinHandle<wasmtime::Result<()>>| {
-                let remaining = lifetime.saturating_sub(started.elapsed());
-                tokio::spawn(async move {
-                    match tokio::time::timeout(remaining, &mut task).await {
-                        Ok(Ok(Err(e))) => {
-                            eprintln!(
-                                "[{id}] component failed after responding: {}",
-                                trap_text(&meter, &e)
-                            )
-                        }
-                        Err(_) => {
-                            task.abort();
-                            eprintln!(
-                                "[{id}] response body cut: the instance reached its lifetime ({lifetime:?}, --max-instance-lifetime-secs)"
-                            );
-                        }
-                        _ => {}
-                    }
-                });
-            }
-        };
         match tokio::time::timeout(request_timeout, receiver).await {
             Ok(Ok(Ok(resp))) => {
-                watch(task);
+                self.watch(id, task, meter, started);
                 resp
             }
             Ok(Ok(Err(code))) => {
                 eprintln!("[{id}] component answered with an error: {code:?}");
-                watch(task);
+                self.watch(id, task, meter, started);
                 simple_response(500)
             }
             Ok(Err(_)) => {
@@ -692,6 +700,31 @@ impl App {
                 simple_response(504)
             }
         }
+    }
+
+    /// After the response is set the instance may run on (a streamed body, work after the
+    /// answer): it gets the rest of its lifetime. Aborting drops the store, which ends the
+    /// body, so a reader sees it cut.
+    fn watch(&self, id: String, mut task: Task, meter: Arc<CpuMeter>, started: Instant) {
+        let lifetime = self.limits.max_instance_lifetime();
+        let remaining = lifetime.saturating_sub(started.elapsed());
+        tokio::spawn(async move {
+            match tokio::time::timeout(remaining, &mut task).await {
+                Ok(Ok(Err(e))) => {
+                    eprintln!(
+                        "[{id}] component failed after responding: {}",
+                        trap_text(&meter, &e)
+                    )
+                }
+                Err(_) => {
+                    task.abort();
+                    eprintln!(
+                        "[{id}] response body cut: the instance reached its lifetime ({lifetime:?}, --max-instance-lifetime-secs)"
+                    );
+                }
+                _ => {}
+            }
+        });
     }
 
     fn new_state(self: &Arc<Self>, loaded: &LoadedComponent) -> Result<HostState> {
@@ -714,12 +747,12 @@ impl App {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            hooks: OutboundHooks {
+            hooks: Box::new(OutboundHooks {
                 app: self.clone(),
                 caps: loaded.caps.clone(),
-            },
+            }),
             caps: loaded.caps.clone(),
-            app: self.clone(),
+            stores: self.stores.clone(),
             limits: StoreLimitsBuilder::new()
                 .memory_size(self.limits.max_instance_memory())
                 .build(),

@@ -6,8 +6,8 @@
 //! of that name exists. Storage calls run on tokio's blocking pool so a slow disk or a busy
 //! SQLite lock never stalls the request executor.
 
+use crate::instance::HostState;
 use crate::kv::KvStore;
-use crate::runtime::HostState;
 use crate::sqlite_db;
 use crate::variables::{lookup, Lookup};
 use std::sync::{Arc, Mutex};
@@ -68,12 +68,7 @@ impl HostState {
         if !self.caps.key_value_stores.contains(label) {
             return Err(OpenError::AccessDenied);
         }
-        self.app
-            .stores
-            .kv
-            .get(label)
-            .cloned()
-            .ok_or(OpenError::NoSuch)
+        self.stores.kv.get(label).cloned().ok_or(OpenError::NoSuch)
     }
 }
 
@@ -358,7 +353,7 @@ impl sqlite::HostConnection for HostState {
         if !self.caps.sqlite_databases.contains(&database) {
             return Ok(Err(sqlite::Error::AccessDenied));
         }
-        let Some(db) = self.app.stores.sqlite.get(&database).cloned() else {
+        let Some(db) = self.stores.sqlite.get(&database).cloned() else {
             return Ok(Err(sqlite::Error::NoSuchDatabase));
         };
         let conn = match db {
