@@ -382,66 +382,12 @@ fn component_from_raw(
         bail!("{at}: component `dependencies` are not supported by this host");
     }
     let _ = rc.tool;
-    let mut files = Vec::new();
-    for f in rc.files {
-        match f {
-            toml::Value::String(s) => {
-                check_no_parent(&s).map_err(|e| anyhow::anyhow!("{at}: files: pattern `{s}` {e}"))?;
-                let pattern = if Path::new(&s).is_absolute() {
-                    // Allowed inside the application directory (kept relative to it).
-                    let full = Path::new(&s);
-                    check_in_app_root(app_root, full, full)
-                        .map_err(|e| anyhow::anyhow!("{at}: files: {e}"))?;
-                    full.strip_prefix(app_root).expect("checked").to_string_lossy().into_owned()
-                } else {
-                    s
-                };
-                files.push(FileMount::Glob(pattern))
-            }
-            toml::Value::Table(t) => {
-                let source = t.get("source").and_then(|v| v.as_str());
-                let destination = t.get("destination").and_then(|v| v.as_str());
-                match (source, destination, t.len()) {
-                    (Some(s), Some(d), 2) => {
-                        if !d.starts_with('/') {
-                            bail!("{at}: files: destination `{d}` must be an absolute path");
-                        }
-                        check_no_parent(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
-                        // Spin copies `<source>/**/*`: an absolute source outside the
-                        // application directory is refused, as Spin refuses it.
-                        let full = app_root.join(s);
-                        check_in_app_root(app_root, &full, &full.join("**/*"))
-                            .map_err(|e| anyhow::anyhow!("{at}: files: {e}"))?;
-                        if Path::new(d).components().any(|c| c == std::path::Component::ParentDir) {
-                            bail!("{at}: files: destination `{d}` must not contain `..`");
-                        }
-                        files.push(FileMount::Dir { source: s.into(), destination: d.into() })
-                    }
-                    _ => bail!("{at}: files: a table entry needs exactly `source` and `destination`"),
-                }
-            }
-            other => bail!("{at}: files: entries must be glob strings or {{ source, destination }} tables, got {other}"),
-        }
-    }
-    for (name, template) in &rc.variables {
-        validate_variable_name(name).map_err(|e| anyhow::anyhow!("{at}.variables: {e}"))?;
-        for reference in crate::template::template_references(template)
-            .map_err(|e| anyhow::anyhow!("{at}.variables.{name}: {e}"))?
-        {
-            if !app_vars.contains_key(&reference) {
-                bail!("{at}.variables.{name}: refers to `{{{{ {reference} }}}}`, which is not declared in [variables]");
-            }
-        }
-    }
-    for host in &rc.allowed_outbound_hosts {
-        for reference in crate::template::template_references(host)
-            .map_err(|e| anyhow::anyhow!("{at}: allowed_outbound_hosts `{host}`: {e}"))?
-        {
-            if !app_vars.contains_key(&reference) {
-                bail!("{at}: allowed_outbound_hosts `{host}` refers to undeclared variable `{reference}`");
-            }
-        }
-    }
+    let files = rc
+        .files
+        .into_iter()
+        .map(|f| file_mount(f, &at, app_root))
+        .collect::<Result<Vec<_>>>()?;
+    check_references(&rc.variables, &rc.allowed_outbound_hosts, app_vars, &at)?;
     for label in rc.key_value_stores.iter().chain(rc.sqlite_databases.iter()) {
         if label.is_empty() {
             bail!("{at}: store and database labels must not be empty");
@@ -459,6 +405,77 @@ fn component_from_raw(
         variables: rc.variables,
         build: rc.build,
     })
+}
+
+/// One `files` entry: a glob (kept relative to the application directory) or a
+/// `{ source, destination }` directory mapping, both confined to the application directory.
+fn file_mount(f: toml::Value, at: &str, app_root: &Path) -> Result<FileMount> {
+    match f {
+        toml::Value::String(s) => {
+            check_no_parent(&s).map_err(|e| anyhow::anyhow!("{at}: files: pattern `{s}` {e}"))?;
+            let pattern = if Path::new(&s).is_absolute() {
+                // Allowed inside the application directory (kept relative to it).
+                let full = Path::new(&s);
+                check_in_app_root(app_root, full, full)
+                    .map_err(|e| anyhow::anyhow!("{at}: files: {e}"))?;
+                full.strip_prefix(app_root).expect("checked").to_string_lossy().into_owned()
+            } else {
+                s
+            };
+            Ok(FileMount::Glob(pattern))
+        }
+        toml::Value::Table(t) => {
+            let source = t.get("source").and_then(|v| v.as_str());
+            let destination = t.get("destination").and_then(|v| v.as_str());
+            let (Some(s), Some(d), 2) = (source, destination, t.len()) else {
+                bail!("{at}: files: a table entry needs exactly `source` and `destination`");
+            };
+            if !d.starts_with('/') {
+                bail!("{at}: files: destination `{d}` must be an absolute path");
+            }
+            check_no_parent(s).map_err(|e| anyhow::anyhow!("{at}: files: source `{s}` {e}"))?;
+            // Spin copies `<source>/**/*`: an absolute source outside the application
+            // directory is refused, as Spin refuses it.
+            let full = app_root.join(s);
+            check_in_app_root(app_root, &full, &full.join("**/*"))
+                .map_err(|e| anyhow::anyhow!("{at}: files: {e}"))?;
+            if Path::new(d).components().any(|c| c == std::path::Component::ParentDir) {
+                bail!("{at}: files: destination `{d}` must not contain `..`");
+            }
+            Ok(FileMount::Dir { source: s.into(), destination: d.into() })
+        }
+        other => bail!("{at}: files: entries must be glob strings or {{ source, destination }} tables, got {other}"),
+    }
+}
+
+/// Every `{{ name }}` in a component's variables and outbound hosts names a declared
+/// application variable; every component variable name is valid.
+fn check_references(
+    variables: &BTreeMap<String, String>,
+    hosts: &[String],
+    app_vars: &BTreeMap<String, VariableDecl>,
+    at: &str,
+) -> Result<()> {
+    for (name, template) in variables {
+        validate_variable_name(name).map_err(|e| anyhow::anyhow!("{at}.variables: {e}"))?;
+        for reference in crate::template::template_references(template)
+            .map_err(|e| anyhow::anyhow!("{at}.variables.{name}: {e}"))?
+        {
+            if !app_vars.contains_key(&reference) {
+                bail!("{at}.variables.{name}: refers to `{{{{ {reference} }}}}`, which is not declared in [variables]");
+            }
+        }
+    }
+    for host in hosts {
+        for reference in crate::template::template_references(host)
+            .map_err(|e| anyhow::anyhow!("{at}: allowed_outbound_hosts `{host}`: {e}"))?
+        {
+            if !app_vars.contains_key(&reference) {
+                bail!("{at}: allowed_outbound_hosts `{host}` refers to undeclared variable `{reference}`");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Spin's rule for component ids: lower-case words of letters and digits separated by `-`.
