@@ -6,11 +6,13 @@
 //! - [`api`]: the route table.
 //! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
 //! - [`usage`]: usage, quotas and the models members may use; the decisions are `eve_usage`'.
+//! - [`settings`]: the system settings; the decisions are `eve_runtime::settings`'.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
+mod settings;
 mod usage;
 mod users;
 
