@@ -300,3 +300,34 @@ fn a_bad_value_is_a_400_naming_its_key_and_nothing_changes() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(h.get("/api/setup").json()["toolDisplay"], "full");
 }
+
+#[test]
+fn the_default_model_setting_starts_new_sessions_and_info_lists_it_first() {
+    let models = r#"[{"provider":"demo","model":"one"},{"provider":"demo","model":"two"}]"#;
+    let h = local_dev(&[("llm_models", models)]);
+    let info_default = |h: &Host| h.get("/eve/v1/info").json()["agent"]["model"]["id"].clone();
+    assert_eq!(info_default(&h), "demo/one");
+    let r = patch(&h, None, json!({"defaultModel": "demo/two"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(info_default(&h), "demo/two");
+    let started = |events: &[Value]| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["type"] == "step.started")
+            .map(|e| e["data"]["modelId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let sid = create(&h, &json!({"message": "hello"}));
+    let first = read_until_settled(&h, &sid, 0);
+    assert_eq!(started(&first), ["demo/two"]);
+    // A session keeps the model it ran on; a message may still pick another.
+    let r = patch(&h, None, json!({"defaultModel": null}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    send(&h, &sid, &json!({"message": "again"}));
+    let second = read_until_settled(&h, &sid, first.len() as u64);
+    assert_eq!(started(&second), ["demo/two"]);
+    let other = create(&h, &json!({"message": "hello"}));
+    assert_eq!(started(&read_until_settled(&h, &other, 0)), ["demo/one"]);
+    let r = patch(&h, None, json!({"defaultModel": "demo/three"}));
+    assert_eq!(r.status, 400, "not offered: {}", r.text());
+}

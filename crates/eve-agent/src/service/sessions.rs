@@ -68,7 +68,7 @@ pub fn check_turn<S: Sql>(
     if let Some(id) = m.model.as_deref() {
         return access::check_model(&standing, id).map_err(|e| Refusal::from_api(&e));
     }
-    let choices = env::model_choices(env).map_err(|e| {
+    let choices = env::model_choices_in(env, db).map_err(|e| {
         eprintln!("agent: {e}");
         Refusal::bad_request("The model list is misconfigured.")
     })?;

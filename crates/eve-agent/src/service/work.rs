@@ -362,11 +362,19 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let (model, model_id, context_chars) =
-        match model(r.env, requested, transcript::last_model_id(&events)) {
-            Ok(m) => m,
-            Err(message) => return misconfigured(r, &events, message),
-        };
+    let fallback = transcript::last_model_id(&events);
+    // A session's first turn without a chosen model starts on the admins' default model.
+    let default = match (requested, fallback) {
+        (None, None) => env::model_choices_in(r.env, r.store.db)
+            .ok()
+            .and_then(|c| c.into_iter().next().map(|c| c.id)),
+        _ => None,
+    };
+    let requested = requested.or(default.as_deref());
+    let (model, model_id, context_chars) = match model(r.env, requested, fallback) {
+        Ok(m) => m,
+        Err(message) => return misconfigured(r, &events, message),
+    };
     let mut model = logged_if_asked(r, model, &model_id);
     let ctx = TurnContext {
         session_id: r.session_id.to_string(),
