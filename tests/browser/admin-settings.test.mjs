@@ -162,6 +162,7 @@ describe("local-dev: the local developer is an admin", () => {
       await page.goto("/");
       await page.click(`.sidebar-footer a:has-text("${c.account.adminLink}")`);
       await page.waitForURL(/\/admin$/);
+      await page.locator("#tab-settings").waitFor();
       const tabs = await page.locator('[role="tab"]').evaluateAll((els) => els.map((e) => e.id));
       assert.deepEqual(tabs, ["tab-settings", "tab-usage", "tab-audit"]);
       await page.locator('[data-setting="toolDisplay"]').waitFor();
