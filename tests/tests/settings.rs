@@ -107,6 +107,18 @@ fn only_admins_reach_the_settings_and_the_local_developer_is_one() {
         Some(&json!({"role": "member"})),
     );
     assert_eq!(r.status, 409, "{}", r.text());
+    // The tabs the admin page keeps in local-dev answer; the change is on the record.
+    ok(
+        call(&dev, "GET", "/api/admin/usage?days=7", None, None),
+        200,
+    );
+    let audit = ok(call(&dev, "GET", "/api/admin/audit", None, None), 200);
+    assert_eq!(audit["entries"][0]["action"], "settings_updated", "{audit}");
+    assert_eq!(audit["entries"][0]["actor"], "local-dev", "{audit}");
+    assert_eq!(
+        audit["entries"][0]["detail"],
+        json!({"set": ["logModelRequests"], "reset": []})
+    );
 }
 
 #[test]

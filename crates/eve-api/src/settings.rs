@@ -65,14 +65,6 @@ pub struct SettingsView {
     pub bootstrap: Settings,
 }
 
-/// What every signed-in page needs of the settings (`GET /api/settings/display`): how the
-/// chat shows tool calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DisplaySettings {
-    pub tool_display: ToolDisplay,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

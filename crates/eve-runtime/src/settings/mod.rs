@@ -72,15 +72,8 @@ pub fn stored(db: &dyn Sql) -> Result<Settings, ApiError> {
     let rows = db.execute(sql::SELECT_ALL, vec![]).map_err(db_failed)?;
     let mut out = Settings::default();
     for row in rows {
-        let name = text_at(&row, 0);
-        let Some(key) = Key::parse(&name) else {
-            continue;
-        };
-        let parsed = serde_json::from_str::<Value>(&text_at(&row, 1))
-            .map_err(|e| e.to_string())
-            .and_then(|v| validate::set(&mut out, key, &v));
-        if let Err(e) = parsed {
-            eprintln!("settings: the stored {name} is ignored: {e}");
+        if let Some(key) = Key::parse(&text_at(&row, 0)) {
+            read_row(&mut out, key, &text_at(&row, 1));
         }
     }
     Ok(out)
@@ -93,14 +86,25 @@ fn one(db: &dyn Sql, key: Key) -> Result<Settings, ApiError> {
         .map_err(db_failed)?;
     let mut out = Settings::default();
     if let Some(row) = rows.first() {
-        let parsed = serde_json::from_str::<Value>(&text_at(row, 0))
-            .map_err(|e| e.to_string())
-            .and_then(|v| validate::set(&mut out, key, &v));
-        if let Err(e) = parsed {
-            eprintln!("settings: the stored {} is ignored: {e}", key.as_str());
-        }
+        read_row(&mut out, key, &text_at(row, 0));
     }
     Ok(out)
+}
+
+/// Sets `key` in `out` from a row's JSON text, checked as a PATCH is; else logs and leaves it
+/// unset.
+fn read_row(out: &mut Settings, key: Key, text: &str) {
+    read_value(out, key, text, "the stored");
+}
+
+/// Sets `key` in `out` from JSON text (`what`: where it comes from, for the log).
+fn read_value(out: &mut Settings, key: Key, text: &str, what: &str) {
+    let parsed = serde_json::from_str::<Value>(text)
+        .map_err(|e| e.to_string())
+        .and_then(|v| validate::set(out, key, &v));
+    if let Err(e) = parsed {
+        eprintln!("settings: {what} {} is ignored: {e}", key.as_str());
+    }
 }
 
 /// The agent's base instructions, when an admin set them (else the built-in ones apply).
@@ -197,12 +201,12 @@ pub fn bootstrap_approvals(variable: Option<&str>) -> BTreeMap<String, ToolAppro
         return BTreeMap::new();
     };
     let mut s = Settings::default();
-    let parsed = serde_json::from_str::<Value>(text)
-        .map_err(|e| e.to_string())
-        .and_then(|v| validate::set(&mut s, Key::ToolApprovals, &v));
-    if let Err(e) = parsed {
-        eprintln!("settings: tool_approvals is ignored: {e}");
-    }
+    read_value(
+        &mut s,
+        Key::ToolApprovals,
+        text,
+        "the variable tool_approvals, as",
+    );
     s.tool_approvals.unwrap_or_default()
 }
 
