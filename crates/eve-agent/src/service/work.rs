@@ -402,7 +402,7 @@ fn logged_if_asked<'e, S: Sql>(
         .find(|c| c.id == model_id)
         .map(logged::describe)
         .unwrap_or_else(|| format!("model={model_id}"));
-    Box::new(logged::Logged { inner: model, what })
+    Box::new(logged::Logged::new(model, what))
 }
 
 /// Fails the open turn for good: no model is configured as the turn needs.
