@@ -302,6 +302,11 @@ fn a_bad_value_is_a_400_naming_its_key_and_nothing_changes() {
         count(&h, "SELECT count(*) FROM system_setting WHERE ?1 = ?1", "x"),
         0
     );
+    // An empty patch changes nothing and records nothing.
+    let r = patch(&h, None, json!({}));
+    assert_eq!(ok(r, 200)["settings"]["toolDisplay"], Value::Null);
+    let audit = ok(call(&h, "GET", "/api/admin/audit", None, None), 200);
+    assert_eq!(audit["entries"], json!([]), "{audit}");
     assert_eq!(h.get("/api/setup").json()["toolDisplay"], "collapsed");
 
     let r = patch(

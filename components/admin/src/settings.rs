@@ -44,6 +44,9 @@ pub fn get(a: &Admin) -> Result<Response, ApiError> {
 pub fn patch(req: &Request, a: &Admin) -> Result<Response, ApiError> {
     let body: Map<String, Value> = eve_spin::json_body(req)?;
     let patch = settings::check_patch(&body, offered().as_deref())?;
+    if patch == settings::Patch::default() {
+        return get(a);
+    }
     settings::apply(&a.db, &patch, &a.principal, now_ms())?;
     let names = |keys: Vec<settings::Key>| -> Vec<&'static str> {
         keys.into_iter().map(|k| k.as_str()).collect()
