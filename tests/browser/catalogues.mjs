@@ -19,6 +19,13 @@ export async function loadCatalogues() {
   const page = await build({ entryPoints: [join(webDir, "src", "i18n", "project-page.ts")], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
   const { projectPageCatalogues } = await import(`data:text/javascript;base64,${Buffer.from(page.outputFiles[0].text).toString("base64")}`);
   for (const locale of Object.keys(out)) out[locale].projects = { ...out[locale].projects, ...projectPageCatalogues[locale] };
+  // The lazily loaded sections' own strings: the skills section (`skills`) and the admin
+  // page's Settings tab (`adminSettings`).
+  for (const [file, exported, key] of [["skills-page.ts", "skillsPageCatalogues", "skills"], ["admin-settings.ts", "adminSettingsCatalogues", "adminSettings"]]) {
+    const built = await build({ entryPoints: [join(webDir, "src", "i18n", file)], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
+    const catalogues = (await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].text).toString("base64")}`))[exported];
+    for (const locale of Object.keys(out)) out[locale][key] = catalogues[locale];
+  }
   return out;
 }
 

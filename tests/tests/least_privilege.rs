@@ -48,6 +48,17 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "oidc_allowed_domains",
         ],
     ),
+    // The settings page's bootstrap values (issue 22, docs/runtime.md "Settings").
+    (
+        &["settings::bootstrap("],
+        "crates/eve-runtime/src/settings/mod.rs",
+        &[
+            "signup_allowed_domains",
+            "quota_tokens_per_day",
+            "tool_approvals",
+            "outbound_allowed_hosts",
+        ],
+    ),
     // Accounts mode's sign-up (the setup token, open domains) and OIDC accounts (admins).
     (
         &["signup::sign_up("],

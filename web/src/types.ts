@@ -32,6 +32,8 @@ export interface SetupStatus {
   missing: string[];
   /** Accounts mode while no admin exists: the first sign-up must present the setup token. */
   accountsNeedAdmin?: boolean;
+  /** How the chat shows tool calls (the admins' `toolDisplay` setting). */
+  toolDisplay?: "collapsed" | "full";
 }
 
 export interface ChatSummary {

@@ -1,18 +1,22 @@
 //! Who may use `/api/admin/*`: a signed-in principal (else 401) whose account is an enabled
 //! admin now (else 403 `forbidden`): the role is read from SQL on every request, never from
-//! the cookie, so a demotion or a disable takes effect on the next request. State-changing
-//! requests must come from the app's own pages.
+//! the cookie, so a demotion or a disable takes effect on the next request. In `local-dev` the
+//! one local developer is an admin (that mode serves only the developer's own machine); the
+//! shared password of `password` mode is not. State-changing requests must come from the
+//! app's own pages.
 
 use eve_accounts::audit::{self, AuditEntry};
-use eve_api::ApiError;
+use eve_api::auth::AuthMode;
+use eve_api::{ApiError, ErrorCode};
 use eve_spin::auth as glue;
 use eve_spin::db::{self, now_ms, Db};
 use spin_sdk::http::Request;
 
-/// An admitted admin: the database, the admin's account id and principal.
+/// An admitted admin: the database, the admin's account id (`None`: the local developer,
+/// who has no account) and principal.
 pub struct Admin {
     pub db: Db,
-    pub account_id: String,
+    pub account_id: Option<String>,
     pub principal: String,
 }
 
@@ -21,7 +25,10 @@ pub fn admit(req: &Request) -> Result<Admin, ApiError> {
     glue::require_same_origin(req)?;
     let principal = glue::authenticate(req)?;
     let db = db::open()?;
-    let account_id = eve_accounts::admin::require_admin(&db, &principal.id)?;
+    let account_id = match principal.mode {
+        AuthMode::LocalDev => None,
+        _ => Some(eve_accounts::admin::require_admin(&db, &principal.id)?),
+    };
     Ok(Admin {
         db,
         account_id,
@@ -30,6 +37,17 @@ pub fn admit(req: &Request) -> Result<Admin, ApiError> {
 }
 
 impl Admin {
+    /// The admin's account, for what only accounts mode has (invitations, reset links): the
+    /// local developer has none, and is told so (409 `conflict`).
+    pub fn account(&self) -> Result<&str, ApiError> {
+        self.account_id.as_deref().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Conflict,
+                "local-dev has no accounts: invitations and reset links need auth_mode = accounts",
+            )
+        })
+    }
+
     /// Records an admin action; a failed write fails the request (an admin action is not
     /// done unless it is on the record — the action itself is idempotent to retry).
     pub fn record(

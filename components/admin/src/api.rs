@@ -4,7 +4,7 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request, Response};
 
 use crate::admission::Admin;
-use crate::{audit, invites, usage, users};
+use crate::{audit, invites, settings, usage, users};
 
 pub fn route(req: &Request, admin: &Admin) -> Response {
     let path = req.path().trim_end_matches('/').to_string();
@@ -29,6 +29,8 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
         (["users", id, "quota"], Method::Put) => usage::set_quota(req, admin, id),
         (["models"], Method::Get) => usage::models(admin),
         (["models"], Method::Put) => usage::set_models(req, admin),
+        (["settings"], Method::Get) => settings::get(admin),
+        (["settings"], Method::Patch) => settings::patch(req, admin),
         (
             ["users"]
             | ["users", _]
@@ -38,7 +40,8 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
             | ["audit"]
             | ["usage"]
             | ["users", _, "usage" | "quota"]
-            | ["models"],
+            | ["models"]
+            | ["settings"],
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such admin route")),

@@ -12,7 +12,7 @@ use crate::admission::{base_url, Admin};
 pub fn create(req: &Request, a: &Admin) -> Result<Response, ApiError> {
     let body: InviteCreate = eve_spin::json_body(req)?;
     let base = base_url(req)?;
-    let created = eve_accounts::invites::create(&a.db, &body, &a.account_id, &base, now_ms())?;
+    let created = eve_accounts::invites::create(&a.db, &body, a.account()?, &base, now_ms())?;
     let detail =
         serde_json::json!({"id": created.id, "role": created.role, "email": created.email});
     a.record("invite_created", None, Some(detail))?;

@@ -1,16 +1,19 @@
-//! The `admin` component: `/api/admin/*` in accounts mode (`docs/accounts.md`). Admins manage
-//! accounts; no route here reads a chat, an event, an attachment or a memory.
+//! The `admin` component: `/api/admin/*` (`docs/accounts.md`, `docs/runtime.md`): admins of
+//! accounts mode, and in local-dev the one local developer. Admins manage accounts and what
+//! the agent can use; no route here reads a chat, an event, an attachment or a memory.
 //!
 //! - [`admission`]: who is calling (401) and whether they are an enabled admin, read from SQL
-//!   on every request (403) — before the body is read.
+//!   on every request, or the local developer (403) — before the body is read.
 //! - [`api`]: the route table.
 //! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
 //! - [`usage`]: usage, quotas and the models members may use; the decisions are `eve_usage`'.
+//! - [`settings`]: the system settings; the decisions are `eve_runtime::settings`'.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
+mod settings;
 mod usage;
 mod users;
 

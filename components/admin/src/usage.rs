@@ -16,19 +16,21 @@ fn variable(name: &str) -> Option<String> {
     spin_sdk::variables::get(name).ok()
 }
 
-/// The deployment's defaults, as the agent and the chat log apply them: no token limit
-/// unless `quota_tokens_per_day` is a positive integer, `principal_max_bytes` else 1 GiB.
-fn defaults() -> Quota {
+/// The deployment's defaults, as the agent and the chat log apply them: the
+/// `defaultTokensPerDay` setting, else `quota_tokens_per_day` when a positive integer, else
+/// no token limit; `principal_max_bytes` else 1 GiB.
+fn defaults(a: &Admin) -> Result<Quota, ApiError> {
     let storage = storage_quota(None, variable("principal_max_bytes").as_deref());
-    Quota {
-        tokens_per_day: quota::default_tokens_per_day(variable("quota_tokens_per_day").as_deref()),
+    let variable = variable(quota::TOKENS_PER_DAY_VARIABLE);
+    Ok(Quota {
+        tokens_per_day: eve_runtime::settings::default_tokens_per_day(&a.db, variable.as_deref())?,
         storage_bytes: Some(storage.principal_bytes),
-    }
+    })
 }
 
 /// The deployment's models (`llm_provider`, `llm_model`, `llm_models`; the ids the agent
 /// runs), default first. A list the agent could not read either is 503.
-fn configured() -> Result<Vec<ModelOption>, ApiError> {
+pub(crate) fn configured() -> Result<Vec<ModelOption>, ApiError> {
     let choices = eve_agent::config::models(|name| match name {
         "llm_provider" | "llm_model" | "llm_models" => variable(name),
         _ => None,
@@ -46,7 +48,7 @@ fn configured() -> Result<Vec<ModelOption>, ApiError> {
 /// `GET /api/admin/usage?days=` (1–366, default 30).
 pub fn overview(req: &Request, a: &Admin) -> Result<Response, ApiError> {
     let days = report::parse_days(query_param(req, "days").as_deref())?;
-    Ok(json(200, &report::overview(&a.db, days, defaults())?))
+    Ok(json(200, &report::overview(&a.db, days, defaults(a)?)?))
 }
 
 /// `GET /api/admin/users/:id/usage?days=`: tokens per day and model.

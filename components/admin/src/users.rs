@@ -56,7 +56,7 @@ pub fn delete(a: &Admin, id: &str) -> Result<Response, ApiError> {
 /// `POST /api/admin/users/:id/reset`: a one-time link, 24 h.
 pub fn reset(req: &Request, a: &Admin, id: &str) -> Result<Response, ApiError> {
     let base = base_url(req)?;
-    let link = eve_accounts::resets::create(&a.db, id, &a.account_id, &base, now_ms())?;
+    let link = eve_accounts::resets::create(&a.db, id, a.account()?, &base, now_ms())?;
     a.record("reset_created", Some(&account_principal_id(id)), None)?;
     Ok(json(200, &link))
 }

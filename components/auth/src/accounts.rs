@@ -119,10 +119,14 @@ fn counts_all(_: &ApiError) -> bool {
 /// address like failed sign-ins (a setup token or invitation cannot be guessed at speed).
 pub fn signup(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
-    let config = accounts_config()?;
+    let mut config = accounts_config()?;
     glue::require_secure_origin(&config, req)?;
     let body: SignupRequest = eve_spin::json_body(req)?;
     let db = db::open()?;
+    // The `signupDomains` setting, else `signup_allowed_domains`: read per sign-up.
+    let open_domains =
+        eve_runtime::settings::signup_domains(&db, config.signup_allowed_domains.as_deref())?;
+    config.signup_allowed_domains = Some(open_domains.join(","));
     let (account, way) = throttled(&config, req, SIGNUP_THROTTLE_ACCOUNT, counts_all, || {
         signup::sign_up(&db, &config, &body, now_ms())
     })?;

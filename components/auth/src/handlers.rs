@@ -28,6 +28,12 @@ pub fn setup(req: &Request) -> Result<Reply, ApiError> {
         status.missing.extend(models);
         status.app_ready = false;
     }
+    if status.database_schema_ready {
+        // The app reads setup once at load: the chat shows tool calls as the admins chose.
+        if let Ok(db) = eve_spin::db::open() {
+            status.tool_display = eve_runtime::settings::tool_display(&db).unwrap_or_default();
+        }
+    }
     Ok(Reply::json(200, &status))
 }
 

@@ -108,6 +108,9 @@ pub struct SetupStatus {
     /// token (`admin_setup_token`). Always `false` in the other modes.
     #[serde(default)]
     pub accounts_need_admin: bool,
+    /// How the chat shows tool calls (the `toolDisplay` setting, docs/runtime.md).
+    #[serde(default)]
+    pub tool_display: crate::settings::ToolDisplay,
 }
 
 /// The query parameter of the app URL a failed OIDC callback redirects to
@@ -131,6 +134,7 @@ mod tests {
             storage_mode: StorageMode::Database,
             missing: vec!["database migrations".into()],
             accounts_need_admin: false,
+            tool_display: Default::default(),
         };
         let v = serde_json::to_value(&s).unwrap();
         for key in [

@@ -8,6 +8,7 @@
 //! - [`tokens`]: the `/api/tokens` shapes (API tokens).
 //! - [`usage`]: model usage, quotas and model access (`/api/admin/usage`, `…/quota`, `…/models`).
 //! - [`projects`]: the `/api/projects` shapes (projects, their files).
+//! - [`settings`]: the system settings (`/api/admin/settings`, docs/runtime.md).
 
 pub mod accounts;
 pub mod auth;
@@ -15,6 +16,7 @@ pub mod chat;
 pub mod error;
 pub mod eve;
 pub mod projects;
+pub mod settings;
 pub mod skills;
 pub mod tokens;
 pub mod usage;

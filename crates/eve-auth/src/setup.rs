@@ -70,6 +70,7 @@ pub fn setup_status(config: &AuthConfig, probe: &StoreProbe) -> SetupStatus {
         storage_mode: StorageMode::Database,
         missing: items,
         accounts_need_admin,
+        tool_display: Default::default(),
     }
 }
 

@@ -3,7 +3,9 @@
 //! variables remaining the bootstrap.
 //!
 //! - [`sealed`]: secrets at rest (XChaCha20-Poly1305 under `secrets_key`), rotation.
+//! - [`settings`]: the system settings (`system_setting`): typed readers, checked patches.
 //! - [`outbound`]: the guard on URLs an admin enters (https, no private ranges unless allowed).
 
 pub mod outbound;
 pub mod sealed;
+pub mod settings;

@@ -37,7 +37,17 @@ pub fn check_tokens(
     variable: Option<&str>,
     now_ms: i64,
 ) -> Result<(), ApiError> {
-    let Some(limit) = tokens_per_day(standing, variable) else {
+    check_tokens_over(standing, default_tokens_per_day(variable), now_ms)
+}
+
+/// [`check_tokens`] over the deployment's default already read (`None`: no limit), e.g. the
+/// `defaultTokensPerDay` setting (`eve_runtime::settings::default_tokens_per_day`).
+pub fn check_tokens_over(
+    standing: &Standing,
+    default: Option<u64>,
+    now_ms: i64,
+) -> Result<(), ApiError> {
+    let Some(limit) = standing.overrides.tokens_per_day.or(default) else {
         return Ok(());
     };
     if standing.tokens_today < limit {

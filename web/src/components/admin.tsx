@@ -1,7 +1,10 @@
 // The admin page (`/admin`, docs/accounts.md): users (search, invite, disable / enable, role,
-// reset link, delete), usage with a 30-day chart, quotas, which models members may use, and
-// the audit log. Only for admins: a member sees "not allowed" (and the server answers 403 to
-// every admin route anyway). Admins manage accounts; nothing here reads anyone's chats.
+// reset link, delete), usage with a 30-day chart, quotas, which models members may use, the
+// audit log and the system settings (docs/runtime.md; in local-dev, where the one local
+// developer is the admin and there are no accounts, only settings, usage and audit). Only
+// for admins: a member sees "not allowed" (and the server answers 403 to every admin route
+// anyway). Admins manage accounts; nothing here reads anyone's chats.
+import type { ComponentType } from "preact";
 import { useEffect, useReducer, useState } from "preact/hooks";
 import {
   accountIdOf,
@@ -21,10 +24,30 @@ import type { Role } from "../types";
 import { useShell } from "../context";
 import { loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatBytes, formatCompact, formatDate, formatDateTime, formatDay, formatNumber, formatRelative, t } from "../i18n";
+import { tset } from "../i18n/admin-settings";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
 
-const TABS = ["users", "usage", "quotas", "models", "audit"] as const;
+const TABS = ["users", "usage", "quotas", "models", "audit", "settings"] as const;
 type Tab = (typeof TABS)[number];
+/** In local-dev there are no accounts: the tabs that manage them are left out. */
+const LOCAL_DEV_TABS: readonly Tab[] = ["settings", "usage", "audit"];
+const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : t.admin.tabs[x]);
+
+/** The Settings tab (issue 22): a chunk of its own, loaded when first shown. */
+function SettingsTab() {
+  const [Tab, setTab] = useState<ComponentType | null>(null);
+  useEffect(() => {
+    let live = true;
+    import("./admin-settings").then(
+      (m) => live && setTab(() => m.SettingsTab),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return Tab ? <Tab /> : <p class="muted">{tset().loading}</p>;
+}
 const ROLES: Role[] = ["member", "admin"];
 const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
 const absolute = (url: string) => (/^https?:\/\//.test(url) ? url : new URL(url, location.origin).href);
@@ -32,7 +55,8 @@ const roleName = (r: string) => t.account.roles[r] ?? r;
 
 export function AdminPage() {
   const shell = useShell();
-  const [tab, setTab] = useState<Tab>(() => (TABS as readonly string[]).find((x) => x === new URLSearchParams(location.search).get("tab")) as Tab ?? "users");
+  const tabs: readonly Tab[] = shell.authMode === "local-dev" ? LOCAL_DEV_TABS : TABS;
+  const [tab, setTab] = useState<Tab>(() => (tabs as readonly string[]).find((x) => x === new URLSearchParams(location.search).get("tab")) as Tab ?? tabs[0]);
   if (shell.viewer === undefined || (shell.viewer && shell.authMode === "accounts" && shell.account === undefined)) {
     return (
       <PanelPage title={t.admin.title}>
@@ -51,14 +75,14 @@ export function AdminPage() {
   }
   const choose = (next: Tab) => {
     setTab(next);
-    history.replaceState(null, "", next === "users" ? "/admin" : `/admin?tab=${next}`);
+    history.replaceState(null, "", next === tabs[0] ? "/admin" : `/admin?tab=${next}`);
   };
   return (
     <PanelPage title={t.admin.title} wide>
       <div class="tabs" role="tablist" aria-label={t.admin.title}>
-        {TABS.map((x) => (
+        {tabs.map((x) => (
           <button key={x} type="button" role="tab" id={`tab-${x}`} class={`tab${tab === x ? " active" : ""}`} aria-selected={tab === x} aria-controls={`panel-${x}`} onClick={() => choose(x)}>
-            {t.admin.tabs[x]}
+            {tabLabel(x)}
           </button>
         ))}
       </div>
@@ -68,6 +92,7 @@ export function AdminPage() {
         {tab === "quotas" && <QuotasTab />}
         {tab === "models" && <ModelsTab />}
         {tab === "audit" && <AuditTab />}
+        {tab === "settings" && <SettingsTab />}
       </div>
     </PanelPage>
   );

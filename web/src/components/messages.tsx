@@ -2,7 +2,7 @@
 // reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
 // presence row that fades out. Everything comes from eve events through events.renderItems.
 import { Component, Fragment } from "preact";
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useContext, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "../events";
 import { isThumbnailUrl } from "../attachments";
 import { MarkdownView } from "../markdown";
@@ -11,6 +11,7 @@ import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } fro
 import { type TurnUsage } from "../usage";
 import { fmt, formatBytes, formatNumber, formatSize, plural, t } from "../i18n";
 import type { FileToolView } from "../projects";
+import { ShellContext } from "../context";
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -232,7 +233,9 @@ function toolLabel(call: ToolCall): string {
 }
 
 function ToolGroup({ calls }: { calls: ToolCall[] }) {
-  const [open, setOpen] = useState(false);
+  // The admins' `toolDisplay` setting (read with /api/setup): tool calls start open when "full".
+  const full = useContext(ShellContext)?.setup?.toolDisplay === "full";
+  const [open, setOpen] = useState(full);
   const running = calls.some((c) => c.status === "running");
   const waiting = calls.some((c) => c.status === "waiting");
   const declined = calls.some((c) => c.status === "declined");

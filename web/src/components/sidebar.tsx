@@ -135,9 +135,9 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
           </>
         )}
       </nav>
-      {/* Settings and, for admins, the admin page: only once signed in with a real sign-in
-          (local-dev has neither), below the history so that nothing above it moves. */}
-      {shell.viewer && hasSignIn(shell.viewer.mode) && (
+      {/* Settings and, for admins, the admin page: once signed in (in local-dev the one
+          local developer is an admin), below the history so that nothing above it moves. */}
+      {shell.viewer && (hasSignIn(shell.viewer.mode) || shell.viewer.mode === "local-dev") && (
         <nav class="sidebar-footer" aria-label={t.account.settingsTitle}>
           <a class={`sidebar-link${shell.route.name === "settings" ? " active" : ""}`} href="/settings" onClick={(e) => go(e, "/settings", shell.navigate, props.onNavigated)}>
             {t.account.settingsTitle}

@@ -240,6 +240,14 @@ pub fn choose<'a>(
     }
 }
 
+/// Puts the admins' default model (the `defaultModel` setting) first when it is one of
+/// `choices`; otherwise the order stays and the first is the default.
+pub fn prefer(choices: &mut [ModelChoice], default: Option<&str>) {
+    if let Some(i) = default.and_then(|id| choices.iter().position(|c| c.id == id)) {
+        choices[..=i].rotate_right(1);
+    }
+}
+
 /// What `/api/setup` lists as missing: a hosted provider (its default base URL) with no API
 /// key cannot answer.
 pub fn missing_keys(choices: &[ModelChoice]) -> Vec<String> {
@@ -428,5 +436,18 @@ mod tests {
         assert_eq!(l[0].context_chars(), (10_000 - 4096) * 3);
         assert_eq!(l[1].context_tokens, 2_000_000);
         assert_eq!(list(&[]).unwrap()[0].context_tokens, DEFAULT_CONTEXT_TOKENS);
+    }
+
+    #[test]
+    fn the_admins_default_model_goes_first_when_it_is_offered() {
+        let list = r#"[{"provider":"demo","model":"a"},{"provider":"demo","model":"b"},{"provider":"demo","model":"c"}]"#;
+        let ids = |default: Option<&str>| {
+            let mut choices = models(|n| (n == "llm_models").then(|| list.to_string())).unwrap();
+            prefer(&mut choices, default);
+            choices.into_iter().map(|c| c.id).collect::<Vec<_>>()
+        };
+        assert_eq!(ids(Some("demo/c")), ["demo/c", "demo/a", "demo/b"]);
+        assert_eq!(ids(Some("demo/z")), ["demo/a", "demo/b", "demo/c"]);
+        assert_eq!(ids(None), ["demo/a", "demo/b", "demo/c"]);
     }
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod demo;
 pub mod files;
 pub mod http;
+pub mod logged;
 pub mod model;
 pub mod openai;
 #[cfg(test)]

@@ -65,6 +65,21 @@ pub fn model_choices(env: &dyn AgentEnv) -> Result<Vec<ModelChoice>, String> {
     config::models(|name| env.variable(name))
 }
 
+/// [`model_choices`] with the admins' `defaultModel` setting first when it is offered (read
+/// per call, so a change applies to the next turn; unreadable: the variables' order).
+pub fn model_choices_in<S: eve_store::sql::Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+) -> Result<Vec<ModelChoice>, String> {
+    let mut choices = model_choices(env)?;
+    let default = eve_runtime::settings::default_model(db)
+        .inspect_err(|e| eprintln!("agent: reading the default model: {}", e.message))
+        .ok()
+        .flatten();
+    config::prefer(&mut choices, default.as_deref());
+    Ok(choices)
+}
+
 /// The owner's upload policy (`attachment_max_bytes`, `attachment_types`,
 /// `attachment_quota_bytes`).
 pub fn upload_policy(env: &dyn AgentEnv) -> UploadPolicy {

@@ -15,7 +15,7 @@ use crate::tools::spec::ToolSpec;
 /// The whole `GET /eve/v1/info` document for this configuration: the default model, every
 /// tool, the MCP connections, the models to choose from, the upload policy.
 pub fn document(env: &dyn AgentEnv) -> Value {
-    document_offering(env, |_| true)
+    document_offering(env, env::model_choices(env).unwrap_or_default(), |_| true)
 }
 
 /// The document as `principal` reads it: a member of an accounts deployment is offered only
@@ -30,11 +30,13 @@ pub fn document_for<S: Sql>(
     principal: &str,
 ) -> Result<Value, Refusal> {
     let db = open()?;
+    // The admins' default model first (the `defaultModel` setting), when it is offered.
+    let choices = env::model_choices_in(env, &db).unwrap_or_default();
     let mut doc = if standing::account_id(principal).is_none() {
-        document(env)
+        document_offering(env, choices, |_| true)
     } else {
         let standing = standing::read(&db, principal).map_err(db_refusal)?;
-        document_offering(env, |id| access::may_use(&standing, id))
+        document_offering(env, choices, |id| access::may_use(&standing, id))
     };
     let skills = eve_skills::store::offered(&db, principal).map_err(|e| {
         eprintln!("agent: reading the skills: {}", e.message);
@@ -72,9 +74,12 @@ pub fn list_skills(doc: &mut Value, skills: &[eve_skills::store::Offered]) {
     doc["skills"]["static"] = Value::Array(entries);
 }
 
-/// The document with the models `offered` keeps.
-fn document_offering(env: &dyn AgentEnv, offered: impl Fn(&str) -> bool) -> Value {
-    let mut choices = env::model_choices(env).unwrap_or_default();
+/// The document with the models of `choices` (the default first) that `offered` keeps.
+fn document_offering(
+    env: &dyn AgentEnv,
+    mut choices: Vec<crate::providers::config::ModelChoice>,
+    offered: impl Fn(&str) -> bool,
+) -> Value {
     choices.retain(|c| offered(&c.id));
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let mut doc = agent_info(&model_id, &builtin::specs(), &env::mcp_connections(env));

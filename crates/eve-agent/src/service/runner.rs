@@ -272,6 +272,15 @@ impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
             .ok()
     }
 
+    fn base_instructions(&mut self) -> Option<String> {
+        // Read per model call, so an admin's change counts from the next step; the built-in
+        // instructions stand in while the database does not answer.
+        eve_runtime::settings::instructions(self.store.db)
+            .inspect_err(|e| eprintln!("agent: reading the instructions: {}", e.message))
+            .ok()
+            .flatten()
+    }
+
     fn project_instructions(&mut self) -> Option<String> {
         self.project().map(|(_, instructions)| instructions)
     }

@@ -57,16 +57,18 @@ pub fn check_turn<S: Sql>(
     fallback: Option<&str>,
 ) -> Result<(), Refusal> {
     let standing = standing::read(db, principal).map_err(db_refusal)?;
-    let daily = env.variable(quota::TOKENS_PER_DAY_VARIABLE);
-    quota::check_tokens(&standing, daily.as_deref(), env.now_ms())
+    // The `defaultTokensPerDay` setting, else the variable: read per turn.
+    let variable = env.variable(quota::TOKENS_PER_DAY_VARIABLE);
+    let daily = eve_runtime::settings::default_tokens_per_day(db, variable.as_deref())
         .map_err(|e| Refusal::from_api(&e))?;
+    quota::check_tokens_over(&standing, daily, env.now_ms()).map_err(|e| Refusal::from_api(&e))?;
     if !access::is_member(&standing) {
         return Ok(());
     }
     if let Some(id) = m.model.as_deref() {
         return access::check_model(&standing, id).map_err(|e| Refusal::from_api(&e));
     }
-    let choices = env::model_choices(env).map_err(|e| {
+    let choices = env::model_choices_in(env, db).map_err(|e| {
         eprintln!("agent: {e}");
         Refusal::bad_request("The model list is misconfigured.")
     })?;

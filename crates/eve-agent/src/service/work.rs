@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::providers::config::{self, ProviderConfig};
 use crate::providers::demo::DemoModel;
 use crate::providers::http::HttpModel;
+use crate::providers::logged;
 use crate::providers::model::Model;
 use crate::service::env::{self, AgentEnv};
 use crate::service::runner::{events_of, Runner, Sink};
@@ -361,11 +362,20 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let (mut model, model_id, context_chars) =
-        match model(r.env, requested, transcript::last_model_id(&events)) {
-            Ok(m) => m,
-            Err(message) => return misconfigured(r, &events, message),
-        };
+    let fallback = transcript::last_model_id(&events);
+    // A session's first turn without a chosen model starts on the admins' default model.
+    let default = match (requested, fallback) {
+        (None, None) => env::model_choices_in(r.env, r.store.db)
+            .ok()
+            .and_then(|c| c.into_iter().next().map(|c| c.id)),
+        _ => None,
+    };
+    let requested = requested.or(default.as_deref());
+    let (model, model_id, context_chars) = match model(r.env, requested, fallback) {
+        Ok(m) => m,
+        Err(message) => return misconfigured(r, &events, message),
+    };
+    let mut model = logged_if_asked(r, model, &model_id);
     let ctx = TurnContext {
         session_id: r.session_id.to_string(),
         model_id,
@@ -374,6 +384,25 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
         mcp: env::mcp_connections(r.env),
     };
     turn::run(r, model.as_mut(), events, &ctx)
+}
+
+/// `model`, logging each of its requests while the `logModelRequests` setting is on (read
+/// per turn; a database that does not answer logs nothing).
+fn logged_if_asked<'e, S: Sql>(
+    r: &Runner<'e, '_, '_, S>,
+    model: Box<dyn Model + 'e>,
+    model_id: &str,
+) -> Box<dyn Model + 'e> {
+    if !eve_runtime::settings::log_model_requests(r.store.db).unwrap_or(false) {
+        return model;
+    }
+    let choices = env::model_choices(r.env).unwrap_or_default();
+    let what = choices
+        .iter()
+        .find(|c| c.id == model_id)
+        .map(logged::describe)
+        .unwrap_or_else(|| format!("model={model_id}"));
+    Box::new(logged::Logged::new(model, what))
 }
 
 /// Fails the open turn for good: no model is configured as the turn needs.

@@ -20,6 +20,11 @@ pub trait TurnHost: ToolHost {
     /// Keeps an oversized tool output aside as a temp file of the session's project (or of
     /// the session) that `read_file` reads; its path (`None`: it could not be kept).
     fn store_output_aside(&mut self, call_id: &str, output: &str) -> Option<String>;
+    /// The admins' base instructions (the `instructions` setting), read per model call;
+    /// `None`: the built-in ones.
+    fn base_instructions(&mut self) -> Option<String> {
+        None
+    }
     /// The instructions of the project the session's chat is in (docs/projects.md).
     fn project_instructions(&mut self) -> Option<String> {
         None

@@ -86,7 +86,8 @@ fn request(
         w.emit(Event::CompactionRequested(c.clone()))?;
         w.emit(Event::CompactionCompleted(c))?;
     }
-    let mut system = system_prompt(&memory, ctx.client_context.as_deref());
+    let base = w.host.base_instructions();
+    let mut system = system_prompt(base.as_deref(), &memory, ctx.client_context.as_deref());
     if let Some(instructions) = w.host.project_instructions() {
         system.push_str(&project_instructions(&instructions));
     }
