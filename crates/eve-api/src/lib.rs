@@ -8,12 +8,14 @@
 //! - [`tokens`]: the `/api/tokens` shapes (API tokens).
 //! - [`usage`]: model usage, quotas and model access (`/api/admin/usage`, `…/quota`, `…/models`).
 //! - [`projects`]: the `/api/projects` shapes (projects, their files).
+//! - [`mcp_servers`]: the `/api/admin/mcp-servers` shapes (MCP servers as data, issue 22).
 
 pub mod accounts;
 pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
+pub mod mcp_servers;
 pub mod projects;
 pub mod skills;
 pub mod tokens;
