@@ -104,6 +104,9 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "attachment_max_bytes",
             "attachment_types",
             "attachment_quota_bytes",
+            "outbound_allowed_hosts",
+            "secrets_key",
+            "secrets_key_previous",
         ],
     ),
     (
@@ -115,6 +118,29 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
         &["impl AgentEnv for"],
         "crates/eve-agent/src/service/sessions.rs",
         &["principal_max_bytes", "max_sessions_per_user"],
+    ),
+    // MCP servers as data (issue 22): the admin reads the bootstrap's names, the guard's
+    // allow-list and the sealing keys through the agent's platform functions, and a tools
+    // refresh waits as long as the agent would.
+    (
+        &["env::bootstrap_mcp_connections("],
+        "crates/eve-agent/src/service/env.rs",
+        &["mcp_connections"],
+    ),
+    (
+        &["env::outbound_allowed_hosts("],
+        "crates/eve-agent/src/service/env.rs",
+        &["outbound_allowed_hosts"],
+    ),
+    (
+        &["env::sealing_keys("],
+        "crates/eve-agent/src/service/env.rs",
+        &["secrets_key", "secrets_key_previous"],
+    ),
+    (
+        &["PlatformMcpHttp("],
+        "crates/eve-agent/src/service/env.rs",
+        &["mcp_timeout_secs"],
     ),
     // The daily token quota (issue 20), read by the agent's service through `AgentEnv`.
     (
@@ -150,7 +176,13 @@ const SQLITE_USES: &[&str] = &[
 ];
 
 /// Calls that send an outbound request.
-const OUTBOUND_CALLS: &[&str] = &["http::send(", "streaming::send(", "streaming::send_with("];
+const OUTBOUND_CALLS: &[&str] = &[
+    "http::send(",
+    "streaming::send(",
+    "streaming::send_with(",
+    // The agent's MCP client over the agent's platform (the admin's tools refresh).
+    "PlatformMcpHttp(",
+];
 
 /// Grants whose destination is configuration, not code: (component, grant, a variable or
 /// code its sources must contain that names the destination, why).
@@ -187,6 +219,18 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
         "an eve agent on this machine",
     ),
     (
+        "admin",
+        "http://127.0.0.1:*",
+        "\"outbound_allowed_hosts\"",
+        "an MCP server on a loopback host an admin allowed (outbound_allowed_hosts)",
+    ),
+    (
+        "admin",
+        "http://localhost:*",
+        "\"outbound_allowed_hosts\"",
+        "an MCP server on a loopback host an admin allowed (outbound_allowed_hosts)",
+    ),
+    (
         "agent",
         "http://127.0.0.1:*",
         "\"mcp_connections\"",
@@ -202,7 +246,10 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
 
 /// Shared code a component sends its requests through, searched for named hosts (the model
 /// providers and the ready-made MCP servers live in the agent library).
-const HOST_LIBRARIES: &[(&str, &str)] = &[("agent", "crates/eve-agent/src")];
+const HOST_LIBRARIES: &[(&str, &str)] = &[
+    ("agent", "crates/eve-agent/src"),
+    ("admin", "crates/eve-agent/src"),
+];
 
 fn rust_sources(dir: &Path) -> String {
     let mut text = String::new();

@@ -6,11 +6,14 @@
 //! - [`api`]: the route table.
 //! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
 //! - [`usage`]: usage, quotas and the models members may use; the decisions are `eve_usage`'.
+//! - [`mcp_servers`]: MCP servers as data; the decisions are `eve_runtime`'s, the tools
+//!   refresh uses the agent's MCP client.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
+mod mcp_servers;
 mod usage;
 mod users;
 

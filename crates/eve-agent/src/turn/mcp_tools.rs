@@ -58,8 +58,11 @@ fn list(host: &mut dyn TurnHost, c: &McpConnection) -> McpServer {
         specs: Vec::new(),
         unusable: Vec::new(),
         sign_in: None,
-        unavailable: None,
+        unavailable: c.blocked.clone(),
     };
+    if server.unavailable.is_some() {
+        return server;
+    }
     match server.client.list_tools(host.mcp_http()) {
         Ok(tools) => {
             for t in &tools {
@@ -189,6 +192,7 @@ mod tests {
             description: "notes".into(),
             url: "http://127.0.0.1:9/mcp".into(),
             token: None,
+            blocked: None,
         }
     }
 

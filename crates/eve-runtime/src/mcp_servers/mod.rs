@@ -60,6 +60,13 @@ pub struct Resealed {
     pub remaining: u64,
 }
 
+/// A fresh random id for a new server.
+pub fn fresh_id() -> String {
+    let mut bytes = [0u8; eve_store::ids::CHAT_ID_LEN];
+    getrandom::fill(&mut bytes).expect("the platform provides randomness");
+    format!("mcp_{}", eve_store::ids::chat_id_from_random(bytes))
+}
+
 /// Runs one statement; the database's words go to the log, never to the client.
 fn exec<S: Sql>(db: &S, sql: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, ApiError> {
     db.execute(sql, params).map_err(|e| {
