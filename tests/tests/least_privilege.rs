@@ -119,29 +119,6 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
         "crates/eve-agent/src/service/sessions.rs",
         &["principal_max_bytes", "max_sessions_per_user"],
     ),
-    // MCP servers as data (issue 22): the admin reads the bootstrap's names, the guard's
-    // allow-list and the sealing keys through the agent's platform functions, and a tools
-    // refresh waits as long as the agent would.
-    (
-        &["env::bootstrap_mcp_connections("],
-        "crates/eve-agent/src/service/env.rs",
-        &["mcp_connections"],
-    ),
-    (
-        &["env::outbound_allowed_hosts("],
-        "crates/eve-agent/src/service/env.rs",
-        &["outbound_allowed_hosts"],
-    ),
-    (
-        &["env::sealing_keys("],
-        "crates/eve-agent/src/service/env.rs",
-        &["secrets_key", "secrets_key_previous"],
-    ),
-    (
-        &["PlatformMcpHttp("],
-        "crates/eve-agent/src/service/env.rs",
-        &["mcp_timeout_secs"],
-    ),
     // The daily token quota (issue 20), read by the agent's service through `AgentEnv`.
     (
         &["impl AgentEnv for"],
@@ -176,13 +153,7 @@ const SQLITE_USES: &[&str] = &[
 ];
 
 /// Calls that send an outbound request.
-const OUTBOUND_CALLS: &[&str] = &[
-    "http::send(",
-    "streaming::send(",
-    "streaming::send_with(",
-    // The agent's MCP client over the agent's platform (the admin's tools refresh).
-    "PlatformMcpHttp(",
-];
+const OUTBOUND_CALLS: &[&str] = &["http::send(", "streaming::send(", "streaming::send_with("];
 
 /// Grants whose destination is configuration, not code: (component, grant, a variable or
 /// code its sources must contain that names the destination, why).
@@ -251,6 +222,11 @@ const HOST_LIBRARIES: &[(&str, &str)] = &[
     ("admin", "crates/eve-agent/src"),
 ];
 
+/// The agent's platform over Spin (`AgentEnv`, outbound HTTP), a crate of its own since the
+/// admin component tests providers and lists MCP tools with it: a component that uses it
+/// runs its code as its own.
+const PLATFORM: (&str, &str) = ("eve_agent_spin::Spin", "crates/eve-agent-spin/src");
+
 fn rust_sources(dir: &Path) -> String {
     let mut text = String::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -301,7 +277,10 @@ fn excess_grants(manifest: &str, root: &Path) -> Vec<String> {
     let components = manifest["component"].as_table().expect("[component.*]");
     let mut excess = Vec::new();
     for (id, component) in components {
-        let code = rust_sources(&root.join("components").join(id).join("src"));
+        let mut code = rust_sources(&root.join("components").join(id).join("src"));
+        if code.contains(PLATFORM.0) {
+            code.push_str(&rust_sources(&root.join(PLATFORM.1)));
+        }
         let calls = |patterns: &[&str]| patterns.iter().any(|p| code.contains(p));
 
         // Variables.

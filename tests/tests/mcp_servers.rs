@@ -1,0 +1,382 @@
+//! MCP servers as data end to end (issue 22, docs/runtime.md "MCP servers" and "Outbound
+//! access"): an admin adds a server while the app runs and a member's next turn calls its
+//! tool; its tools refresh with their annotations; disabled, its tools are gone; the outbound
+//! guard refuses local and private addresses unless allowed, and a URL that became forbidden
+//! is a tool error without a request; a bearer token is sealed in the database and never
+//! answered; members get 403. Real components in the local host, real SQLite, the official
+//! MCP reference server (tests/mcp-servers) speaking Streamable HTTP; the demo model's
+//! `call tool NAME {json}` issues the calls.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use eve_chat_tests::accounts::*;
+use eve_chat_tests::eve::{self, first};
+use eve_chat_tests::mcp_servers::{node_server, NodeServer};
+use eve_chat_tests::{Host, HostOptions, Response};
+use serde_json::{json, Value};
+
+const SERVERS: &str = "/api/admin/mcp-servers";
+const KEY: &str = "7f3c2a9d1e0b4c5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b";
+
+fn everything() -> NodeServer {
+    node_server(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        &["streamableHttp"],
+        &[],
+        "listening on port",
+    )
+}
+
+/// An accounts-mode host on `state` with `vars` (and a sealing key).
+fn host_on(state: &Path, vars: &[(&str, &str)]) -> Host {
+    let mut o = HostOptions::default()
+        .var("auth_mode", "accounts")
+        .var("session_secret", SECRET)
+        .var("admin_setup_token", SETUP_TOKEN)
+        .var("signup_allowed_domains", "open.example")
+        .var("demo_pacing_ms", "1")
+        .var("chat_send_per_hour", "1000")
+        .var("secrets_key", KEY);
+    for (k, v) in vars {
+        o = o.var(k, v);
+    }
+    o.state_dir = Some(state.to_path_buf());
+    Host::start(o).expect("a local host")
+}
+
+fn send(h: &Host, who: &User, method: &str, path: &str, body: Option<Value>) -> Response {
+    call(h, method, path, Some(&who.cookie), body.as_ref())
+}
+
+fn add(h: &Host, admin: &User, body: Value) -> Response {
+    send(h, admin, "POST", SERVERS, Some(body))
+}
+
+fn local(name: &str, port: u16) -> Value {
+    json!({ "name": name, "url": format!("http://127.0.0.1:{port}/mcp"), "auth": "none" })
+}
+
+/// `who`'s new session calling `tool` with `input`, settled: the tool's result.
+fn call_tool(h: &Host, who: &User, tool: &str, input: Value) -> Value {
+    let body = json!({ "message": format!("call tool {tool} {input}") });
+    let sid = start_session(h, who, &body);
+    let events = eve::settled_as(h, &sid, &who.headers(), Duration::from_secs(60));
+    first(&events, "action.result")["data"].clone()
+}
+
+fn rows(h: &Host) -> i64 {
+    database(h)
+        .query_row("SELECT count(*) FROM mcp_server", [], |r| r.get(0))
+        .unwrap()
+}
+
+fn state() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join(".spin");
+    (t, d)
+}
+
+#[test]
+fn a_server_added_at_runtime_is_called_on_the_next_turn_and_gone_when_disabled() {
+    let server = everything();
+    let (_t, dir) = state();
+    let h = host_on(&dir, &[("outbound_allowed_hosts", "127.0.0.1")]);
+    let admin = bootstrap(&h);
+    let m = member(&h, &admin, "m@team.example");
+    let before = call_tool(&h, &m, "docs__echo", json!({ "message": "hi" }));
+    assert_eq!(before["status"], "failed", "{before}");
+
+    let created = ok(add(&h, &admin, local("docs", server.port)), 201);
+    let id = created["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        (created["enabled"].clone(), created["readOnly"].clone()),
+        (json!(true), json!(false))
+    );
+    let r = call_tool(&h, &m, "docs__echo", json!({ "message": "hello data" }));
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["result"]["output"]["text"], "Echo: hello data");
+    let menu = ok(send(&h, &m, "GET", "/eve/v1/connections", None), 200);
+    assert!(menu.to_string().contains("\"docs\""), "{menu}");
+
+    // The refresh lists the tools with the server's annotations, and caches them.
+    let refreshed = ok(
+        send(&h, &admin, "POST", &format!("{SERVERS}/{id}/tools"), None),
+        200,
+    );
+    let tools = refreshed["tools"].as_array().unwrap();
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .expect("echo listed");
+    assert_eq!(echo["annotations"]["readOnlyHint"], true, "{echo}");
+    assert!(refreshed["toolsAt"].is_string() && refreshed["toolsError"].is_null());
+    let listed = ok(send(&h, &admin, "GET", SERVERS, None), 200);
+    assert_eq!(listed["servers"][0]["tools"], refreshed["tools"]);
+
+    // Disabled: the tool is gone from the next turn (and from the menu).
+    let off = send(
+        &h,
+        &admin,
+        "PATCH",
+        &format!("{SERVERS}/{id}"),
+        Some(json!({"enabled": false})),
+    );
+    assert_eq!(ok(off, 200)["enabled"], false);
+    let after = call_tool(&h, &m, "docs__echo", json!({ "message": "again" }));
+    assert_eq!(after["status"], "failed", "{after}");
+    let menu = ok(send(&h, &m, "GET", "/eve/v1/connections", None), 200);
+    assert!(!menu.to_string().contains("\"docs\""), "{menu}");
+    ok(
+        send(&h, &admin, "DELETE", &format!("{SERVERS}/{id}"), None),
+        204,
+    );
+    assert_eq!(rows(&h), 0);
+    let actions = ok(send(&h, &admin, "GET", "/api/admin/audit", None), 200).to_string();
+    for a in [
+        "mcp_server_created",
+        "mcp_server_tools_refreshed",
+        "mcp_server_updated",
+        "mcp_server_deleted",
+    ] {
+        assert!(actions.contains(a), "{a} not on the record: {actions}");
+    }
+}
+
+/// A loopback listener that counts the connections it is offered and answers none.
+fn counting_listener() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            counter.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn the_guard_refuses_local_and_private_addresses_unless_allowed() {
+    let (_t, dir) = state();
+    let urls = [
+        ("loop", "https://127.0.0.1:1/mcp", "127.0.0.1"),
+        (
+            "metadata",
+            "https://169.254.169.254/latest",
+            "169.254.169.254",
+        ),
+        ("private", "https://10.0.0.1/mcp", "10.0.0.1"),
+        ("named", "https://localhost:1/mcp", "localhost"),
+    ];
+    let mut h = host_on(&dir, &[]);
+    let admin = bootstrap(&h);
+    for (name, url, host) in urls {
+        let r = add(
+            &h,
+            &admin,
+            json!({ "name": name, "url": url, "auth": "none" }),
+        );
+        assert_eq!(
+            (r.status, code(&r)),
+            (400, "bad_request".to_string()),
+            "{url}: {}",
+            r.text()
+        );
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains(&format!("{host} is a local or private address")),
+            "{message}"
+        );
+    }
+    let plain = add(
+        &h,
+        &admin,
+        json!({ "name": "plain", "url": "http://mcp.example.com/", "auth": "none" }),
+    );
+    assert_eq!(plain.status, 400, "{}", plain.text());
+    assert_eq!(rows(&h), 0, "nothing stored");
+
+    // Allowed explicitly: accepted. The loopback one is a listener that counts requests.
+    h.stop();
+    let (port, seen) = counting_listener();
+    let h = host_on(
+        &dir,
+        &[(
+            "outbound_allowed_hosts",
+            "127.0.0.1,169.254.169.254,10.0.0.1,localhost:1",
+        )],
+    );
+    for (name, url, _) in urls {
+        let r = add(
+            &h,
+            &admin,
+            json!({ "name": name, "url": url, "auth": "none" }),
+        );
+        assert_eq!(r.status, 201, "{url}: {}", r.text());
+    }
+    ok(add(&h, &admin, local("counted", port)), 201);
+    drop(h);
+
+    // The allow-list shrank: the next turn's call is a tool error and nothing is sent.
+    let h = host_on(&dir, &[]);
+    let m = member(&h, &admin, "m@team.example");
+    let r = call_tool(&h, &m, "counted__echo", json!({ "message": "x" }));
+    assert_eq!(r["status"], "failed", "{r}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("127.0.0.1 is a local or private address"),
+        "{r}"
+    );
+    let listed = ok(send(&h, &admin, "GET", SERVERS, None), 200);
+    let counted = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "counted")
+        .unwrap()
+        .clone();
+    let id = counted["id"].as_str().unwrap();
+    let refreshed = ok(
+        send(&h, &admin, "POST", &format!("{SERVERS}/{id}/tools"), None),
+        200,
+    );
+    assert!(
+        refreshed["toolsError"]
+            .as_str()
+            .unwrap()
+            .contains("local or private"),
+        "{refreshed}"
+    );
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        0,
+        "no request reached the forbidden server"
+    );
+}
+
+/// Every byte of the host's database files (the main file and its write-ahead log).
+fn database_bytes(state: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(state).unwrap().map_while(Result::ok) {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("sqlite_db") {
+            all.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    assert!(
+        !all.is_empty(),
+        "the database files are in {}",
+        state.display()
+    );
+    all
+}
+
+#[test]
+fn a_bearer_token_is_sealed_and_never_answered_and_members_are_refused() {
+    let server = everything();
+    let token = "tok-4c6e0d-very-secret-bearer";
+    let (_t, dir) = state();
+    let bootstrap_var =
+        json!([{ "name": "boot", "url": "https://mcp.example.com/mcp" }]).to_string();
+    let h = host_on(
+        &dir,
+        &[
+            ("outbound_allowed_hosts", "127.0.0.1"),
+            ("mcp_connections", &bootstrap_var),
+        ],
+    );
+    let admin = bootstrap(&h);
+    let mut body = local("keyed", server.port);
+    body["auth"] = "bearer".into();
+    body["token"] = token.into();
+    let r = add(&h, &admin, body);
+    assert!(!r.text().contains(token));
+    let created = ok(r, 201);
+    assert_eq!(created["hasToken"], true);
+    let listed = send(&h, &admin, "GET", SERVERS, None);
+    assert!(!listed.text().contains(token));
+    let listed = ok(listed, 200);
+    assert_eq!(listed["bootstrap"][0]["name"], "boot");
+    assert_eq!(listed["bootstrap"][0]["readOnly"], true);
+    let raw = database_bytes(&dir);
+    assert!(
+        !raw.windows(token.len()).any(|w| w == token.as_bytes()),
+        "the token is in the database file"
+    );
+
+    // The agent opens it and calls the server with it.
+    let m = member(&h, &admin, "m@team.example");
+    let r = call_tool(&h, &m, "keyed__echo", json!({ "message": "with a token" }));
+    assert_eq!(r["status"], "completed", "{r}");
+
+    // The bootstrap's names are taken; its servers are read-only.
+    let clash = add(
+        &h,
+        &admin,
+        json!({ "name": "boot", "url": "https://other.example.com/", "auth": "none" }),
+    );
+    assert_eq!(clash.status, 409, "{}", clash.text());
+    let preset = add(
+        &h,
+        &admin,
+        json!({ "name": "notion", "url": "https://other.example.com/", "auth": "none" }),
+    );
+    assert_eq!(preset.status, 409, "{}", preset.text());
+    let r = send(
+        &h,
+        &admin,
+        "PATCH",
+        &format!("{SERVERS}/bootstrap:boot"),
+        Some(json!({"enabled": false})),
+    );
+    assert_eq!(r.status, 409, "{}", r.text());
+
+    // Members and signed-out callers reach nothing.
+    let id = created["id"].as_str().unwrap();
+    let item = format!("{SERVERS}/{id}");
+    let tools = format!("{SERVERS}/{id}/tools");
+    for (method, path, body) in [
+        ("GET", SERVERS, None),
+        ("POST", SERVERS, Some(local("x", 1))),
+        ("PATCH", item.as_str(), Some(json!({"enabled": false}))),
+        ("DELETE", item.as_str(), None),
+        ("POST", tools.as_str(), None),
+    ] {
+        let r = send(&h, &m, method, path, body.clone());
+        assert_eq!(r.status, 403, "{method} {path}: {}", r.text());
+        assert_eq!(
+            call(&h, method, path, None, body.as_ref()).status,
+            401,
+            "{method} {path}"
+        );
+    }
+    assert_eq!(rows(&h), 1);
+}
+
+#[test]
+fn a_token_needs_the_secrets_key() {
+    let (_t, dir) = state();
+    let mut o = HostOptions::default()
+        .var("auth_mode", "accounts")
+        .var("session_secret", SECRET)
+        .var("admin_setup_token", SETUP_TOKEN);
+    o.state_dir = Some(dir);
+    let h = Host::start(o).expect("a local host");
+    let admin = bootstrap(&h);
+    let body = json!({ "name": "keyed", "url": "https://mcp.example.com/mcp", "auth": "bearer", "token": "t" });
+    let r = add(&h, &admin, body);
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("secrets_key"), "{}", r.text());
+    let none = add(
+        &h,
+        &admin,
+        json!({ "name": "open", "url": "https://mcp.example.com/mcp", "auth": "none" }),
+    );
+    assert_eq!(none.status, 201, "{}", none.text());
+}
