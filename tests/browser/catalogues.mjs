@@ -16,10 +16,17 @@ export async function loadCatalogues() {
   }
   // The project page's own strings (a chunk of their own, web/src/i18n/project-page.ts) read as
   // part of `projects`, as the page shows them.
-  const page = await build({ entryPoints: [join(webDir, "src", "i18n", "project-page.ts")], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
-  const { projectPageCatalogues } = await import(`data:text/javascript;base64,${Buffer.from(page.outputFiles[0].text).toString("base64")}`);
+  const projectPageCatalogues = await loadChunkCatalogues("project-page.ts", "projectPageCatalogues");
   for (const locale of Object.keys(out)) out[locale].projects = { ...out[locale].projects, ...projectPageCatalogues[locale] };
   return out;
+}
+
+/** A lazily loaded catalogue of web/src/i18n (`file`), its export `name`: `{en, "zh-CN"}`. */
+export async function loadChunkCatalogues(file, name) {
+  const { build } = await import(join(webDir, "node_modules", "esbuild", "lib", "main.js"));
+  const page = await build({ entryPoints: [join(webDir, "src", "i18n", file)], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
+  const mod = await import(`data:text/javascript;base64,${Buffer.from(page.outputFiles[0].text).toString("base64")}`);
+  return mod[name];
 }
 
 /** `{name}` placeholders filled, as web/src/i18n/format.ts does (strings only). */

@@ -22,8 +22,13 @@ import { useShell } from "../context";
 import { loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatBytes, formatCompact, formatDate, formatDateTime, formatDay, formatNumber, formatRelative, t } from "../i18n";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
+import { lazyPart } from "./lazy";
+import { tm } from "../i18n/admin-mcp";
 
-const TABS = ["users", "usage", "quotas", "models", "audit"] as const;
+// The MCP servers tab (issue 22) is a chunk of its own, loaded when it opens.
+const McpServersTab = lazyPart(() => import("./admin-mcp").then((m) => m.McpServersTab));
+
+const TABS = ["users", "usage", "quotas", "models", "mcp", "audit"] as const;
 type Tab = (typeof TABS)[number];
 const ROLES: Role[] = ["member", "admin"];
 const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
@@ -58,7 +63,7 @@ export function AdminPage() {
       <div class="tabs" role="tablist" aria-label={t.admin.title}>
         {TABS.map((x) => (
           <button key={x} type="button" role="tab" id={`tab-${x}`} class={`tab${tab === x ? " active" : ""}`} aria-selected={tab === x} aria-controls={`panel-${x}`} onClick={() => choose(x)}>
-            {t.admin.tabs[x]}
+            {x === "mcp" ? tm().tab : t.admin.tabs[x]}
           </button>
         ))}
       </div>
@@ -67,6 +72,7 @@ export function AdminPage() {
         {tab === "usage" && <UsageTab />}
         {tab === "quotas" && <QuotasTab />}
         {tab === "models" && <ModelsTab />}
+        {tab === "mcp" && <McpServersTab />}
         {tab === "audit" && <AuditTab />}
       </div>
     </PanelPage>
@@ -611,7 +617,7 @@ function AuditTab() {
             <tr key={e.id} data-action={e.action}>
               <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
               <td>{e.actor ?? t.admin.system}</td>
-              <td>{t.admin.auditActions[e.action] ?? e.action}</td>
+              <td>{t.admin.auditActions[e.action] ?? tm().auditActions[e.action] ?? e.action}</td>
               <td>{e.target ?? ""}</td>
               <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
             </tr>
