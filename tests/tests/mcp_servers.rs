@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use eve_chat_tests::accounts::*;
 use eve_chat_tests::eve::{self, first};
-use eve_chat_tests::mcp_servers::{node_server, NodeServer};
+use eve_chat_tests::mcp_servers::{node_server, protected, sign_in_as, NodeServer};
 use eve_chat_tests::{Host, HostOptions, Response};
 use serde_json::{json, Value};
 
@@ -379,4 +379,42 @@ fn a_token_needs_the_secrets_key() {
         json!({ "name": "open", "url": "https://mcp.example.com/mcp", "auth": "none" }),
     );
     assert_eq!(none.status, 201, "{}", none.text());
+}
+
+#[test]
+fn an_oauth_server_added_at_runtime_signs_each_person_in_as_a_configured_one_does() {
+    let server = protected(3600);
+    let (_t, dir) = state();
+    let h = host_on(&dir, &[("outbound_allowed_hosts", "127.0.0.1")]);
+    let admin = bootstrap(&h);
+    let m = member(&h, &admin, "m@team.example");
+    let mut body = local("notes", server.port);
+    body["auth"] = "oauth".into();
+    ok(add(&h, &admin, body), 201);
+
+    let message = json!({ "message": "call tool notes__read_notes {\"topic\":\"roadmap\"}" });
+    let sid = start_session(&h, &m, &message);
+    let events = eve::settled_as(&h, &sid, &m.headers(), Duration::from_secs(60));
+    let required = first(&events, "authorization.required").clone();
+    assert_eq!(required["data"]["name"], "notes");
+    sign_in_as(&h, &required, &m.headers());
+    let n = events.len() as u64;
+    let path = eve::stream_path(&sid, &format!("startIndex={n}"));
+    let after = eve::Stream::open_path(&h, &path, &m.headers(), n).until(eve::is_settling);
+    assert_eq!(after[0]["data"]["outcome"], "authorized", "{after:?}");
+    let r = &first(&after, "action.result")["data"];
+    assert_eq!(r["status"], "completed", "{r}");
+    let menu = ok(send(&h, &m, "GET", "/eve/v1/connections", None), 200);
+    let notes = menu["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "notes")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (notes["connected"].clone(), notes["revocable"].clone()),
+        (json!(true), json!(true)),
+        "{menu}"
+    );
 }
