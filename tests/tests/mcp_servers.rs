@@ -80,6 +80,43 @@ fn state() -> (tempfile::TempDir, PathBuf) {
     (t, d)
 }
 
+/// Server `name`'s entry in the admin listing.
+fn listed(h: &Host, admin: &User, name: &str) -> Value {
+    let list = ok(send(h, admin, "GET", SERVERS, None), 200);
+    let found = list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name);
+    found
+        .unwrap_or_else(|| panic!("{name} not listed: {list}"))
+        .clone()
+}
+
+fn refresh(h: &Host, admin: &User, id: &str) -> Value {
+    ok(
+        send(h, admin, "POST", &format!("{SERVERS}/{id}/tools"), None),
+        200,
+    )
+}
+
+/// Whether `who`'s connection menu lists `name`.
+fn in_menu(h: &Host, who: &User, name: &str) -> bool {
+    let menu = ok(send(h, who, "GET", "/eve/v1/connections", None), 200);
+    menu["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["name"] == name)
+}
+
+fn assert_on_record(h: &Host, admin: &User, actions: &[&str]) {
+    let audit = ok(send(h, admin, "GET", "/api/admin/audit", None), 200).to_string();
+    for a in actions {
+        assert!(audit.contains(a), "{a} not on the record: {audit}");
+    }
+}
+
 #[test]
 fn a_server_added_at_runtime_is_called_on_the_next_turn_and_gone_when_disabled() {
     let server = everything();
@@ -93,29 +130,13 @@ fn a_server_added_at_runtime_is_called_on_the_next_turn_and_gone_when_disabled()
     let created = ok(add(&h, &admin, local("docs", server.port)), 201);
     let id = created["id"].as_str().unwrap().to_string();
     assert_eq!(
-        (created["enabled"].clone(), created["readOnly"].clone()),
-        (json!(true), json!(false))
+        (&created["enabled"], &created["readOnly"]),
+        (&json!(true), &json!(false))
     );
     let r = call_tool(&h, &m, "docs__echo", json!({ "message": "hello data" }));
     assert_eq!(r["status"], "completed", "{r}");
     assert_eq!(r["result"]["output"]["text"], "Echo: hello data");
-    let menu = ok(send(&h, &m, "GET", "/eve/v1/connections", None), 200);
-    assert!(menu.to_string().contains("\"docs\""), "{menu}");
-
-    // The refresh lists the tools with the server's annotations, and caches them.
-    let refreshed = ok(
-        send(&h, &admin, "POST", &format!("{SERVERS}/{id}/tools"), None),
-        200,
-    );
-    let tools = refreshed["tools"].as_array().unwrap();
-    let echo = tools
-        .iter()
-        .find(|t| t["name"] == "echo")
-        .expect("echo listed");
-    assert_eq!(echo["annotations"]["readOnlyHint"], true, "{echo}");
-    assert!(refreshed["toolsAt"].is_string() && refreshed["toolsError"].is_null());
-    let listed = ok(send(&h, &admin, "GET", SERVERS, None), 200);
-    assert_eq!(listed["servers"][0]["tools"], refreshed["tools"]);
+    assert!(in_menu(&h, &m, "docs"));
 
     // Disabled: the tool is gone from the next turn (and from the menu).
     let off = send(
@@ -128,22 +149,56 @@ fn a_server_added_at_runtime_is_called_on_the_next_turn_and_gone_when_disabled()
     assert_eq!(ok(off, 200)["enabled"], false);
     let after = call_tool(&h, &m, "docs__echo", json!({ "message": "again" }));
     assert_eq!(after["status"], "failed", "{after}");
-    let menu = ok(send(&h, &m, "GET", "/eve/v1/connections", None), 200);
-    assert!(!menu.to_string().contains("\"docs\""), "{menu}");
+    assert!(!in_menu(&h, &m, "docs"));
     ok(
         send(&h, &admin, "DELETE", &format!("{SERVERS}/{id}"), None),
         204,
     );
     assert_eq!(rows(&h), 0);
-    let actions = ok(send(&h, &admin, "GET", "/api/admin/audit", None), 200).to_string();
-    for a in [
-        "mcp_server_created",
-        "mcp_server_tools_refreshed",
-        "mcp_server_updated",
-        "mcp_server_deleted",
-    ] {
-        assert!(actions.contains(a), "{a} not on the record: {actions}");
-    }
+    assert_on_record(
+        &h,
+        &admin,
+        &[
+            "mcp_server_created",
+            "mcp_server_updated",
+            "mcp_server_deleted",
+        ],
+    );
+}
+
+#[test]
+fn a_refresh_caches_the_tools_with_their_annotations_and_stores_a_failure() {
+    let server = everything();
+    let (_t, dir) = state();
+    let h = host_on(&dir, &[("outbound_allowed_hosts", "127.0.0.1")]);
+    let admin = bootstrap(&h);
+    let id = ok(add(&h, &admin, local("docs", server.port)), 201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refreshed = refresh(&h, &admin, &id);
+    let tools = refreshed["tools"].as_array().unwrap();
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .expect("echo listed");
+    assert_eq!(echo["annotations"]["readOnlyHint"], true, "{echo}");
+    assert_eq!(echo["annotations"]["destructiveHint"], false, "{echo}");
+    assert!(refreshed["toolsAt"].is_string() && refreshed["toolsError"].is_null());
+    assert_eq!(listed(&h, &admin, "docs")["tools"], refreshed["tools"]);
+
+    // A server that is not there: the error is stored beside the last list.
+    drop(server);
+    let failed = refresh(&h, &admin, &id);
+    assert!(
+        failed["toolsError"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached"),
+        "{failed}"
+    );
+    assert_eq!(failed["tools"], refreshed["tools"]);
+    assert_on_record(&h, &admin, &["mcp_server_tools_refreshed"]);
 }
 
 /// A loopback listener that counts the connections it is offered and answers none.
@@ -161,22 +216,23 @@ fn counting_listener() -> (u16, Arc<AtomicUsize>) {
     (port, seen)
 }
 
+const FORBIDDEN: [(&str, &str, &str); 4] = [
+    ("loop", "https://127.0.0.1:1/mcp", "127.0.0.1"),
+    (
+        "metadata",
+        "https://169.254.169.254/latest",
+        "169.254.169.254",
+    ),
+    ("private", "https://10.0.0.1/mcp", "10.0.0.1"),
+    ("named", "https://localhost:1/mcp", "localhost"),
+];
+
 #[test]
 fn the_guard_refuses_local_and_private_addresses_unless_allowed() {
     let (_t, dir) = state();
-    let urls = [
-        ("loop", "https://127.0.0.1:1/mcp", "127.0.0.1"),
-        (
-            "metadata",
-            "https://169.254.169.254/latest",
-            "169.254.169.254",
-        ),
-        ("private", "https://10.0.0.1/mcp", "10.0.0.1"),
-        ("named", "https://localhost:1/mcp", "localhost"),
-    ];
     let mut h = host_on(&dir, &[]);
     let admin = bootstrap(&h);
-    for (name, url, host) in urls {
+    for (name, url, host) in FORBIDDEN {
         let r = add(
             &h,
             &admin,
@@ -189,30 +245,18 @@ fn the_guard_refuses_local_and_private_addresses_unless_allowed() {
             r.text()
         );
         let message = r.json()["error"]["message"].as_str().unwrap().to_string();
-        assert!(
-            message.contains(&format!("{host} is a local or private address")),
-            "{message}"
-        );
+        let expected = format!("{host} is a local or private address");
+        assert!(message.contains(&expected), "{message}");
     }
-    let plain = add(
-        &h,
-        &admin,
-        json!({ "name": "plain", "url": "http://mcp.example.com/", "auth": "none" }),
-    );
-    assert_eq!(plain.status, 400, "{}", plain.text());
+    let plain = json!({ "name": "plain", "url": "http://mcp.example.com/", "auth": "none" });
+    assert_eq!(add(&h, &admin, plain).status, 400);
     assert_eq!(rows(&h), 0, "nothing stored");
 
-    // Allowed explicitly: accepted. The loopback one is a listener that counts requests.
+    // Allowed explicitly (a host, or a host and port): accepted.
     h.stop();
-    let (port, seen) = counting_listener();
-    let h = host_on(
-        &dir,
-        &[(
-            "outbound_allowed_hosts",
-            "127.0.0.1,169.254.169.254,10.0.0.1,localhost:1",
-        )],
-    );
-    for (name, url, _) in urls {
+    let allowed = "127.0.0.1,169.254.169.254,10.0.0.1,localhost:1";
+    let h = host_on(&dir, &[("outbound_allowed_hosts", allowed)]);
+    for (name, url, _) in FORBIDDEN {
         let r = add(
             &h,
             &admin,
@@ -220,10 +264,19 @@ fn the_guard_refuses_local_and_private_addresses_unless_allowed() {
         );
         assert_eq!(r.status, 201, "{url}: {}", r.text());
     }
+    assert_eq!(rows(&h), 4);
+}
+
+#[test]
+fn a_url_that_became_refused_is_a_tool_error_and_nothing_is_sent_to_it() {
+    let (_t, dir) = state();
+    let (port, seen) = counting_listener();
+    let h = host_on(&dir, &[("outbound_allowed_hosts", "127.0.0.1")]);
+    let admin = bootstrap(&h);
     ok(add(&h, &admin, local("counted", port)), 201);
     drop(h);
 
-    // The allow-list shrank: the next turn's call is a tool error and nothing is sent.
+    // The allow-list shrank (the same database, restarted without it).
     let h = host_on(&dir, &[]);
     let m = member(&h, &admin, "m@team.example");
     let r = call_tool(&h, &m, "counted__echo", json!({ "message": "x" }));
@@ -233,30 +286,17 @@ fn the_guard_refuses_local_and_private_addresses_unless_allowed() {
         message.contains("127.0.0.1 is a local or private address"),
         "{r}"
     );
-    let listed = ok(send(&h, &admin, "GET", SERVERS, None), 200);
-    let counted = listed["servers"]
-        .as_array()
+    let id = listed(&h, &admin, "counted")["id"]
+        .as_str()
         .unwrap()
-        .iter()
-        .find(|s| s["name"] == "counted")
-        .unwrap()
-        .clone();
-    let id = counted["id"].as_str().unwrap();
-    let refreshed = ok(
-        send(&h, &admin, "POST", &format!("{SERVERS}/{id}/tools"), None),
-        200,
-    );
-    assert!(
-        refreshed["toolsError"]
-            .as_str()
-            .unwrap()
-            .contains("local or private"),
-        "{refreshed}"
-    );
+        .to_string();
+    let refreshed = refresh(&h, &admin, &id);
+    let error = refreshed["toolsError"].as_str().unwrap();
+    assert!(error.contains("local or private"), "{refreshed}");
     assert_eq!(
         seen.load(Ordering::SeqCst),
         0,
-        "no request reached the forbidden server"
+        "no request reached the server"
     );
 }
 
@@ -278,69 +318,73 @@ fn database_bytes(state: &Path) -> Vec<u8> {
 }
 
 #[test]
-fn a_bearer_token_is_sealed_and_never_answered_and_members_are_refused() {
+fn a_bearer_token_is_sealed_never_answered_and_sent_by_the_agent() {
     let server = everything();
     let token = "tok-4c6e0d-very-secret-bearer";
     let (_t, dir) = state();
-    let bootstrap_var =
-        json!([{ "name": "boot", "url": "https://mcp.example.com/mcp" }]).to_string();
-    let h = host_on(
-        &dir,
-        &[
-            ("outbound_allowed_hosts", "127.0.0.1"),
-            ("mcp_connections", &bootstrap_var),
-        ],
-    );
+    let h = host_on(&dir, &[("outbound_allowed_hosts", "127.0.0.1")]);
     let admin = bootstrap(&h);
     let mut body = local("keyed", server.port);
     body["auth"] = "bearer".into();
     body["token"] = token.into();
     let r = add(&h, &admin, body);
     assert!(!r.text().contains(token));
-    let created = ok(r, 201);
-    assert_eq!(created["hasToken"], true);
-    let listed = send(&h, &admin, "GET", SERVERS, None);
-    assert!(!listed.text().contains(token));
-    let listed = ok(listed, 200);
-    assert_eq!(listed["bootstrap"][0]["name"], "boot");
-    assert_eq!(listed["bootstrap"][0]["readOnly"], true);
+    assert_eq!(ok(r, 201)["hasToken"], true);
+    let list = send(&h, &admin, "GET", SERVERS, None);
+    assert_eq!(list.status, 200);
+    assert!(!list.text().contains(token));
     let raw = database_bytes(&dir);
-    assert!(
-        !raw.windows(token.len()).any(|w| w == token.as_bytes()),
-        "the token is in the database file"
-    );
+    let found = raw.windows(token.len()).any(|w| w == token.as_bytes());
+    assert!(!found, "the token is in the database files");
 
     // The agent opens it and calls the server with it.
     let m = member(&h, &admin, "m@team.example");
     let r = call_tool(&h, &m, "keyed__echo", json!({ "message": "with a token" }));
     assert_eq!(r["status"], "completed", "{r}");
+}
 
-    // The bootstrap's names are taken; its servers are read-only.
-    let clash = add(
-        &h,
-        &admin,
-        json!({ "name": "boot", "url": "https://other.example.com/", "auth": "none" }),
+#[test]
+fn the_bootstrap_is_read_only_and_members_reach_nothing() {
+    let (_t, dir) = state();
+    let boot = json!([{ "name": "boot", "url": "https://mcp.example.com/mcp" }]).to_string();
+    let h = host_on(&dir, &[("mcp_connections", &boot)]);
+    let admin = bootstrap(&h);
+    let list = ok(send(&h, &admin, "GET", SERVERS, None), 200);
+    assert_eq!(
+        (
+            &list["bootstrap"][0]["name"],
+            &list["bootstrap"][0]["readOnly"]
+        ),
+        (&json!("boot"), &json!(true))
     );
-    assert_eq!(clash.status, 409, "{}", clash.text());
-    let preset = add(
-        &h,
-        &admin,
-        json!({ "name": "notion", "url": "https://other.example.com/", "auth": "none" }),
+    for name in ["boot", "notion"] {
+        let clash = json!({ "name": name, "url": "https://other.example.com/", "auth": "none" });
+        assert_eq!(add(&h, &admin, clash).status, 409, "{name}");
+    }
+    let off = Some(json!({"enabled": false}));
+    assert_eq!(
+        send(
+            &h,
+            &admin,
+            "PATCH",
+            &format!("{SERVERS}/bootstrap:boot"),
+            off
+        )
+        .status,
+        409
     );
-    assert_eq!(preset.status, 409, "{}", preset.text());
-    let r = send(
-        &h,
-        &admin,
-        "PATCH",
-        &format!("{SERVERS}/bootstrap:boot"),
-        Some(json!({"enabled": false})),
-    );
-    assert_eq!(r.status, 409, "{}", r.text());
 
-    // Members and signed-out callers reach nothing.
-    let id = created["id"].as_str().unwrap();
-    let item = format!("{SERVERS}/{id}");
-    let tools = format!("{SERVERS}/{id}/tools");
+    let created = ok(
+        add(
+            &h,
+            &admin,
+            json!({ "name": "open", "url": "https://mcp.example.com/x", "auth": "none" }),
+        ),
+        201,
+    );
+    let m = member(&h, &admin, "m@team.example");
+    let item = format!("{SERVERS}/{}", created["id"].as_str().unwrap());
+    let tools = format!("{item}/tools");
     for (method, path, body) in [
         ("GET", SERVERS, None),
         ("POST", SERVERS, Some(local("x", 1))),

@@ -308,6 +308,24 @@ fn patched_token(
     Ok(token)
 }
 
+/// The display name and description a patch leaves (an empty display name is the name).
+fn patched_texts(old: &McpServer, patch: &McpServerPatch) -> Result<(String, String), ApiError> {
+    let display = match &patch.display_name {
+        Some(v) => check_text("displayName", v, MAX_DISPLAY_NAME)?,
+        None => old.display_name.clone(),
+    };
+    let description = match &patch.description {
+        Some(v) => check_text("description", v, MAX_DESCRIPTION)?,
+        None => old.description.clone(),
+    };
+    let display = if display.is_empty() {
+        old.name.clone()
+    } else {
+        display
+    };
+    Ok((display, description))
+}
+
 /// Changes server `id` (absent fields kept; a new URL passes the guard; changing the URL, the
 /// auth or the token forgets the cached tools).
 pub fn patch<S: Sql>(
@@ -326,27 +344,7 @@ pub fn patch<S: Sql>(
         Some(u) => check_url(u, rules.allowed)?,
         None => old.url.clone(),
     };
-    let text = |field, new: &Option<String>, old: &str, max| match new {
-        Some(v) => check_text(field, v, max),
-        None => Ok(old.to_string()),
-    };
-    let display = text(
-        "displayName",
-        &patch.display_name,
-        &old.display_name,
-        MAX_DISPLAY_NAME,
-    )?;
-    let description = text(
-        "description",
-        &patch.description,
-        &old.description,
-        MAX_DESCRIPTION,
-    )?;
-    let display = if display.is_empty() {
-        old.name.clone()
-    } else {
-        display
-    };
+    let (display, description) = patched_texts(&old, patch)?;
     let auth = patch.auth.unwrap_or(old.auth);
     let current = row.get(6).and_then(SqlValue::as_str).map(|s| {
         let key_id = s.split('.').nth(1).unwrap_or_default().to_string();
