@@ -119,6 +119,12 @@ pub(crate) fn call(
     if let Some(answer) = without_calling(server, conn, tool, call, signed_in) {
         return answer;
     }
+    if let Some(why) = host.mcp_blocked(&conn.name) {
+        return McpStep::Failed(
+            "tool_error",
+            format!("{} is unavailable: {why}", conn.display_name),
+        );
+    }
     match server.client.call_tool(host.mcp_http(), tool, &call.input) {
         Ok(r) => McpStep::Result(r.output, r.is_error),
         Err(McpError::Unauthorized(challenge)) if !signed_in => McpStep::SignIn(challenge),
@@ -224,6 +230,30 @@ mod tests {
         s.unusable.push(("search".into(), "bad schema".into()));
         let step = without_calling(&s, &conn(), "search", &call(json!({})), false);
         assert!(matches!(step, Some(McpStep::Failed("invalid_tool", _))));
+    }
+
+    #[test]
+    fn a_server_blocked_since_the_turn_listed_it_is_a_tool_error_without_a_request() {
+        let mut host = crate::turn::testing::Host {
+            mcp_blocked: Some("127.0.0.1 is a local or private address".into()),
+            ..Default::default()
+        };
+        let mut servers = BTreeMap::from([("notes".to_string(), server())]);
+        let step = super::call(
+            &mut host,
+            &[],
+            &mut servers,
+            &conn(),
+            "search",
+            &call(json!({})),
+        );
+        let McpStep::Failed("tool_error", message) = step else {
+            panic!("{step:?}");
+        };
+        assert_eq!(
+            message,
+            "Notes is unavailable: 127.0.0.1 is a local or private address"
+        );
     }
 
     #[test]
