@@ -462,3 +462,23 @@ fn an_oauth_server_added_at_runtime_signs_each_person_in_as_a_configured_one_doe
         "{menu}"
     );
 }
+
+/// The fixed-list deployment (docs/runtime.md "Outbound access"): a public host the guard lets
+/// through but the manifest's `allowed_outbound_hosts` does not list is named as such.
+#[test]
+fn a_host_outside_allowed_outbound_hosts_is_named_in_the_refresh_error() {
+    let (_t, dir) = state();
+    let h = host_on(&dir, &[]);
+    let admin = bootstrap(&h);
+    let body = json!({ "name": "far", "url": "https://mcp.example.com/mcp", "auth": "none" });
+    let id = ok(add(&h, &admin, body), 201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refreshed = refresh(&h, &admin, &id);
+    let error = refreshed["toolsError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("is not in allowed_outbound_hosts"),
+        "{refreshed}"
+    );
+}
