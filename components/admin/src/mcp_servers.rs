@@ -168,10 +168,6 @@ fn list_tools(url: &str, token: Option<String>) -> Result<Vec<McpServerTool>, St
             "the server wants a sign-in (OAuth) or a valid bearer token before it lists its tools"
                 .into(),
         ),
-        Err(McpError::Failed(why)) if why.contains("HttpRequestDenied") => Err(format!(
-            "{url} is not in allowed_outbound_hosts: add its origin to the admin and agent \
-             components in spin.toml and redeploy (docs/runtime.md, \"Outbound access\")"
-        )),
         Err(McpError::Failed(why)) => Err(why),
     }
 }
