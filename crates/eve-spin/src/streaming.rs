@@ -239,7 +239,10 @@ pub fn send_with(
             .map_err(|_| "request body stream taken".to_string())?;
         for chunk in body.chunks(WRITE_CHUNK) {
             if let Err(e) = stream.blocking_write_and_flush(chunk) {
-                return Err(refused_or(&future, format!("writing the request body: {e:?}")));
+                return Err(refused_or(
+                    &future,
+                    format!("writing the request body: {e:?}"),
+                ));
             }
         }
     }
