@@ -16,8 +16,7 @@ export async function loadCatalogues() {
   }
   // The project page's own strings (a chunk of their own, web/src/i18n/project-page.ts) read as
   // part of `projects`, as the page shows them.
-  const page = await build({ entryPoints: [join(webDir, "src", "i18n", "project-page.ts")], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
-  const { projectPageCatalogues } = await import(`data:text/javascript;base64,${Buffer.from(page.outputFiles[0].text).toString("base64")}`);
+  const projectPageCatalogues = await loadChunkCatalogues("project-page.ts", "projectPageCatalogues");
   for (const locale of Object.keys(out)) out[locale].projects = { ...out[locale].projects, ...projectPageCatalogues[locale] };
   // The lazily loaded sections' own strings: the skills section (`skills`) and the admin
   // page's Settings tab (`adminSettings`).
@@ -27,6 +26,14 @@ export async function loadCatalogues() {
     for (const locale of Object.keys(out)) out[locale][key] = catalogues[locale];
   }
   return out;
+}
+
+/** A lazily loaded catalogue of web/src/i18n (`file`), its export `name`: `{en, "zh-CN"}`. */
+export async function loadChunkCatalogues(file, name) {
+  const { build } = await import(join(webDir, "node_modules", "esbuild", "lib", "main.js"));
+  const page = await build({ entryPoints: [join(webDir, "src", "i18n", file)], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
+  const mod = await import(`data:text/javascript;base64,${Buffer.from(page.outputFiles[0].text).toString("base64")}`);
+  return mod[name];
 }
 
 /** `{name}` placeholders filled, as web/src/i18n/format.ts does (strings only). */

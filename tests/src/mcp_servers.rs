@@ -98,8 +98,13 @@ pub fn protected(ttl_secs: u64) -> NodeServer {
 /// the authorization server), the authorization endpoint (302 back to the agent's callback),
 /// the callback. Returns the authorize URL.
 pub fn sign_in(h: &Host, required: &Value) -> String {
+    sign_in_as(h, required, &[])
+}
+
+/// [`sign_in`] by the person whose request `headers` (their cookie) are given.
+pub fn sign_in_as(h: &Host, required: &Value, headers: &[(&str, &str)]) -> String {
     let connect = required["data"]["authorization"]["url"].as_str().unwrap();
-    let r = h.get(connect);
+    let r = h.send("GET", connect, headers, None);
     assert_eq!(r.status, 302, "{}", r.text());
     let authorize = r.header("location").unwrap().to_string();
     let back = match h.client().get(&authorize).call() {
@@ -112,7 +117,7 @@ pub fn sign_in(h: &Host, required: &Value) -> String {
     let path = callback
         .strip_prefix(&h.origin())
         .unwrap_or_else(|| panic!("the callback {callback} is on the app's origin"));
-    let done = h.get(path);
+    let done = h.send("GET", path, headers, None);
     assert_eq!(done.status, 200, "{}", done.text());
     authorize
 }

@@ -115,6 +115,9 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "attachment_max_bytes",
             "attachment_types",
             "attachment_quota_bytes",
+            "outbound_allowed_hosts",
+            "secrets_key",
+            "secrets_key_previous",
         ],
     ),
     (
@@ -203,6 +206,18 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
         "an eve agent on this machine",
     ),
     (
+        "admin",
+        "http://127.0.0.1:*",
+        "\"outbound_allowed_hosts\"",
+        "an MCP server on a loopback host an admin allowed (outbound_allowed_hosts)",
+    ),
+    (
+        "admin",
+        "http://localhost:*",
+        "\"outbound_allowed_hosts\"",
+        "an MCP server on a loopback host an admin allowed (outbound_allowed_hosts)",
+    ),
+    (
         "agent",
         "http://127.0.0.1:*",
         "\"mcp_connections\"",
@@ -218,7 +233,15 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
 
 /// Shared code a component sends its requests through, searched for named hosts (the model
 /// providers and the ready-made MCP servers live in the agent library).
-const HOST_LIBRARIES: &[(&str, &str)] = &[("agent", "crates/eve-agent/src")];
+const HOST_LIBRARIES: &[(&str, &str)] = &[
+    ("agent", "crates/eve-agent/src"),
+    ("admin", "crates/eve-agent/src"),
+];
+
+/// The agent's platform over Spin (`AgentEnv`, outbound HTTP), a crate of its own since the
+/// admin component tests providers and lists MCP tools with it: a component that uses it
+/// runs its code as its own.
+const PLATFORM: (&str, &str) = ("eve_agent_spin::Spin", "crates/eve-agent-spin/src");
 
 fn rust_sources(dir: &Path) -> String {
     let mut text = String::new();
@@ -270,7 +293,10 @@ fn excess_grants(manifest: &str, root: &Path) -> Vec<String> {
     let components = manifest["component"].as_table().expect("[component.*]");
     let mut excess = Vec::new();
     for (id, component) in components {
-        let code = rust_sources(&root.join("components").join(id).join("src"));
+        let mut code = rust_sources(&root.join("components").join(id).join("src"));
+        if code.contains(PLATFORM.0) {
+            code.push_str(&rust_sources(&root.join(PLATFORM.1)));
+        }
         let calls = |patterns: &[&str]| patterns.iter().any(|p| code.contains(p));
 
         // Variables.

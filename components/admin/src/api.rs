@@ -4,7 +4,7 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request, Response};
 
 use crate::admission::Admin;
-use crate::{audit, invites, settings, usage, users};
+use crate::{audit, invites, mcp_servers, settings, usage, users};
 
 pub fn route(req: &Request, admin: &Admin) -> Response {
     let path = req.path().trim_end_matches('/').to_string();
@@ -31,6 +31,11 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
         (["models"], Method::Put) => usage::set_models(req, admin),
         (["settings"], Method::Get) => settings::get(admin),
         (["settings"], Method::Patch) => settings::patch(req, admin),
+        (["mcp-servers"], Method::Get) => mcp_servers::list(admin),
+        (["mcp-servers"], Method::Post) => mcp_servers::create(req, admin),
+        (["mcp-servers", id], Method::Patch) => mcp_servers::patch(req, admin, id),
+        (["mcp-servers", id], Method::Delete) => mcp_servers::delete(admin, id),
+        (["mcp-servers", id, "tools"], Method::Post) => mcp_servers::refresh(admin, id),
         (
             ["users"]
             | ["users", _]
@@ -41,7 +46,10 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
             | ["usage"]
             | ["users", _, "usage" | "quota"]
             | ["models"]
-            | ["settings"],
+            | ["settings"]
+            | ["mcp-servers"]
+            | ["mcp-servers", _]
+            | ["mcp-servers", _, "tools"],
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such admin route")),

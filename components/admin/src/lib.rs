@@ -8,12 +8,15 @@
 //! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
 //! - [`usage`]: usage, quotas and the models members may use; the decisions are `eve_usage`'.
 //! - [`settings`]: the system settings; the decisions are `eve_runtime::settings`'.
+//! - [`mcp_servers`]: MCP servers as data; the decisions are `eve_runtime`'s, the tools
+//!   refresh uses the agent's MCP client.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
 mod settings;
+mod mcp_servers;
 mod usage;
 mod users;
 

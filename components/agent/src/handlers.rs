@@ -239,13 +239,16 @@ pub fn connections(call: Call, out: ResponseOutparam) {
 
 /// `POST /eve/v1/connections/:name/revoke`: signs the caller out of a connection.
 pub fn revoke_connection(call: Call, name: &str, out: ResponseOutparam) {
-    let Some(conn) = sign_in::mcp_connection(&Spin, name) else {
-        return send_refusal(
-            out,
-            &Refusal::new(404, Some("not_found"), format!("no connection {name:?}")),
-        );
-    };
-    let revoked = open_db().and_then(|db| sign_in::revoke(&Spin, &db, &call.principal.id, &conn));
+    let revoked = open_db().and_then(|db| {
+        let Some(conn) = sign_in::mcp_connection(&Spin, &db, name) else {
+            return Err(Refusal::new(
+                404,
+                Some("not_found"),
+                format!("no connection {name:?}"),
+            ));
+        };
+        sign_in::revoke(&Spin, &db, &call.principal.id, &conn)
+    });
     match revoked {
         Ok(body) => send_json(out, 200, &[], &body),
         Err(e) => send_refusal(out, &e),

@@ -74,6 +74,8 @@ pub fn mcp_post(
                     "the MCP server did not answer within {}s",
                     timeout.as_secs()
                 )
+            } else if e.contains("HttpRequestDenied") {
+                not_allowed(url)
             } else {
                 format!("the MCP server could not be reached: {e}")
             }
@@ -142,4 +144,13 @@ pub fn fetch(
         }
     }
     Ok((incoming.status, answer))
+}
+
+/// What a request Spin refused says: the deployment's fixed list lacks the host
+/// (docs/runtime.md "Outbound access").
+pub fn not_allowed(url: &str) -> String {
+    format!(
+        "{url} is not in allowed_outbound_hosts: add its origin to the agent and admin \
+         components in spin.toml and redeploy (docs/runtime.md, \"Outbound access\")"
+    )
 }

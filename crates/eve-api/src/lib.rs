@@ -9,12 +9,14 @@
 //! - [`usage`]: model usage, quotas and model access (`/api/admin/usage`, `…/quota`, `…/models`).
 //! - [`projects`]: the `/api/projects` shapes (projects, their files).
 //! - [`settings`]: the system settings (`/api/admin/settings`, docs/runtime.md).
+//! - [`mcp_servers`]: the `/api/admin/mcp-servers` shapes (MCP servers as data, issue 22).
 
 pub mod accounts;
 pub mod auth;
 pub mod chat;
 pub mod error;
 pub mod eve;
+pub mod mcp_servers;
 pub mod projects;
 pub mod settings;
 pub mod skills;

@@ -179,6 +179,21 @@ pub fn send(
 /// How often [`send_with`] calls its `waiting` callback while the response head is pending.
 pub const HEAD_POLL: Duration = Duration::from_millis(250);
 
+/// Why a request whose body could not be written failed: the host's refusal when it refused
+/// it (a host outside `allowed_outbound_hosts` is `HttpRequestDenied`, which closes the body
+/// stream before the response says so), else `otherwise`. Waits a moment for that answer.
+fn refused_or(
+    future: &spin_sdk::wit::wasi::http0_2_0::types::FutureIncomingResponse,
+    otherwise: String,
+) -> String {
+    let timer = wasi::clocks::monotonic_clock::subscribe_duration(duration_ns(HEAD_POLL));
+    poll::poll(&[&future.subscribe(), &timer]);
+    match future.get() {
+        Some(Ok(Err(code))) => format!("{code:?}"),
+        _ => otherwise,
+    }
+}
+
 /// [`send`] that calls `waiting` every [`HEAD_POLL`] while the response head is pending (to
 /// renew a lease, to notice a stop); `false` abandons the request with the error
 /// `"interrupted"`.
@@ -223,9 +238,12 @@ pub fn send_with(
             .write()
             .map_err(|_| "request body stream taken".to_string())?;
         for chunk in body.chunks(WRITE_CHUNK) {
-            stream
-                .blocking_write_and_flush(chunk)
-                .map_err(|e| format!("writing the request body: {e:?}"))?;
+            if let Err(e) = stream.blocking_write_and_flush(chunk) {
+                return Err(refused_or(
+                    &future,
+                    format!("writing the request body: {e:?}"),
+                ));
+            }
         }
     }
     OutgoingBody::finish(outgoing_body, None).map_err(|e| format!("{e:?}"))?;

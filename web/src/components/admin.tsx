@@ -1,10 +1,10 @@
 // The admin page (`/admin`, docs/accounts.md): users (search, invite, disable / enable, role,
 // reset link, delete), usage with a 30-day chart, quotas, which models members may use, the
 // audit log and the system settings (docs/runtime.md; in local-dev, where the one local
-// developer is the admin and there are no accounts, only settings, usage and audit). Only
+// developer is the admin and there are no accounts, only settings, MCP servers, usage and
+// audit). Only
 // for admins: a member sees "not allowed" (and the server answers 403 to every admin route
 // anyway). Admins manage accounts; nothing here reads anyone's chats.
-import type { ComponentType } from "preact";
 import { useEffect, useReducer, useState } from "preact/hooks";
 import {
   accountIdOf,
@@ -26,28 +26,20 @@ import { loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatBytes, formatCompact, formatDate, formatDateTime, formatDay, formatNumber, formatRelative, t } from "../i18n";
 import { tset } from "../i18n/admin-settings";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
+import { lazyPart } from "./lazy";
+import { tm } from "../i18n/admin-mcp";
 
-const TABS = ["users", "usage", "quotas", "models", "audit", "settings"] as const;
+// The MCP servers tab (issue 22) is a chunk of its own, loaded when it opens.
+const McpServersTab = lazyPart(() => import("./admin-mcp").then((m) => m.McpServersTab));
+
+const TABS = ["users", "usage", "quotas", "models", "mcp", "audit", "settings"] as const;
 type Tab = (typeof TABS)[number];
 /** In local-dev there are no accounts: the tabs that manage them are left out. */
-const LOCAL_DEV_TABS: readonly Tab[] = ["settings", "usage", "audit"];
-const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : t.admin.tabs[x]);
+const LOCAL_DEV_TABS: readonly Tab[] = ["settings", "mcp", "usage", "audit"];
+const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : x === "mcp" ? tm().tab : t.admin.tabs[x]);
 
 /** The Settings tab (issue 22): a chunk of its own, loaded when first shown. */
-function SettingsTab() {
-  const [Tab, setTab] = useState<ComponentType | null>(null);
-  useEffect(() => {
-    let live = true;
-    import("./admin-settings").then(
-      (m) => live && setTab(() => m.SettingsTab),
-      () => {},
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
-  return Tab ? <Tab /> : <p class="muted">{tset().loading}</p>;
-}
+const SettingsTab = lazyPart(() => import("./admin-settings").then((m) => m.SettingsTab));
 const ROLES: Role[] = ["member", "admin"];
 const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
 const absolute = (url: string) => (/^https?:\/\//.test(url) ? url : new URL(url, location.origin).href);
@@ -91,6 +83,7 @@ export function AdminPage() {
         {tab === "usage" && <UsageTab />}
         {tab === "quotas" && <QuotasTab />}
         {tab === "models" && <ModelsTab />}
+        {tab === "mcp" && <McpServersTab />}
         {tab === "audit" && <AuditTab />}
         {tab === "settings" && <SettingsTab />}
       </div>
@@ -636,7 +629,7 @@ function AuditTab() {
             <tr key={e.id} data-action={e.action}>
               <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
               <td>{e.actor ?? t.admin.system}</td>
-              <td>{t.admin.auditActions[e.action] ?? e.action}</td>
+              <td>{t.admin.auditActions[e.action] ?? tm().auditActions[e.action] ?? e.action}</td>
               <td>{e.target ?? ""}</td>
               <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
             </tr>

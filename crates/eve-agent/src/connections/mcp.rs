@@ -34,6 +34,10 @@ pub struct McpConnection {
     pub url: String,
     /// A static bearer token (for servers that take an API key instead of OAuth).
     pub token: Option<String>,
+    /// Why the server may not be called now (a server added as data whose URL the outbound
+    /// guard refuses today, or whose token cannot be opened): its tools are a tool error,
+    /// not a request. Always `None` for the variable's servers.
+    pub blocked: Option<String>,
 }
 
 /// The ready-made entries: the vendors' public MCP endpoints (OAuth sign-in on first use).
@@ -120,9 +124,18 @@ pub fn parse_connections(value: Option<&str>) -> Result<Vec<McpConnection>, Stri
             token: e.token.filter(|t| !t.trim().is_empty()),
             url,
             name,
+            blocked: None,
         });
     }
     Ok(out)
+}
+
+/// The names a server added as data may not take: the variable's servers' and the
+/// ready-made ones' (a variable entry may name a preset at any time).
+pub fn reserved_names(bootstrap: &[McpConnection]) -> Vec<String> {
+    let mut names: Vec<String> = bootstrap.iter().map(|c| c.name.clone()).collect();
+    names.extend(PRESETS.iter().map(|p| p.0.to_string()));
+    names
 }
 
 /// `(connection, tool)` of a model-facing name `connection__tool`.
@@ -178,6 +191,8 @@ pub struct McpTool {
     pub name: String,
     pub description: String,
     pub input_schema: Result<Value, String>,
+    /// The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, …; `null`: none).
+    pub annotations: Value,
 }
 
 /// A `tools/call` result: the output the model gets and whether the server flagged an error.
@@ -327,6 +342,7 @@ impl McpClient {
                         .unwrap_or_default()
                         .to_string(),
                     input_schema: check_input_schema(t.get("inputSchema")),
+                    annotations: t.get("annotations").cloned().unwrap_or(Value::Null),
                 });
             }
             cursor = result

@@ -6,8 +6,12 @@
 
 use std::time::Duration;
 
+use eve_runtime::mcp_servers::{self, AgentServer};
+use eve_runtime::sealed::Keys;
+use eve_store::sql::Sql;
+
 use crate::connections::jwt::UpstreamJwt;
-use crate::connections::mcp::{self, HttpAnswer, McpConnection};
+use crate::connections::mcp::{self, HttpAnswer, McpConnection, McpHttp};
 use crate::protocol::uploads::UploadPolicy;
 use crate::protocol::Refusal;
 use crate::providers::config::{self, ModelChoice};
@@ -52,12 +56,88 @@ pub trait AgentEnv {
     ) -> Result<(u16, Vec<u8>), String>;
 }
 
-/// The configured MCP servers; a broken `mcp_connections` is logged and gives none.
-pub fn mcp_connections(env: &dyn AgentEnv) -> Vec<McpConnection> {
+/// The MCP servers of the `mcp_connections` variable (the bootstrap); a broken value is
+/// logged and gives none.
+pub fn bootstrap_mcp_connections(env: &dyn AgentEnv) -> Vec<McpConnection> {
     mcp::parse_connections(env.variable("mcp_connections").as_deref()).unwrap_or_else(|e| {
         eprintln!("agent: {e}");
         Vec::new()
     })
+}
+
+/// Every MCP server the agent uses now: the variable's, then the enabled ones admins added
+/// (docs/runtime.md), read from the database on each call so a server added while the app
+/// runs is used on the next turn, on every node. Each added server's URL is checked against
+/// the outbound guard with today's allow-list (a refusal blocks it: its tools are a tool
+/// error, not a request). One named like a bootstrap server is left out; a database that
+/// cannot be read gives the bootstrap alone (logged).
+pub fn mcp_connections<S: Sql>(env: &dyn AgentEnv, db: &S) -> Vec<McpConnection> {
+    let mut all = bootstrap_mcp_connections(env);
+    let keys = sealing_keys(env);
+    let data = outbound_allowed_hosts(env, db)
+        .and_then(|allowed| mcp_servers::for_agent(db, keys.as_ref(), &allowed));
+    let data = data.unwrap_or_else(|e| {
+        eprintln!("agent: reading the MCP servers: {}", e.message);
+        Vec::new()
+    });
+    for s in data {
+        if all.iter().any(|c| c.name == s.name) {
+            eprintln!(
+                "agent: MCP server {:?} is also in mcp_connections; left out",
+                s.name
+            );
+            continue;
+        }
+        all.push(connection_of(s));
+    }
+    all
+}
+
+fn connection_of(s: AgentServer) -> McpConnection {
+    McpConnection {
+        name: s.name,
+        display_name: s.display_name,
+        description: s.description,
+        url: s.url,
+        token: s.token,
+        blocked: s.blocked,
+    }
+}
+
+/// The hosts the outbound guard lets through (`outboundAllowedHosts`, else the
+/// `outbound_allowed_hosts` variable).
+pub fn outbound_allowed_hosts<S: Sql>(
+    env: &dyn AgentEnv,
+    db: &S,
+) -> Result<Vec<String>, eve_api::ApiError> {
+    mcp_servers::allowed_hosts(db, env.variable("outbound_allowed_hosts").as_deref())
+}
+
+/// The keys secrets are sealed with (`secrets_key`, `secrets_key_previous`); `None` when
+/// unset or malformed (logged): sealed tokens then stay closed.
+pub fn sealing_keys(env: &dyn AgentEnv) -> Option<Keys> {
+    let current = env.variable("secrets_key");
+    let previous = env.variable("secrets_key_previous");
+    Keys::from_vars(current.as_deref(), previous.as_deref()).unwrap_or_else(|e| {
+        eprintln!("agent: {e}");
+        None
+    })
+}
+
+/// MCP requests over the platform with the configured timeout, for a caller no user can stop
+/// (the admin's refresh of a server's tools).
+pub struct PlatformMcpHttp<'a>(pub &'a dyn AgentEnv);
+
+impl McpHttp for PlatformMcpHttp<'_> {
+    fn post(
+        &mut self,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<HttpAnswer, String> {
+        let timeout = mcp_timeout(self.0);
+        self.0.mcp_post(url, headers, body, timeout, &mut || true)
+    }
 }
 
 /// The models the owner allows (`llm_models`), the default first.

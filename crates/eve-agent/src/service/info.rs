@@ -14,8 +14,8 @@ use crate::tools::spec::ToolSpec;
 
 /// The whole `GET /eve/v1/info` document for this configuration: the default model, every
 /// tool, the MCP connections, the models to choose from, the upload policy.
-pub fn document(env: &dyn AgentEnv) -> Value {
-    document_offering(env, env::model_choices(env).unwrap_or_default(), |_| true)
+pub fn document<S: Sql>(env: &dyn AgentEnv, db: &S) -> Value {
+    document_offering(env, db, env::model_choices(env).unwrap_or_default(), |_| true)
 }
 
 /// The document as `principal` reads it: a member of an accounts deployment is offered only
@@ -33,10 +33,10 @@ pub fn document_for<S: Sql>(
     // The admins' default model first (the `defaultModel` setting), when it is offered.
     let choices = env::model_choices_in(env, &db).unwrap_or_default();
     let mut doc = if standing::account_id(principal).is_none() {
-        document_offering(env, choices, |_| true)
+        document_offering(env, &db, choices, |_| true)
     } else {
         let standing = standing::read(&db, principal).map_err(db_refusal)?;
-        document_offering(env, choices, |id| access::may_use(&standing, id))
+        document_offering(env, &db, choices, |id| access::may_use(&standing, id))
     };
     let skills = eve_skills::store::offered(&db, principal).map_err(|e| {
         eprintln!("agent: reading the skills: {}", e.message);
@@ -74,15 +74,17 @@ pub fn list_skills(doc: &mut Value, skills: &[eve_skills::store::Offered]) {
     doc["skills"]["static"] = Value::Array(entries);
 }
 
-/// The document with the models of `choices` (the default first) that `offered` keeps.
-fn document_offering(
+/// The document with the models of `choices` (the default first) that `offered` keeps, and
+/// the MCP servers in use now.
+fn document_offering<S: Sql>(
     env: &dyn AgentEnv,
+    db: &S,
     mut choices: Vec<crate::providers::config::ModelChoice>,
     offered: impl Fn(&str) -> bool,
 ) -> Value {
     choices.retain(|c| offered(&c.id));
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
-    let mut doc = agent_info(&model_id, &builtin::specs(), &env::mcp_connections(env));
+    let mut doc = agent_info(&model_id, &builtin::specs(), &env::mcp_connections(env, db));
     list_models(&mut doc, &choices);
     list_upload_policy(&mut doc, &env::upload_policy(env));
     doc

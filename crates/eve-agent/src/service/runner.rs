@@ -298,6 +298,14 @@ impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
         crate::service::project_files::stored_bytes(self.store.db, self.principal, id)
     }
 
+    fn mcp_blocked(&mut self, connection: &str) -> Option<String> {
+        let now = env::mcp_connections(self.env, self.store.db);
+        match now.into_iter().find(|c| c.name == connection) {
+            Some(c) => c.blocked,
+            None => Some("it is no longer configured".into()),
+        }
+    }
+
     fn connection_token(&mut self, connection: &str) -> Option<String> {
         connection_tokens::connection_token(self.env, &self.store, self.principal, connection)
     }

@@ -19,16 +19,17 @@ use crate::service::env::{self, db_refusal, AgentEnv, Method};
 use crate::session::store::AgentStore;
 use crate::turn;
 
-/// The configured connection `name`.
-pub fn mcp_connection(env: &dyn AgentEnv, name: &str) -> Option<McpConnection> {
-    env::mcp_connections(env)
+/// The configured connection `name` (a server added as data that the outbound guard now
+/// refuses is not one: nothing is sent to it).
+pub fn mcp_connection<S: Sql>(env: &dyn AgentEnv, db: &S, name: &str) -> Option<McpConnection> {
+    env::mcp_connections(env, db)
         .into_iter()
-        .find(|c| c.name == name)
+        .find(|c| c.name == name && c.blocked.is_none())
 }
 
 /// The name a connection is shown with (its own name when it is no longer configured).
-pub fn display_name(env: &dyn AgentEnv, connection: &str) -> String {
-    mcp_connection(env, connection).map_or_else(|| connection.to_string(), |c| c.display_name)
+pub fn display_name<S: Sql>(env: &dyn AgentEnv, db: &S, connection: &str) -> String {
+    mcp_connection(env, db, connection).map_or_else(|| connection.to_string(), |c| c.display_name)
 }
 
 /// The connection of the pending sign-in `attempt_id` of the session (`None`: not pending).
@@ -85,7 +86,7 @@ pub fn connect_page<S: Sql>(
     let Some(connection) = pending(&store, id, principal, attempt_id)? else {
         return Ok(ConnectPage::NotPending);
     };
-    let Some(conn) = mcp_connection(env, &connection) else {
+    let Some(conn) = mcp_connection(env, db, &connection) else {
         return Ok(ConnectPage::NotConfigured(connection));
     };
     let log = store.all_events(id).unwrap_or_default();
@@ -335,7 +336,7 @@ pub fn callback<S: Sql>(
     let Some(connection) = pending(&store, id, principal, &flow.authorization_id)? else {
         return Ok(Callback::NotPending);
     };
-    let name = display_name(env, &connection);
+    let name = display_name(env, &db, &connection);
     if oauth::query_value(query, "error").is_some() {
         let session_id = id.to_string();
         return Ok(Callback::Declined {
@@ -350,7 +351,7 @@ pub fn callback<S: Sql>(
         .and_then(|redirect_uri| exchange(env, &flow, &state, &code, &redirect_uri, &name));
     if let Err(refusal) = token.and_then(|t| save_sealed(env, &store, principal, &connection, &t)) {
         // The next Connect discovers and registers afresh (the server may have forgotten us).
-        if let Some(conn) = mcp_connection(env, &connection) {
+        if let Some(conn) = mcp_connection(env, &db, &connection) {
             let _ = store.forget_mcp_oauth_client(&conn.name, &conn.url);
         }
         return Ok(Callback::Failed { name, refusal });
@@ -400,7 +401,7 @@ fn exchange(
 /// holds a token for it (the connection menu's list and its Disconnect buttons).
 pub fn list<S: Sql>(env: &dyn AgentEnv, db: &S, principal: &str) -> Value {
     let store = AgentStore::new(db);
-    let list: Vec<Value> = env::mcp_connections(env)
+    let list: Vec<Value> = env::mcp_connections(env, db)
         .iter()
         .map(|c| {
             let connected = store.token(principal, &c.name).ok().flatten().is_some();

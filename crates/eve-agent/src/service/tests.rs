@@ -434,3 +434,66 @@ fn a_node_whose_clock_runs_behind_takes_over_an_expired_lease_at_once() {
     assert_eq!(t.last(), Some(&"session.waiting"));
     assert_eq!(t.iter().filter(|t| **t == "turn.completed").count(), 2);
 }
+
+/// A server added as data joins the variable's (read on each call); a disabled one does not;
+/// one whose URL the guard refuses with today's allow-list is kept but blocked; one named like
+/// a variable server is left out.
+#[test]
+fn the_connections_are_the_variables_then_the_enabled_data_servers_each_guarded() {
+    use eve_api::mcp_servers::{CreateMcpServer, McpAuth, McpServerPatch};
+    use eve_runtime::mcp_servers::{create, patch, Rules};
+    let db = db();
+    let allowed = vec!["127.0.0.1".to_string()];
+    let rules = Rules {
+        reserved: &[],
+        allowed: &allowed,
+        keys: None,
+    };
+    let add = |id: &str, name: &str, url: &str| {
+        let new = CreateMcpServer {
+            name: name.into(),
+            display_name: None,
+            description: None,
+            url: url.into(),
+            auth: McpAuth::None,
+            token: None,
+        };
+        create(&db, &rules, id, &new, 1).unwrap();
+    };
+    add("m1", "local", "http://127.0.0.1:9/mcp");
+    add("m2", "off", "https://off.example.com/mcp");
+    add("m3", "docs", "https://docs.example.com/mcp");
+    let off = McpServerPatch {
+        enabled: Some(false),
+        ..Default::default()
+    };
+    patch(&db, &rules, "m2", &off, 2).unwrap();
+
+    let vars = configured(&[
+        (
+            "mcp_connections",
+            r#"[{"name":"docs","url":"https://v.example.com/mcp"}]"#,
+        ),
+        ("outbound_allowed_hosts", "127.0.0.1"),
+    ]);
+    let all = crate::service::env::mcp_connections(&vars, &db);
+    let seen: Vec<(&str, &str, bool)> = all
+        .iter()
+        .map(|c| (c.name.as_str(), c.url.as_str(), c.blocked.is_some()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("docs", "https://v.example.com/mcp", false),
+            ("local", "http://127.0.0.1:9/mcp", false)
+        ]
+    );
+    let shrunk = configured(&[]);
+    let all = crate::service::env::mcp_connections(&shrunk, &db);
+    let local = all.iter().find(|c| c.name == "local").unwrap();
+    assert!(
+        local.blocked.as_deref().unwrap().contains("127.0.0.1"),
+        "{local:?}"
+    );
+    assert!(crate::service::sign_in::mcp_connection(&shrunk, &db, "local").is_none());
+}

@@ -381,7 +381,7 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
         model_id,
         client_context,
         context_chars,
-        mcp: env::mcp_connections(r.env),
+        mcp: env::mcp_connections(r.env, r.store.db),
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }

@@ -46,6 +46,12 @@ pub trait TurnHost: ToolHost {
     fn mcp_http(&mut self) -> &mut dyn McpHttp;
     /// The caller's token for `connection`, from its sign-in.
     fn connection_token(&mut self, connection: &str) -> Option<String>;
+    /// Why `connection` may not be called now, asked again before each call: a server added
+    /// as data whose URL the outbound guard refuses today (the allow-list shrank), or that was
+    /// disabled or removed since the turn listed it. `None`: call it.
+    fn mcp_blocked(&mut self, _connection: &str) -> Option<String> {
+        None
+    }
     /// The bytes of the session principal's attachment `id`, or of the project file `id` a
     /// message named (`None`: gone, or not theirs).
     fn attachment(&mut self, _id: &str) -> Option<Vec<u8>> {

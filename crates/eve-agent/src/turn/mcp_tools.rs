@@ -58,8 +58,11 @@ fn list(host: &mut dyn TurnHost, c: &McpConnection) -> McpServer {
         specs: Vec::new(),
         unusable: Vec::new(),
         sign_in: None,
-        unavailable: None,
+        unavailable: c.blocked.clone(),
     };
+    if server.unavailable.is_some() {
+        return server;
+    }
     match server.client.list_tools(host.mcp_http()) {
         Ok(tools) => {
             for t in &tools {
@@ -115,6 +118,12 @@ pub(crate) fn call(
     let signed_in = authorized_in_log(log, &attempt_id(call));
     if let Some(answer) = without_calling(server, conn, tool, call, signed_in) {
         return answer;
+    }
+    if let Some(why) = host.mcp_blocked(&conn.name) {
+        return McpStep::Failed(
+            "tool_error",
+            format!("{} is unavailable: {why}", conn.display_name),
+        );
     }
     match server.client.call_tool(host.mcp_http(), tool, &call.input) {
         Ok(r) => McpStep::Result(r.output, r.is_error),
@@ -189,6 +198,7 @@ mod tests {
             description: "notes".into(),
             url: "http://127.0.0.1:9/mcp".into(),
             token: None,
+            blocked: None,
         }
     }
 
@@ -220,6 +230,30 @@ mod tests {
         s.unusable.push(("search".into(), "bad schema".into()));
         let step = without_calling(&s, &conn(), "search", &call(json!({})), false);
         assert!(matches!(step, Some(McpStep::Failed("invalid_tool", _))));
+    }
+
+    #[test]
+    fn a_server_blocked_since_the_turn_listed_it_is_a_tool_error_without_a_request() {
+        let mut host = crate::turn::testing::Host {
+            mcp_blocked: Some("127.0.0.1 is a local or private address".into()),
+            ..Default::default()
+        };
+        let mut servers = BTreeMap::from([("notes".to_string(), server())]);
+        let step = super::call(
+            &mut host,
+            &[],
+            &mut servers,
+            &conn(),
+            "search",
+            &call(json!({})),
+        );
+        let McpStep::Failed("tool_error", message) = step else {
+            panic!("{step:?}");
+        };
+        assert_eq!(
+            message,
+            "Notes is unavailable: 127.0.0.1 is a local or private address"
+        );
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct Host {
     pub fence_after: Option<usize>,
     pub pauses: usize,
     pub skills: Vec<eve_skills::store::Offered>,
+    /// What [`TurnHost::mcp_blocked`] answers for every connection.
+    pub mcp_blocked: Option<String>,
 }
 
 impl ToolHost for Host {
@@ -66,6 +68,9 @@ impl TurnHost for Host {
     }
     fn connection_token(&mut self, _: &str) -> Option<String> {
         None
+    }
+    fn mcp_blocked(&mut self, _: &str) -> Option<String> {
+        self.mcp_blocked.clone()
     }
 }
 
