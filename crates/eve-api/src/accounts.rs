@@ -33,7 +33,7 @@ impl Role {
 }
 
 /// `null` and absent differ in a patch: absent keeps the value, `null` clears it.
-fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,

@@ -8,6 +8,8 @@
 //! - [`tokens`]: the `/api/tokens` shapes (API tokens).
 //! - [`usage`]: model usage, quotas and model access (`/api/admin/usage`, `…/quota`, `…/models`).
 //! - [`projects`]: the `/api/projects` shapes (projects, their files).
+//! - [`providers`]: model providers as data and secret rotation (`/api/admin/providers*`,
+//!   `/api/admin/secrets/rotate`; docs/runtime.md).
 
 pub mod accounts;
 pub mod auth;
@@ -15,6 +17,7 @@ pub mod chat;
 pub mod error;
 pub mod eve;
 pub mod projects;
+pub mod providers;
 pub mod skills;
 pub mod tokens;
 pub mod usage;

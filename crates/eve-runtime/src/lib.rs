@@ -4,6 +4,24 @@
 //!
 //! - [`sealed`]: secrets at rest (XChaCha20-Poly1305 under `secrets_key`), rotation.
 //! - [`outbound`]: the guard on URLs an admin enters (https, no private ranges unless allowed).
+//! - [`providers`]: model providers as data, their models and sealed API keys.
+//! - [`rotate`]: re-seals every domain's secrets under the current key.
 
 pub mod outbound;
+pub mod providers;
 pub mod sealed;
+
+use eve_api::providers::Rotation;
+use eve_api::ApiError;
+use eve_store::sql::Sql;
+
+/// `POST /api/admin/secrets/rotate`: re-seals every secret not under the current key, each
+/// domain by its own function (providers' keys here; a domain with secrets adds its
+/// `reseal` beside), and sums what was re-sealed and what is left.
+pub fn rotate<S: Sql + ?Sized>(db: &S, keys: &sealed::Keys) -> Result<Rotation, ApiError> {
+    let domains = [providers::reseal(db, keys)?];
+    Ok(domains.iter().fold(Rotation::default(), |a, d| Rotation {
+        resealed: a.resealed + d.resealed,
+        remaining: a.remaining + d.remaining,
+    }))
+}
