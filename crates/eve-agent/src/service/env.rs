@@ -10,8 +10,10 @@ use crate::connections::jwt::UpstreamJwt;
 use crate::connections::mcp::{self, HttpAnswer, McpConnection};
 use crate::protocol::uploads::UploadPolicy;
 use crate::protocol::Refusal;
-use crate::providers::config::{self, ModelChoice};
+use crate::providers::config::ModelChoice;
 use crate::providers::http::Transport;
+use crate::providers::offered;
+use eve_store::sql::Sql;
 
 /// The HTTP methods of [`AgentEnv::fetch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,9 +62,13 @@ pub fn mcp_connections(env: &dyn AgentEnv) -> Vec<McpConnection> {
     })
 }
 
-/// The models the owner allows (`llm_models`), the default first.
-pub fn model_choices(env: &dyn AgentEnv) -> Result<Vec<ModelChoice>, String> {
-    config::models(|name| env.variable(name))
+/// The models offered, the default first: the owner's (`llm_models`), then the admins'
+/// providers read from `db` now ([`offered::choices`]).
+pub fn model_choices<S: Sql + ?Sized>(
+    env: &dyn AgentEnv,
+    db: &S,
+) -> Result<Vec<ModelChoice>, String> {
+    offered::choices(|name| env.variable(name), db)
 }
 
 /// The owner's upload policy (`attachment_max_bytes`, `attachment_types`,

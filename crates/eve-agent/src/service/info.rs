@@ -14,13 +14,13 @@ use crate::tools::spec::ToolSpec;
 
 /// The whole `GET /eve/v1/info` document for this configuration: the default model, every
 /// tool, the MCP connections, the models to choose from, the upload policy.
-pub fn document(env: &dyn AgentEnv) -> Value {
-    document_offering(env, |_| true)
+pub fn document<S: Sql>(env: &dyn AgentEnv, db: &S) -> Value {
+    document_offering(env, db, |_| true)
 }
 
 /// The document as `principal` reads it: a member of an accounts deployment is offered only
 /// the models it may use (`member_models`), the first of them as the default; anyone else,
-/// every model (without reading the database). The composer offers what this lists.
+/// every model. The composer offers what this lists.
 ///
 /// Every principal's document lists the skills offered to it (docs/skills.md), as eve lists
 /// its agent's skills (eve lists no `eve__skill` among the tools: it is not authored).
@@ -31,10 +31,10 @@ pub fn document_for<S: Sql>(
 ) -> Result<Value, Refusal> {
     let db = open()?;
     let mut doc = if standing::account_id(principal).is_none() {
-        document(env)
+        document(env, &db)
     } else {
         let standing = standing::read(&db, principal).map_err(db_refusal)?;
-        document_offering(env, |id| access::may_use(&standing, id))
+        document_offering(env, &db, |id| access::may_use(&standing, id))
     };
     let skills = eve_skills::store::offered(&db, principal).map_err(|e| {
         eprintln!("agent: reading the skills: {}", e.message);
@@ -73,8 +73,8 @@ pub fn list_skills(doc: &mut Value, skills: &[eve_skills::store::Offered]) {
 }
 
 /// The document with the models `offered` keeps.
-fn document_offering(env: &dyn AgentEnv, offered: impl Fn(&str) -> bool) -> Value {
-    let mut choices = env::model_choices(env).unwrap_or_default();
+fn document_offering<S: Sql>(env: &dyn AgentEnv, db: &S, offered: impl Fn(&str) -> bool) -> Value {
+    let mut choices = env::model_choices(env, db).unwrap_or_default();
     choices.retain(|c| offered(&c.id));
     let model_id = choices.first().map(|c| c.id.clone()).unwrap_or_default();
     let mut doc = agent_info(&model_id, &builtin::specs(), &env::mcp_connections(env));

@@ -434,3 +434,43 @@ fn a_node_whose_clock_runs_behind_takes_over_an_expired_lease_at_once() {
     assert_eq!(t.last(), Some(&"session.waiting"));
     assert_eq!(t.iter().filter(|t| **t == "turn.completed").count(), 2);
 }
+
+#[test]
+fn a_disabled_data_model_is_refused_as_not_allowed_and_an_unknown_one_as_unknown() {
+    use eve_api::providers::{ProviderCreate, ProviderKind, ProviderModel};
+    let db = db();
+    let model = |name: &str, enabled| ProviderModel {
+        model: name.into(),
+        label: None,
+        enabled,
+        context_tokens: None,
+        shadowed: false,
+    };
+    let body = ProviderCreate {
+        name: "acme".into(),
+        kind: ProviderKind::Openai,
+        base_url: None,
+        api_key: None,
+        max_tokens: None,
+        models: vec![model("on", true), model("off", false)],
+    };
+    eve_runtime::providers::create(&db, None, &[], &body, 1).unwrap();
+    let send = |model: &str| {
+        let body = format!(r#"{{"message":"hi","model":{model:?}}}"#);
+        sessions::create(&OFFLINE, || Ok(Lent(&db)), "p", request(&body, true), None)
+            .map(|(_, id)| id)
+    };
+    let refused = send("acme/off").unwrap_err();
+    assert_eq!(
+        (refused.status, refused.code.as_deref()),
+        (403, Some("model_not_allowed"))
+    );
+    let refused = send("elsewhere/x").unwrap_err();
+    assert_eq!(refused.status, 400);
+    let ids: Vec<String> = crate::service::env::model_choices(&OFFLINE, &db)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(ids, ["demo/eve-demo", "acme/on"]);
+}

@@ -286,7 +286,7 @@ fn take_control<S: Sql>(
             turn_id,
         }))?;
     } else {
-        let model_id = model(r.env, None, transcript::last_model_id(&log))
+        let model_id = model(r.env, r.store.db, None, transcript::last_model_id(&log))
             .map(|(_, id, _)| id)
             .unwrap_or_default();
         let c = Compaction {
@@ -310,12 +310,13 @@ fn take_control<S: Sql>(
 /// The model a turn runs on (`requested` by its message, else the session's earlier one
 /// `fallback`, else the default), its id and how many characters of history fit, or why
 /// there is none.
-pub fn model<'e>(
+pub fn model<'e, S: Sql>(
     env: &'e dyn AgentEnv,
+    db: &S,
     requested: Option<&str>,
     fallback: Option<&str>,
 ) -> Result<(Box<dyn Model + 'e>, String, usize), String> {
-    let choices = env::model_choices(env)?;
+    let choices = env::model_choices(env, db)?;
     let choice = config::choose(&choices, requested, fallback)
         .or_else(|| choices.first())
         .ok_or("no model is configured")?;
@@ -361,11 +362,15 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let (mut model, model_id, context_chars) =
-        match model(r.env, requested, transcript::last_model_id(&events)) {
-            Ok(m) => m,
-            Err(message) => return misconfigured(r, &events, message),
-        };
+    let (mut model, model_id, context_chars) = match model(
+        r.env,
+        r.store.db,
+        requested,
+        transcript::last_model_id(&events),
+    ) {
+        Ok(m) => m,
+        Err(message) => return misconfigured(r, &events, message),
+    };
     let ctx = TurnContext {
         session_id: r.session_id.to_string(),
         model_id,
