@@ -94,6 +94,17 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "demo_pacing_ms",
         ],
     ),
+    // Providers as data (issue 22): the models offered past the outbound guard, their keys
+    // opened.
+    (
+        &["offered::choices(", "impl AgentEnv for"],
+        "crates/eve-agent/src/providers/offered.rs",
+        &[
+            "secrets_key",
+            "secrets_key_previous",
+            "outbound_allowed_hosts",
+        ],
+    ),
     // The agent's service reads its own settings through the component's `AgentEnv`.
     (
         &["impl AgentEnv for"],
@@ -198,11 +209,27 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
         "\"mcp_connections\"",
         "a local model server (llm_base_url) or MCP server (mcp_connections)",
     ),
+    (
+        "admin",
+        "http://127.0.0.1:*",
+        "\"outbound_allowed_hosts\"",
+        "a local model server an admin allowed (outbound_allowed_hosts), tested",
+    ),
+    (
+        "admin",
+        "http://localhost:*",
+        "\"outbound_allowed_hosts\"",
+        "a local model server an admin allowed (outbound_allowed_hosts), tested",
+    ),
 ];
 
 /// Shared code a component sends its requests through, searched for named hosts (the model
 /// providers and the ready-made MCP servers live in the agent library).
-const HOST_LIBRARIES: &[(&str, &str)] = &[("agent", "crates/eve-agent/src")];
+const HOST_LIBRARIES: &[(&str, &str)] = &[
+    ("agent", "crates/eve-agent/src"),
+    // "Test connection" calls a provider with the agent's clients.
+    ("admin", "crates/eve-agent/src"),
+];
 
 fn rust_sources(dir: &Path) -> String {
     let mut text = String::new();
@@ -254,7 +281,12 @@ fn excess_grants(manifest: &str, root: &Path) -> Vec<String> {
     let components = manifest["component"].as_table().expect("[component.*]");
     let mut excess = Vec::new();
     for (id, component) in components {
-        let code = rust_sources(&root.join("components").join(id).join("src"));
+        let mut code = rust_sources(&root.join("components").join(id).join("src"));
+        // The agent's Spin platform is the component's own code wherever it is used (the
+        // agent, and the admin component's "Test connection").
+        if code.contains("eve_agent_spin") {
+            code.push_str(&rust_sources(&root.join("crates/eve-agent-spin/src")));
+        }
         let calls = |patterns: &[&str]| patterns.iter().any(|p| code.contains(p));
 
         // Variables.
@@ -387,13 +419,16 @@ fn the_check_names_each_kind_of_excess_grant() {
         "[component.shell] allowed_outbound_hosts `https://example.com`",
         "[component.shell] sqlite_databases `default`",
         "[component.chats] variable `llm_api_key`",
+        // The admin component's list is the agent's (what "Test connection" reaches).
+        "[component.admin] allowed_outbound_hosts `https://*:*`",
+        "[component.admin] allowed_outbound_hosts `https://evil.example`",
     ] {
         assert!(
             excess.iter().any(|e| e == expected),
             "not caught: {expected}\n{excess:#?}"
         );
     }
-    assert_eq!(excess.len(), 8, "{excess:#?}");
+    assert_eq!(excess.len(), 10, "{excess:#?}");
 }
 
 /// The agent gets `session_secret` and `auth_mode` only for its JWT key (not the password, the

@@ -4,7 +4,7 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request, Response};
 
 use crate::admission::Admin;
-use crate::{audit, invites, usage, users};
+use crate::{audit, invites, providers, usage, users};
 
 pub fn route(req: &Request, admin: &Admin) -> Response {
     let path = req.path().trim_end_matches('/').to_string();
@@ -29,6 +29,12 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
         (["users", id, "quota"], Method::Put) => usage::set_quota(req, admin, id),
         (["models"], Method::Get) => usage::models(admin),
         (["models"], Method::Put) => usage::set_models(req, admin),
+        (["providers"], Method::Get) => providers::list(admin),
+        (["providers"], Method::Post) => providers::create(req, admin),
+        (["providers", id], Method::Patch) => providers::patch(req, admin, id),
+        (["providers", id], Method::Delete) => providers::delete(admin, id),
+        (["providers", id, "test"], Method::Post) => providers::test(admin, id),
+        (["secrets", "rotate"], Method::Post) => providers::rotate(admin),
         (
             ["users"]
             | ["users", _]
@@ -38,7 +44,11 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
             | ["audit"]
             | ["usage"]
             | ["users", _, "usage" | "quota"]
-            | ["models"],
+            | ["models"]
+            | ["providers"]
+            | ["providers", _]
+            | ["providers", _, "test"]
+            | ["secrets", "rotate"],
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such admin route")),

@@ -6,11 +6,14 @@
 //! - [`api`]: the route table.
 //! - [`users`], [`invites`], [`audit`]: the handlers; the decisions are `eve_accounts`'.
 //! - [`usage`]: usage, quotas and the models members may use; the decisions are `eve_usage`'.
+//! - [`providers`]: model providers as data and secret rotation; the decisions are
+//!   `eve_runtime`'s.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
+mod providers;
 mod usage;
 mod users;
 

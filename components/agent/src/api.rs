@@ -9,8 +9,8 @@ use eve_spin::body::BodyError;
 use eve_spin::streaming;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
-use eve_agent_spin::Spin;
 use crate::reply::{header, json_headers, send_refusal, Call};
+use eve_agent_spin::Spin;
 
 /// The principal of the proxy's bearer token; 401 without a valid one.
 fn principal(headers: &[(String, Vec<u8>)]) -> Result<Principal, Refusal> {

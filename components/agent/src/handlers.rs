@@ -13,8 +13,8 @@ use eve_spin::streaming;
 use spin_sdk::http::ResponseOutparam;
 
 use crate::env::drain;
-use eve_agent_spin::Spin;
 use crate::reply::{html_escape, open_db, send_html, send_json, send_refusal, Call};
+use eve_agent_spin::Spin;
 
 /// Sends an answer; `with_header`: create and send name the session in `x-eve-session-id` too
 /// (the controls do not, as the reference).

@@ -7,8 +7,8 @@ use eve_agent::service::stream::{self, Served, StreamOut};
 use eve_spin::streaming::BodyWriter;
 use spin_sdk::http::ResponseOutparam;
 
-use eve_agent_spin::Spin;
 use crate::reply::{open_db, send_refusal, Call};
+use eve_agent_spin::Spin;
 
 /// The response body, written chunk by chunk as it is produced.
 struct Body(BodyWriter);

@@ -221,6 +221,21 @@ pub fn get<S: Sql + ?Sized>(db: &S, keys: Option<&Keys>, id: &str) -> Result<Pro
         .ok_or_else(|| ApiError::not_found("no such provider"))
 }
 
+/// Provider `id` (or 404) and its opened key (`None`: none, or one no configured key opens).
+pub fn with_key<S: Sql + ?Sized>(
+    db: &S,
+    keys: Option<&Keys>,
+    id: &str,
+) -> Result<(Provider, Option<String>), ApiError> {
+    let row = read(db, keys, Some(id))?
+        .pop()
+        .ok_or_else(|| ApiError::not_found("no such provider"))?;
+    let key = row
+        .sealed
+        .and_then(|s| keys.and_then(|k| k.open(&key_binding(id), &s)));
+    Ok((row.provider, key))
+}
+
 fn models_json(models: &[ProviderModel]) -> (String, String) {
     let rows: Vec<serde_json::Value> = models
         .iter()
