@@ -1,7 +1,8 @@
 // The admin page (`/admin`, docs/accounts.md): users (search, invite, disable / enable, role,
-// reset link, delete), usage with a 30-day chart, quotas, which models members may use, and
-// the audit log. Only for admins: a member sees "not allowed" (and the server answers 403 to
-// every admin route anyway). Admins manage accounts; nothing here reads anyone's chats.
+// reset link, delete), usage with a 30-day chart, quotas, which models members may use, model
+// providers (components/admin-providers.tsx), and the audit log. Only for admins: a member
+// sees "not allowed" (and the server answers 403 to every admin route anyway). Admins manage
+// accounts; nothing here reads anyone's chats.
 import { useEffect, useReducer, useState } from "preact/hooks";
 import {
   accountIdOf,
@@ -22,8 +23,13 @@ import { useShell } from "../context";
 import { loadModels, type ModelOption } from "../models";
 import { describeError, fmt, formatBytes, formatCompact, formatDate, formatDateTime, formatDay, formatNumber, formatRelative, t } from "../i18n";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
+import { lazyPart } from "./lazy";
+import { tpv } from "../i18n/admin-providers";
 
-const TABS = ["users", "usage", "quotas", "models", "audit"] as const;
+// Providers (issue 22): a chunk of its own, with its strings.
+const ProvidersTab = lazyPart(() => import("./admin-providers").then((m) => m.ProvidersTab));
+
+const TABS = ["users", "usage", "quotas", "models", "providers", "audit"] as const;
 type Tab = (typeof TABS)[number];
 const ROLES: Role[] = ["member", "admin"];
 const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
@@ -58,7 +64,7 @@ export function AdminPage() {
       <div class="tabs" role="tablist" aria-label={t.admin.title}>
         {TABS.map((x) => (
           <button key={x} type="button" role="tab" id={`tab-${x}`} class={`tab${tab === x ? " active" : ""}`} aria-selected={tab === x} aria-controls={`panel-${x}`} onClick={() => choose(x)}>
-            {t.admin.tabs[x]}
+            {x === "providers" ? tpv().tab : t.admin.tabs[x]}
           </button>
         ))}
       </div>
@@ -67,6 +73,7 @@ export function AdminPage() {
         {tab === "usage" && <UsageTab />}
         {tab === "quotas" && <QuotasTab />}
         {tab === "models" && <ModelsTab />}
+        {tab === "providers" && <ProvidersTab />}
         {tab === "audit" && <AuditTab />}
       </div>
     </PanelPage>
