@@ -84,9 +84,12 @@ function ProviderCard({ provider: p, onChanged, onEdit, onRemoved }: { provider:
   const [removeError, setRemoveError] = useState<string | null>(null);
   const change = async (input: ProviderInput) => {
     setBusy(true);
+    // A switch shows its new state at once; the server's answer (or the old state) follows.
+    if (input.models) onChanged({ ...p, models: input.models });
     try {
       onChanged(await providersApi.update(p.id, input));
     } catch (err) {
+      onChanged(p);
       shell.toast(fmt(s.failed, { error: describeError(err) }));
     } finally {
       setBusy(false);
