@@ -35,7 +35,7 @@ fn configured(a: &Admin) -> Result<Vec<ModelOption>, ApiError> {
         _ => None,
     };
     let choices = eve_agent::offered::choices(lookup, &a.db)
-        .map_err(|e| ApiError::new(ErrorCode::NotConfigured, e))?;
+        .map_err(|e| ApiError::new(ErrorCode::NotConfigured, e.to_string()))?;
     Ok(choices
         .into_iter()
         .map(|c| ModelOption {

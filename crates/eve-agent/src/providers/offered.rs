@@ -23,22 +23,46 @@ pub fn keys(lookup: &impl Fn(&str) -> Option<String>) -> Option<Keys> {
     })
 }
 
+/// Why there is no list: a wrong variable (the owner's to fix), or a database that cannot be
+/// read now (the list would be incomplete; the client may retry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unoffered {
+    Config(String),
+    Database(String),
+}
+
+impl std::fmt::Display for Unoffered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unoffered::Config(e) => write!(f, "{e}"),
+            Unoffered::Database(e) => write!(f, "database: {e}"),
+        }
+    }
+}
+
+impl From<Unoffered> for String {
+    fn from(e: Unoffered) -> String {
+        e.to_string()
+    }
+}
+
 /// Every model offered, the default first: the variables' models, then the data providers'
-/// (read from `db` now). A wrong variable is an error as before; so is a database that
-/// cannot be read (the list would be incomplete).
+/// (read from `db` now).
 pub fn choices<S: Sql + ?Sized>(
     lookup: impl Fn(&str) -> Option<String>,
     db: &S,
-) -> Result<Vec<ModelChoice>, String> {
-    let bootstrap = config::models(&lookup)?;
+) -> Result<Vec<ModelChoice>, Unoffered> {
+    let bootstrap = config::models(&lookup).map_err(Unoffered::Config)?;
     let keys = keys(&lookup);
-    let allowed = providers::allowed_hosts(db, lookup("outbound_allowed_hosts").as_deref())?;
-    let data = providers::offered(db, keys.as_ref(), &allowed)?;
+    let variable = lookup("outbound_allowed_hosts");
+    let data = providers::allowed_hosts(db, variable.as_deref())
+        .and_then(|allowed| providers::offered(db, keys.as_ref(), &allowed))
+        .map_err(Unoffered::Database)?;
     let window = config::positive("llm_context_tokens", lookup("llm_context_tokens"))
         .ok()
         .flatten()
         .unwrap_or(DEFAULT_CONTEXT_TOKENS);
-    let default = providers::default_model(db)?;
+    let default = providers::default_model(db).map_err(Unoffered::Database)?;
     Ok(merge(bootstrap, data, window, default.as_deref()))
 }
 

@@ -67,8 +67,23 @@ pub fn mcp_connections(env: &dyn AgentEnv) -> Vec<McpConnection> {
 pub fn model_choices<S: Sql + ?Sized>(
     env: &dyn AgentEnv,
     db: &S,
-) -> Result<Vec<ModelChoice>, String> {
+) -> Result<Vec<ModelChoice>, offered::Unoffered> {
     offered::choices(|name| env.variable(name), db)
+}
+
+/// [`model_choices`] for a request: a wrong list is 400 (logged), a database out of reach
+/// 503.
+pub fn offered_models<S: Sql + ?Sized>(
+    env: &dyn AgentEnv,
+    db: &S,
+) -> Result<Vec<ModelChoice>, Refusal> {
+    model_choices(env, db).map_err(|e| match e {
+        offered::Unoffered::Database(e) => db_refusal(e),
+        offered::Unoffered::Config(e) => {
+            eprintln!("agent: {e}");
+            Refusal::bad_request("The model list is misconfigured.")
+        }
+    })
 }
 
 /// The owner's upload policy (`attachment_max_bytes`, `attachment_types`,

@@ -34,10 +34,7 @@ pub fn check_model<S: Sql>(env: &dyn AgentEnv, db: &S, m: &Message) -> Result<()
     let Some(id) = m.model.as_deref() else {
         return Ok(());
     };
-    let choices = env::model_choices(env, db).map_err(|e| {
-        eprintln!("agent: {e}");
-        Refusal::bad_request("The model list is misconfigured.")
-    })?;
+    let choices = env::offered_models(env, db)?;
     if config::choose(&choices, Some(id), None).is_some() {
         return Ok(());
     }
@@ -74,10 +71,7 @@ pub fn check_turn<S: Sql>(
     if let Some(id) = m.model.as_deref() {
         return access::check_model(&standing, id).map_err(|e| Refusal::from_api(&e));
     }
-    let choices = env::model_choices(env, db).map_err(|e| {
-        eprintln!("agent: {e}");
-        Refusal::bad_request("The model list is misconfigured.")
-    })?;
+    let choices = env::offered_models(env, db)?;
     let would = config::choose(&choices, None, fallback).map(|c| c.id.as_str());
     if would.is_some_and(|id| access::may_use(&standing, id)) {
         return Ok(());

@@ -316,7 +316,7 @@ pub fn model<'e, S: Sql>(
     requested: Option<&str>,
     fallback: Option<&str>,
 ) -> Result<(Box<dyn Model + 'e>, String, usize), String> {
-    let choices = env::model_choices(env, db)?;
+    let choices = env::model_choices(env, db).map_err(String::from)?;
     let choice = config::choose(&choices, requested, fallback)
         .or_else(|| choices.first())
         .ok_or("no model is configured")?;
