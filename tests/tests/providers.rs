@@ -3,7 +3,8 @@
 //! expects and stored only sealed (the raw database file holds no key bytes, the API never
 //! answers it); members get 403; a disabled model is refused by the agent; "Test connection"
 //! reports the provider's own answer or error, and Spin's refusal of a host; the sealing key
-//! rotates; bad inputs are 400 and change nothing. Real components in the local host, real
+//! rotates; bad inputs are 400 and change nothing; a provider added on one node answers on
+//! another (two hosts on one sqld and one redis). Real components in the local host, real
 //! SQLite, a local server speaking OpenAI's wire format.
 
 #[path = "providers/fake_openai.rs"]
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use eve_chat_tests::accounts::*;
+use eve_chat_tests::engines::{runtime_config, Redis, Sqld};
 use eve_chat_tests::eve::{offered_models, refused};
 use eve_chat_tests::{Host, HostOptions, Response};
 use fake_openai::{FakeOpenAi, WRONG_KEY};
@@ -25,15 +27,22 @@ const ANSWER: &str = "Hello from the fake provider";
 
 /// An accounts-mode host on `state` (a fresh one when `None`) with `vars`.
 fn start(state: Option<PathBuf>, vars: &[(&str, &str)]) -> Host {
-    let mut o = HostOptions {
-        state_dir: state,
-        ..HostOptions::default()
-    }
-    .var("auth_mode", "accounts")
-    .var("session_secret", SECRET)
-    .var("admin_setup_token", SETUP_TOKEN)
-    .var("chat_send_per_hour", "1000")
-    .var("demo_pacing_ms", "1");
+    start_with(
+        HostOptions {
+            state_dir: state,
+            ..HostOptions::default()
+        },
+        vars,
+    )
+}
+
+fn start_with(o: HostOptions, vars: &[(&str, &str)]) -> Host {
+    let mut o = o
+        .var("auth_mode", "accounts")
+        .var("session_secret", SECRET)
+        .var("admin_setup_token", SETUP_TOKEN)
+        .var("chat_send_per_hour", "1000")
+        .var("demo_pacing_ms", "1");
     for (k, v) in vars {
         o = o.var(k, v);
     }
@@ -386,4 +395,38 @@ fn the_sealing_key_rotates_and_the_provider_still_answers() {
         .all(|c| c.2.as_deref() == Some(format!("Bearer {API_KEY}").as_str())));
     assert_eq!(chats.len(), 2);
     assert!(!contains(&raw_database(&rotated), API_KEY));
+}
+
+#[test]
+fn a_provider_added_on_one_node_answers_the_next_turn_on_another() {
+    let fake = FakeOpenAi::start(API_KEY, ANSWER);
+    let (sqld, redis) = (Sqld::start(), Redis::start());
+    let dir = tempfile::tempdir().unwrap();
+    let rc = runtime_config(dir.path(), Some(&sqld), Some(&redis));
+    let node = || {
+        let o = HostOptions {
+            runtime_config: Some(rc.clone()),
+            ..HostOptions::default()
+        };
+        start_with(
+            o,
+            &[
+                ("secrets_key", KEY_1),
+                ("outbound_allowed_hosts", &fake.host),
+            ],
+        )
+    };
+    let (a, b) = (node(), node());
+    let admin = bootstrap(&a);
+    let before = offered_models(&call(&b, "GET", "/eve/v1/info", Some(&admin.cookie), None));
+    assert_eq!(before, ["demo/eve-demo"]);
+    add(&a, &admin, &fake, API_KEY);
+    let events = turn(&b, &admin, "fake/fake-1");
+    assert!(answered(&events).contains(ANSWER), "{events:?}");
+    let chats = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.1 == "/v1/chat/completions")
+        .count();
+    assert_eq!(chats, 1);
 }
