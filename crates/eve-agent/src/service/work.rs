@@ -309,7 +309,7 @@ fn take_control<S: Sql>(
 
 /// The model a turn runs on (`requested` by its message, else the session's earlier one
 /// `fallback`, else the default), its id and how many characters of history fit, or why
-/// there is none.
+/// there is none (also: `requested` is no longer offered).
 pub fn model<'e, S: Sql>(
     env: &'e dyn AgentEnv,
     db: &S,
@@ -317,6 +317,11 @@ pub fn model<'e, S: Sql>(
     fallback: Option<&str>,
 ) -> Result<(Box<dyn Model + 'e>, String, usize), String> {
     let choices = env::model_choices(env, db).map_err(String::from)?;
+    // A model its message asked for that is no longer offered (an admin disabled or removed
+    // it since the message was accepted) fails the turn rather than running on another.
+    if let Some(id) = requested.filter(|id| !choices.iter().any(|c| c.id == *id)) {
+        return Err(format!("The model {id:?} is no longer offered."));
+    }
     let choice = config::choose(&choices, requested, fallback)
         .or_else(|| choices.first())
         .ok_or("no model is configured")?;
