@@ -5,7 +5,7 @@
 // field is write-only: never shown again, never in the page); "Test connection" shows the
 // provider's answer and adds a model it lists; a model's switch turns it off for the agent; a
 // wrong key's test shows the provider's own error text; the provider is removed after a
-// confirmation. Every string read is the language's own, from the tab's catalogue.
+// confirmation, and the audit log names each action. Every string read is the language's own, from the tab's catalogue.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { dirname, join } from "node:path";
@@ -160,6 +160,11 @@ for (const pass of PASSES) {
       await card.waitFor({ state: "detached" });
       await page.locator(".providers-none", { hasText: s.none }).waitFor();
       assert.deepEqual((await listed()).providers, []);
+      await page.goto("/admin?tab=audit");
+      for (const action of ["provider_created", "provider_updated", "provider_tested", "provider_deleted"]) {
+        await page.locator(`tr[data-action="${action}"]`, { hasText: s.auditActions[action] }).first().waitFor();
+      }
+      assert.ok(!(await page.content()).includes(API_KEY), "the audit log names no key");
       const r = await apiCall(app.baseUrl, "GET", "/api/admin/providers");
       assert.equal(r.status, 401, "signed out: no access");
       assert.deepEqual(page.problems, []);

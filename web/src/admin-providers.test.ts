@@ -41,4 +41,7 @@ test("the Providers tab's strings exist in both languages with the same placehol
     }
   };
   walk(en, zh, "");
+  const actions = ["provider_created", "provider_updated", "provider_deleted", "provider_tested", "secrets_rotated"];
+  assert.deepEqual(Object.keys(en.auditActions).sort(), actions.sort());
+  assert.deepEqual(Object.keys(zh.auditActions).sort(), actions.sort());
 });

@@ -618,7 +618,7 @@ function AuditTab() {
             <tr key={e.id} data-action={e.action}>
               <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
               <td>{e.actor ?? t.admin.system}</td>
-              <td>{t.admin.auditActions[e.action] ?? e.action}</td>
+              <td>{t.admin.auditActions[e.action] ?? tpv().auditActions[e.action] ?? e.action}</td>
               <td>{e.target ?? ""}</td>
               <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
             </tr>

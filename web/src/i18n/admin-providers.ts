@@ -56,6 +56,14 @@ const en = {
     badMaxTokens: "Enter a whole number above 0, or leave it empty.",
   },
   failed: "That did not work: {error}",
+  /** The audit log's names of this tab's actions (the admin page's own are in en.ts). */
+  auditActions: {
+    provider_created: "provider added",
+    provider_updated: "provider changed",
+    provider_deleted: "provider removed",
+    provider_tested: "provider tested",
+    secrets_rotated: "secrets re-sealed",
+  } as Record<string, string>,
 };
 
 const zhCN: typeof en = {
@@ -111,6 +119,13 @@ const zhCN: typeof en = {
     badMaxTokens: "请输入大于 0 的整数，或留空。",
   },
   failed: "操作失败：{error}",
+  auditActions: {
+    provider_created: "添加模型提供方",
+    provider_updated: "修改模型提供方",
+    provider_deleted: "移除模型提供方",
+    provider_tested: "测试模型提供方",
+    secrets_rotated: "重新加密密钥",
+  },
 };
 
 export const adminProvidersCatalogues = { en, "zh-CN": zhCN };
