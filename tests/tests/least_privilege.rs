@@ -105,6 +105,17 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
             "demo_pacing_ms",
         ],
     ),
+    // Providers as data (issue 22): the models offered past the outbound guard, their keys
+    // opened.
+    (
+        &["offered::choices(", "eve_agent_spin::Spin"],
+        "crates/eve-agent/src/providers/offered.rs",
+        &[
+            "secrets_key",
+            "secrets_key_previous",
+            "outbound_allowed_hosts",
+        ],
+    ),
     // The agent's service reads its own settings through `eve_agent_spin::Spin`'s `AgentEnv`.
     (
         &["eve_agent_spin::Spin"],
@@ -209,13 +220,15 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
         "admin",
         "http://127.0.0.1:*",
         "\"outbound_allowed_hosts\"",
-        "an MCP server on a loopback host an admin allowed (outbound_allowed_hosts)",
+        "an MCP server or model server on a loopback host an admin allowed \
+         (outbound_allowed_hosts)",
     ),
     (
         "admin",
         "http://localhost:*",
         "\"outbound_allowed_hosts\"",
-        "an MCP server on a loopback host an admin allowed (outbound_allowed_hosts)",
+        "an MCP server or model server on a loopback host an admin allowed \
+         (outbound_allowed_hosts)",
     ),
     (
         "agent",
@@ -235,6 +248,7 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
 /// providers and the ready-made MCP servers live in the agent library).
 const HOST_LIBRARIES: &[(&str, &str)] = &[
     ("agent", "crates/eve-agent/src"),
+    // An MCP server's tools refresh and a provider's "Test connection" use the agent's clients.
     ("admin", "crates/eve-agent/src"),
 ];
 
@@ -429,13 +443,16 @@ fn the_check_names_each_kind_of_excess_grant() {
         "[component.shell] allowed_outbound_hosts `https://example.com`",
         "[component.shell] sqlite_databases `default`",
         "[component.chats] variable `llm_api_key`",
+        // The admin component's list is the agent's (what "Test connection" reaches).
+        "[component.admin] allowed_outbound_hosts `https://*:*`",
+        "[component.admin] allowed_outbound_hosts `https://evil.example`",
     ] {
         assert!(
             excess.iter().any(|e| e == expected),
             "not caught: {expected}\n{excess:#?}"
         );
     }
-    assert_eq!(excess.len(), 8, "{excess:#?}");
+    assert_eq!(excess.len(), 10, "{excess:#?}");
 }
 
 /// The agent gets `session_secret` and `auth_mode` only for its JWT key (not the password, the

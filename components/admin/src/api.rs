@@ -4,7 +4,7 @@ use eve_api::ApiError;
 use spin_sdk::http::{Method, Request, Response};
 
 use crate::admission::Admin;
-use crate::{audit, invites, mcp_servers, settings, usage, users};
+use crate::{audit, invites, mcp_servers, providers, settings, usage, users};
 
 pub fn route(req: &Request, admin: &Admin) -> Response {
     let path = req.path().trim_end_matches('/').to_string();
@@ -36,6 +36,12 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
         (["mcp-servers", id], Method::Patch) => mcp_servers::patch(req, admin, id),
         (["mcp-servers", id], Method::Delete) => mcp_servers::delete(admin, id),
         (["mcp-servers", id, "tools"], Method::Post) => mcp_servers::refresh(admin, id),
+        (["providers"], Method::Get) => providers::list(admin),
+        (["providers"], Method::Post) => providers::create(req, admin),
+        (["providers", id], Method::Patch) => providers::patch(req, admin, id),
+        (["providers", id], Method::Delete) => providers::delete(admin, id),
+        (["providers", id, "test"], Method::Post) => providers::test(admin, id),
+        (["secrets", "rotate"], Method::Post) => providers::rotate(admin),
         (
             ["users"]
             | ["users", _]
@@ -49,7 +55,11 @@ pub fn route(req: &Request, admin: &Admin) -> Response {
             | ["settings"]
             | ["mcp-servers"]
             | ["mcp-servers", _]
-            | ["mcp-servers", _, "tools"],
+            | ["mcp-servers", _, "tools"]
+            | ["providers"]
+            | ["providers", _]
+            | ["providers", _, "test"]
+            | ["secrets", "rotate"],
             _,
         ) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::not_found("no such admin route")),

@@ -10,13 +10,16 @@
 //! - [`settings`]: the system settings; the decisions are `eve_runtime::settings`'.
 //! - [`mcp_servers`]: MCP servers as data; the decisions are `eve_runtime`'s, the tools
 //!   refresh uses the agent's MCP client.
+//! - [`providers`]: model providers as data and secret rotation; the decisions are
+//!   `eve_runtime`'s.
 
 mod admission;
 mod api;
 mod audit;
 mod invites;
-mod settings;
 mod mcp_servers;
+mod providers;
+mod settings;
 mod usage;
 mod users;
 

@@ -20,14 +20,14 @@ fn variable(name: &str) -> Option<String> {
 
 /// The ids of the models the agent offers (`None`: the list cannot be read, so a
 /// `defaultModel` is checked for its form only).
-fn offered() -> Option<Vec<String>> {
-    crate::usage::configured()
+fn offered(a: &Admin) -> Option<Vec<String>> {
+    crate::usage::configured(a)
         .ok()
         .map(|choices| choices.into_iter().map(|c| c.id).collect())
 }
 
 fn view(a: &Admin) -> Result<SettingsView, ApiError> {
-    let first = offered().and_then(|ids| ids.into_iter().next());
+    let first = offered(a).and_then(|ids| ids.into_iter().next());
     Ok(SettingsView {
         settings: settings::stored(&a.db)?,
         bootstrap: settings::bootstrap(variable, eve_agent::turn::prompt::BASE_INSTRUCTIONS, first),
@@ -43,7 +43,7 @@ pub fn get(a: &Admin) -> Result<Response, ApiError> {
 /// nothing; the answer is the new `{settings, bootstrap}`.
 pub fn patch(req: &Request, a: &Admin) -> Result<Response, ApiError> {
     let body: Map<String, Value> = eve_spin::json_body(req)?;
-    let patch = settings::check_patch(&body, offered().as_deref())?;
+    let patch = settings::check_patch(&body, offered(a).as_deref())?;
     if patch == settings::Patch::default() {
         return get(a);
     }

@@ -28,14 +28,16 @@ fn defaults(a: &Admin) -> Result<Quota, ApiError> {
     })
 }
 
-/// The deployment's models (`llm_provider`, `llm_model`, `llm_models`; the ids the agent
-/// runs), default first. A list the agent could not read either is 503.
-pub(crate) fn configured() -> Result<Vec<ModelOption>, ApiError> {
-    let choices = eve_agent::config::models(|name| match name {
-        "llm_provider" | "llm_model" | "llm_models" => variable(name),
+/// The models the agent offers now (`llm_provider`, `llm_model`, `llm_models`, then the
+/// admins' providers; the ids the agent runs), default first. A list the agent could not read
+/// either is 503.
+pub(crate) fn configured(a: &Admin) -> Result<Vec<ModelOption>, ApiError> {
+    let lookup = |name: &str| match name {
+        "llm_provider" | "llm_model" | "llm_models" | "outbound_allowed_hosts" => variable(name),
         _ => None,
-    })
-    .map_err(|e| ApiError::new(ErrorCode::NotConfigured, e))?;
+    };
+    let choices = eve_agent::offered::choices(lookup, &a.db)
+        .map_err(|e| ApiError::new(ErrorCode::NotConfigured, e.to_string()))?;
     Ok(choices
         .into_iter()
         .map(|c| ModelOption {
@@ -73,13 +75,13 @@ pub fn set_quota(req: &Request, a: &Admin, id: &str) -> Result<Response, ApiErro
 
 /// `GET /api/admin/models`.
 pub fn models(a: &Admin) -> Result<Response, ApiError> {
-    Ok(json(200, &access::member_models(&a.db, &configured()?)?))
+    Ok(json(200, &access::member_models(&a.db, &configured(a)?)?))
 }
 
 /// `PUT /api/admin/models` `{memberModels: [id…] | null}`.
 pub fn set_models(req: &Request, a: &Admin) -> Result<Response, ApiError> {
     let body: MemberModelsRequest = eve_spin::json_body(req)?;
-    let configured = configured()?;
+    let configured = configured(a)?;
     let set = access::set_member_models(&a.db, &body, &configured, &a.principal, now_ms())?;
     let detail = serde_json::json!({ "memberModels": set.member_models });
     a.record("models_updated", None, Some(detail))?;

@@ -242,9 +242,11 @@ pub fn patch_account(req: &Request) -> Result<Reply, ApiError> {
     let patch: AccountPatch = eve_spin::json_body(req)?;
     let db = db::open()?;
     let account = signed_in_account(req, &db)?;
-    let models: Vec<String> = eve_agent::config::models(|n| spin_sdk::variables::get(n).ok())
-        .map(|choices| choices.into_iter().map(|c| c.id).collect())
-        .unwrap_or_default();
+    // The models the agent offers now: the variables' and the admins' providers'.
+    let models: Vec<String> =
+        eve_agent::offered::choices(|n| spin_sdk::variables::get(n).ok(), &db)
+            .map(|choices| choices.into_iter().map(|c| c.id).collect())
+            .unwrap_or_default();
     may_default_to(&db, &account, &patch, &models)?;
     let settings = accounts::patch_settings(&db, &account.id, &patch, &models)?;
     Ok(Reply::json(200, &settings))

@@ -33,3 +33,4 @@ pub mod turn;
 pub use connections::jwt;
 /// Old path of [`providers::config`], kept for the `auth` component.
 pub use providers::config;
+pub use providers::offered;

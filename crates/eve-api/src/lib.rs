@@ -10,6 +10,8 @@
 //! - [`projects`]: the `/api/projects` shapes (projects, their files).
 //! - [`settings`]: the system settings (`/api/admin/settings`, docs/runtime.md).
 //! - [`mcp_servers`]: the `/api/admin/mcp-servers` shapes (MCP servers as data, issue 22).
+//! - [`providers`]: model providers as data and secret rotation (`/api/admin/providers*`,
+//!   `/api/admin/secrets/rotate`; docs/runtime.md).
 
 pub mod accounts;
 pub mod auth;
@@ -18,6 +20,7 @@ pub mod error;
 pub mod eve;
 pub mod mcp_servers;
 pub mod projects;
+pub mod providers;
 pub mod settings;
 pub mod skills;
 pub mod tokens;

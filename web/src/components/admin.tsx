@@ -1,10 +1,10 @@
 // The admin page (`/admin`, docs/accounts.md): users (search, invite, disable / enable, role,
-// reset link, delete), usage with a 30-day chart, quotas, which models members may use, the
-// audit log and the system settings (docs/runtime.md; in local-dev, where the one local
-// developer is the admin and there are no accounts, only settings, MCP servers, usage and
-// audit). Only
-// for admins: a member sees "not allowed" (and the server answers 403 to every admin route
-// anyway). Admins manage accounts; nothing here reads anyone's chats.
+// reset link, delete), usage with a 30-day chart, quotas, which models members may use, model
+// providers, MCP servers, the audit log and the system settings (docs/runtime.md; in local-dev,
+// where the one local developer is the admin and there are no accounts, only settings,
+// providers, MCP servers, usage and audit). Only for admins: a member sees "not allowed" (and
+// the server answers 403 to every admin route anyway). Admins manage accounts; nothing here
+// reads anyone's chats.
 import { useEffect, useReducer, useState } from "preact/hooks";
 import {
   accountIdOf,
@@ -28,15 +28,17 @@ import { tset } from "../i18n/admin-settings";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "./widgets";
 import { lazyPart } from "./lazy";
 import { tm } from "../i18n/admin-mcp";
+import { tpv } from "../i18n/admin-providers";
 
-// The MCP servers tab (issue 22) is a chunk of its own, loaded when it opens.
+// Providers and MCP servers (issue 22): chunks of their own, with their strings.
+const ProvidersTab = lazyPart(() => import("./admin-providers").then((m) => m.ProvidersTab));
 const McpServersTab = lazyPart(() => import("./admin-mcp").then((m) => m.McpServersTab));
 
-const TABS = ["users", "usage", "quotas", "models", "mcp", "audit", "settings"] as const;
+const TABS = ["users", "usage", "quotas", "models", "providers", "mcp", "audit", "settings"] as const;
 type Tab = (typeof TABS)[number];
 /** In local-dev there are no accounts: the tabs that manage them are left out. */
-const LOCAL_DEV_TABS: readonly Tab[] = ["settings", "mcp", "usage", "audit"];
-const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : x === "mcp" ? tm().tab : t.admin.tabs[x]);
+const LOCAL_DEV_TABS: readonly Tab[] = ["settings", "providers", "mcp", "usage", "audit"];
+const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : x === "mcp" ? tm().tab : x === "providers" ? tpv().tab : t.admin.tabs[x]);
 
 /** The Settings tab (issue 22): a chunk of its own, loaded when first shown. */
 const SettingsTab = lazyPart(() => import("./admin-settings").then((m) => m.SettingsTab));
@@ -83,6 +85,7 @@ export function AdminPage() {
         {tab === "usage" && <UsageTab />}
         {tab === "quotas" && <QuotasTab />}
         {tab === "models" && <ModelsTab />}
+        {tab === "providers" && <ProvidersTab />}
         {tab === "mcp" && <McpServersTab />}
         {tab === "audit" && <AuditTab />}
         {tab === "settings" && <SettingsTab />}
@@ -629,7 +632,7 @@ function AuditTab() {
             <tr key={e.id} data-action={e.action}>
               <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
               <td>{e.actor ?? t.admin.system}</td>
-              <td>{t.admin.auditActions[e.action] ?? tm().auditActions[e.action] ?? e.action}</td>
+              <td>{t.admin.auditActions[e.action] ?? tm().auditActions[e.action] ?? tpv().auditActions[e.action] ?? e.action}</td>
               <td>{e.target ?? ""}</td>
               <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
             </tr>

@@ -129,7 +129,7 @@ impl ModelChoice {
     }
 }
 
-fn positive(name: &str, v: Option<String>) -> Result<Option<u64>, String> {
+pub(crate) fn positive(name: &str, v: Option<String>) -> Result<Option<u64>, String> {
     match v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
         None => Ok(None),
         Some(v) => match v.parse::<u64>() {

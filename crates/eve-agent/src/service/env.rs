@@ -14,8 +14,9 @@ use crate::connections::jwt::UpstreamJwt;
 use crate::connections::mcp::{self, HttpAnswer, McpConnection, McpHttp};
 use crate::protocol::uploads::UploadPolicy;
 use crate::protocol::Refusal;
-use crate::providers::config::{self, ModelChoice};
+use crate::providers::config::ModelChoice;
 use crate::providers::http::Transport;
+use crate::providers::offered;
 
 /// The HTTP methods of [`AgentEnv::fetch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,24 +141,28 @@ impl McpHttp for PlatformMcpHttp<'_> {
     }
 }
 
-/// The models the owner allows (`llm_models`), the default first.
-pub fn model_choices(env: &dyn AgentEnv) -> Result<Vec<ModelChoice>, String> {
-    config::models(|name| env.variable(name))
-}
-
-/// [`model_choices`] with the admins' `defaultModel` setting first when it is offered (read
-/// per call, so a change applies to the next turn; unreadable: the variables' order).
-pub fn model_choices_in<S: eve_store::sql::Sql>(
+/// The models offered, the default first: the owner's (`llm_models`), then the admins'
+/// providers read from `db` now ([`offered::choices`]).
+pub fn model_choices<S: Sql + ?Sized>(
     env: &dyn AgentEnv,
     db: &S,
-) -> Result<Vec<ModelChoice>, String> {
-    let mut choices = model_choices(env)?;
-    let default = eve_runtime::settings::default_model(db)
-        .inspect_err(|e| eprintln!("agent: reading the default model: {}", e.message))
-        .ok()
-        .flatten();
-    config::prefer(&mut choices, default.as_deref());
-    Ok(choices)
+) -> Result<Vec<ModelChoice>, offered::Unoffered> {
+    offered::choices(|name| env.variable(name), db)
+}
+
+/// [`model_choices`] for a request: a wrong list is 400 (logged), a database out of reach
+/// 503.
+pub fn offered_models<S: Sql + ?Sized>(
+    env: &dyn AgentEnv,
+    db: &S,
+) -> Result<Vec<ModelChoice>, Refusal> {
+    model_choices(env, db).map_err(|e| match e {
+        offered::Unoffered::Database(e) => db_refusal(e),
+        offered::Unoffered::Config(e) => {
+            eprintln!("agent: {e}");
+            Refusal::bad_request("The model list is misconfigured.")
+        }
+    })
 }
 
 /// The owner's upload policy (`attachment_max_bytes`, `attachment_types`,

@@ -15,12 +15,17 @@ use crate::tools::spec::ToolSpec;
 /// The whole `GET /eve/v1/info` document for this configuration: the default model, every
 /// tool, the MCP connections, the models to choose from, the upload policy.
 pub fn document<S: Sql>(env: &dyn AgentEnv, db: &S) -> Value {
-    document_offering(env, db, env::model_choices(env).unwrap_or_default(), |_| true)
+    document_offering(
+        env,
+        db,
+        env::model_choices(env, db).unwrap_or_default(),
+        |_| true,
+    )
 }
 
 /// The document as `principal` reads it: a member of an accounts deployment is offered only
 /// the models it may use (`member_models`), the first of them as the default; anyone else,
-/// every model (without reading the database). The composer offers what this lists.
+/// every model. The composer offers what this lists.
 ///
 /// Every principal's document lists the skills offered to it (docs/skills.md), as eve lists
 /// its agent's skills (eve lists no `eve__skill` among the tools: it is not authored).
@@ -30,8 +35,8 @@ pub fn document_for<S: Sql>(
     principal: &str,
 ) -> Result<Value, Refusal> {
     let db = open()?;
-    // The admins' default model first (the `defaultModel` setting), when it is offered.
-    let choices = env::model_choices_in(env, &db).unwrap_or_default();
+    // The variables' models, then the admins' providers', the `defaultModel` setting first.
+    let choices = env::model_choices(env, &db).unwrap_or_default();
     let mut doc = if standing::account_id(principal).is_none() {
         document_offering(env, &db, choices, |_| true)
     } else {

@@ -13,7 +13,7 @@ use eve_usage::{access, quota, standing};
 
 use crate::protocol::uploads::{Upload, UploadPolicy};
 use crate::protocol::{ids, Message, Refusal, SessionRequest};
-use crate::providers::config;
+use crate::providers::{config, offered};
 use crate::service::env::{self, db_refusal, AgentEnv};
 use crate::service::runner::envelope;
 use crate::service::work::{First, Queued};
@@ -21,27 +21,32 @@ use crate::service::{project_files, uploads};
 use crate::session::store::{AgentStore, Clock, SessionState};
 use crate::session::transcript;
 use crate::turn;
+use eve_api::{ApiError, ErrorCode};
 
 /// A new delivery id.
 fn delivery_id() -> String {
     ids::delivery_id(eve_auth::crypto::random_bytes::<16>())
 }
 
-/// A message's `model` must be one the owner allows (400 otherwise, before anything is kept).
-pub fn check_model(env: &dyn AgentEnv, m: &Message) -> Result<(), Refusal> {
+/// A message's `model` must be one offered, before anything is kept: one an admin's provider
+/// disabled or removed is 403 `model_not_allowed`, any other unknown one 400.
+pub fn check_model<S: Sql>(env: &dyn AgentEnv, db: &S, m: &Message) -> Result<(), Refusal> {
     let Some(id) = m.model.as_deref() else {
         return Ok(());
     };
-    let choices = env::model_choices(env).map_err(|e| {
-        eprintln!("agent: {e}");
-        Refusal::bad_request("The model list is misconfigured.")
-    })?;
-    if config::choose(&choices, Some(id), None).is_none() {
-        return Err(Refusal::bad_request(format!(
-            "Unknown model {id:?}: expected one that /eve/v1/info lists."
+    let choices = env::offered_models(env, db)?;
+    if config::choose(&choices, Some(id), None).is_some() {
+        return Ok(());
+    }
+    if offered::is_withdrawn(db, id).map_err(db_refusal)? {
+        return Err(Refusal::from_api(&ApiError::new(
+            ErrorCode::ModelNotAllowed,
+            format!("The model {id:?} is not enabled in this deployment."),
         )));
     }
-    Ok(())
+    Err(Refusal::bad_request(format!(
+        "Unknown model {id:?}: expected one that /eve/v1/info lists."
+    )))
 }
 
 /// A message may start a turn only while its principal is below its daily model tokens (429
@@ -68,10 +73,7 @@ pub fn check_turn<S: Sql>(
     if let Some(id) = m.model.as_deref() {
         return access::check_model(&standing, id).map_err(|e| Refusal::from_api(&e));
     }
-    let choices = env::model_choices_in(env, db).map_err(|e| {
-        eprintln!("agent: {e}");
-        Refusal::bad_request("The model list is misconfigured.")
-    })?;
+    let choices = env::offered_models(env, db)?;
     let would = config::choose(&choices, None, fallback).map(|c| c.id.as_str());
     if would.is_some_and(|id| access::may_use(&standing, id)) {
         return Ok(());
@@ -177,10 +179,10 @@ pub fn create<S: Sql>(
     mut request: SessionRequest,
     chat: Option<&str>,
 ) -> Result<(S, String), Refusal> {
-    if let SessionRequest::Message(m) = &request {
-        check_model(env, m)?;
-    }
     let db = open()?;
+    if let SessionRequest::Message(m) = &request {
+        check_model(env, &db, m)?;
+    }
     let now = env.now_ms();
     let id = ids::session_id(now, eve_auth::crypto::random_bytes::<10>());
     let store = AgentStore::new(&db);
@@ -250,7 +252,7 @@ pub fn send<S: Sql>(
     }
     match request {
         SessionRequest::Message(mut m) => {
-            check_model(env, &m)?;
+            check_model(env, &db, &m)?;
             check_turn(env, &db, principal, &mut m, transcript::last_model_id(&log))?;
             let policy = env::upload_policy(env);
             let files = uploads::check(&store, principal, &m, &policy)?;

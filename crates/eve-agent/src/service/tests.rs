@@ -497,3 +497,84 @@ fn the_connections_are_the_variables_then_the_enabled_data_servers_each_guarded(
     );
     assert!(crate::service::sign_in::mcp_connection(&shrunk, &db, "local").is_none());
 }
+
+#[test]
+fn a_disabled_data_model_is_refused_as_not_allowed_and_an_unknown_one_as_unknown() {
+    use eve_api::providers::{ProviderCreate, ProviderKind, ProviderModel};
+    let db = db();
+    let model = |name: &str, enabled| ProviderModel {
+        model: name.into(),
+        label: None,
+        enabled,
+        context_tokens: None,
+        shadowed: false,
+    };
+    let body = ProviderCreate {
+        name: "acme".into(),
+        kind: ProviderKind::Openai,
+        base_url: None,
+        api_key: None,
+        max_tokens: None,
+        models: vec![model("on", true), model("off", false)],
+    };
+    eve_runtime::providers::create(&db, None, &[], &body, 1).unwrap();
+    let send = |model: &str| {
+        let body = format!(r#"{{"message":"hi","model":{model:?}}}"#);
+        sessions::create(&OFFLINE, || Ok(Lent(&db)), "p", request(&body, true), None)
+            .map(|(_, id)| id)
+    };
+    let refused = send("acme/off").unwrap_err();
+    assert_eq!(
+        (refused.status, refused.code.as_deref()),
+        (403, Some("model_not_allowed"))
+    );
+    let refused = send("elsewhere/x").unwrap_err();
+    assert_eq!(refused.status, 400);
+    let ids: Vec<String> = crate::service::env::model_choices(&OFFLINE, &db)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(ids, ["demo/eve-demo", "acme/on"]);
+}
+
+#[test]
+fn a_message_whose_model_is_disabled_before_its_turn_runs_fails_the_turn() {
+    use eve_api::providers::{ProviderCreate, ProviderKind, ProviderModel, ProviderPatch};
+    let db = db();
+    let on = |enabled| ProviderModel {
+        model: "m".into(),
+        label: None,
+        enabled,
+        context_tokens: None,
+        shadowed: false,
+    };
+    let body = ProviderCreate {
+        name: "acme".into(),
+        kind: ProviderKind::Openai,
+        base_url: None,
+        api_key: None,
+        max_tokens: None,
+        models: vec![on(true)],
+    };
+    let p = eve_runtime::providers::create(&db, None, &[], &body, 1).unwrap();
+    let message = r#"{"message":"hi","model":"acme/m"}"#;
+    let (_, id) = sessions::create(
+        &OFFLINE,
+        || Ok(Lent(&db)),
+        "p",
+        request(message, true),
+        None,
+    )
+    .unwrap();
+    let off = ProviderPatch {
+        models: Some(vec![on(false)]),
+        ..Default::default()
+    };
+    eve_runtime::providers::patch(&db, None, &[], &p.id, &off, 2).unwrap();
+    drain(&OFFLINE, &db, &id, "p", First::Nothing, None);
+    let events = AgentStore::new(&db).all_events(&id).unwrap();
+    let text = serde_json::to_string(&events).unwrap();
+    assert!(text.contains("is no longer offered"), "{text}");
+    assert!(!types(&db, &id).contains(&"turn.completed"));
+}

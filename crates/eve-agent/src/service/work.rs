@@ -287,7 +287,7 @@ fn take_control<S: Sql>(
             turn_id,
         }))?;
     } else {
-        let model_id = model(r.env, None, transcript::last_model_id(&log))
+        let model_id = model(r.env, r.store.db, None, transcript::last_model_id(&log))
             .map(|(_, id, _)| id)
             .unwrap_or_default();
         let c = Compaction {
@@ -310,13 +310,19 @@ fn take_control<S: Sql>(
 
 /// The model a turn runs on (`requested` by its message, else the session's earlier one
 /// `fallback`, else the default), its id and how many characters of history fit, or why
-/// there is none.
-pub fn model<'e>(
+/// there is none (also: `requested` is no longer offered).
+pub fn model<'e, S: Sql>(
     env: &'e dyn AgentEnv,
+    db: &S,
     requested: Option<&str>,
     fallback: Option<&str>,
 ) -> Result<(Box<dyn Model + 'e>, String, usize), String> {
-    let choices = env::model_choices(env)?;
+    let choices = env::model_choices(env, db).map_err(String::from)?;
+    // A model its message asked for that is no longer offered (an admin disabled or removed
+    // it since the message was accepted) fails the turn rather than running on another.
+    if let Some(id) = requested.filter(|id| !choices.iter().any(|c| c.id == *id)) {
+        return Err(format!("The model {id:?} is no longer offered."));
+    }
     let choice = config::choose(&choices, requested, fallback)
         .or_else(|| choices.first())
         .ok_or("no model is configured")?;
@@ -362,16 +368,12 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
             r.delivery_ids = log[open.start].meta.delivery_ids.clone();
         }
     }
-    let fallback = transcript::last_model_id(&events);
-    // A session's first turn without a chosen model starts on the admins' default model.
-    let default = match (requested, fallback) {
-        (None, None) => env::model_choices_in(r.env, r.store.db)
-            .ok()
-            .and_then(|c| c.into_iter().next().map(|c| c.id)),
-        _ => None,
-    };
-    let requested = requested.or(default.as_deref());
-    let (model, model_id, context_chars) = match model(r.env, requested, fallback) {
+    let (model, model_id, context_chars) = match model(
+        r.env,
+        r.store.db,
+        requested,
+        transcript::last_model_id(&events),
+    ) {
         Ok(m) => m,
         Err(message) => return misconfigured(r, &events, message),
     };
@@ -396,7 +398,7 @@ fn logged_if_asked<'e, S: Sql>(
     if !eve_runtime::settings::log_model_requests(r.store.db).unwrap_or(false) {
         return model;
     }
-    let choices = env::model_choices(r.env).unwrap_or_default();
+    let choices = env::model_choices(r.env, r.store.db).unwrap_or_default();
     let what = choices
         .iter()
         .find(|c| c.id == model_id)

@@ -14,6 +14,7 @@ pub mod sql;
 mod tests;
 
 use eve_api::mcp_servers::{CreateMcpServer, McpAuth, McpServer, McpServerPatch, McpServerTool};
+use eve_api::providers::Rotation;
 use eve_api::{ApiError, ErrorCode};
 use eve_store::sql::{int_at, text_at, Sql, SqlRow, SqlValue};
 use eve_store::time::{format_iso_ms, Millis};
@@ -53,13 +54,6 @@ pub struct AgentServer {
     pub blocked: Option<String>,
 }
 
-/// What a re-seal did: tokens now under the current key, and tokens neither key opens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Resealed {
-    pub resealed: u64,
-    pub remaining: u64,
-}
-
 /// A fresh random id for a new server.
 pub fn fresh_id() -> String {
     let mut bytes = [0u8; eve_store::ids::CHAT_ID_LEN];
@@ -68,7 +62,11 @@ pub fn fresh_id() -> String {
 }
 
 /// Runs one statement; the database's words go to the log, never to the client.
-fn exec<S: Sql>(db: &S, sql: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, ApiError> {
+fn exec<S: Sql + ?Sized>(
+    db: &S,
+    sql: &str,
+    params: Vec<SqlValue>,
+) -> Result<Vec<SqlRow>, ApiError> {
     db.execute(sql, params).map_err(|e| {
         eprintln!("mcp servers: database error: {e}");
         eve_store::sql::database_error(&e)
@@ -461,8 +459,8 @@ pub fn for_agent<S: Sql>(
 
 /// Re-seals every token not under the current key (the rotation of docs/runtime.md); a token
 /// neither key opens stays as it is and is counted in `remaining`.
-pub fn reseal<S: Sql>(db: &S, keys: &Keys) -> Result<Resealed, ApiError> {
-    let mut done = Resealed::default();
+pub fn reseal<S: Sql + ?Sized>(db: &S, keys: &Keys) -> Result<Rotation, ApiError> {
+    let mut done = Rotation::default();
     for row in exec(db, SELECT_SEALED, vec![])? {
         let (id, sealed) = (text_at(&row, 0), text_at(&row, 1));
         if keys.is_current(&sealed) {

@@ -57,6 +57,3 @@ pub const SELECT_SEALED: &str =
 /// meanwhile is left as the newer write made it).
 pub const RESEAL: &str = "UPDATE mcp_server SET bearer_sealed = ?2, key_id = ?3 \
     WHERE id = ?1 AND bearer_sealed = ?4 RETURNING id";
-
-/// A system setting's value (JSON), if set.
-pub const SELECT_SETTING: &str = "SELECT value FROM system_setting WHERE key = ?1";

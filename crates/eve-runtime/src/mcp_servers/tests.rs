@@ -2,6 +2,7 @@
 //! the agent use them.
 
 use eve_api::mcp_servers::{CreateMcpServer, McpAuth, McpServerPatch, McpServerTool};
+use eve_api::providers::Rotation;
 use eve_api::ErrorCode;
 use eve_sql_testing::Db;
 use eve_store::sql::Sql;
@@ -382,7 +383,7 @@ fn reseal_moves_tokens_to_the_current_key_and_counts_the_unreadable() {
     let done = reseal(&db, &rotated).unwrap();
     assert_eq!(
         done,
-        Resealed {
+        Rotation {
             resealed: 1,
             remaining: 1
         }
@@ -396,7 +397,7 @@ fn reseal_moves_tokens_to_the_current_key_and_counts_the_unreadable() {
     );
     assert_eq!(
         reseal(&db, &rotated).unwrap(),
-        Resealed {
+        Rotation {
             resealed: 0,
             remaining: 1
         }

@@ -68,7 +68,7 @@ fn db_failed(e: String) -> ApiError {
 
 /// The stored settings (`None` where a key has no row). A row that no longer parses (written
 /// by hand) counts as unset, and is logged.
-pub fn stored(db: &dyn Sql) -> Result<Settings, ApiError> {
+pub fn stored<S: Sql + ?Sized>(db: &S) -> Result<Settings, ApiError> {
     let rows = db.execute(sql::SELECT_ALL, vec![]).map_err(db_failed)?;
     let mut out = Settings::default();
     for row in rows {
@@ -80,7 +80,7 @@ pub fn stored(db: &dyn Sql) -> Result<Settings, ApiError> {
 }
 
 /// One stored setting, or `None` (no row, or one that no longer parses).
-fn one(db: &dyn Sql, key: Key) -> Result<Settings, ApiError> {
+fn one<S: Sql + ?Sized>(db: &S, key: Key) -> Result<Settings, ApiError> {
     let rows = db
         .execute(sql::SELECT_ONE, vec![SqlValue::text(key.as_str())])
         .map_err(db_failed)?;
@@ -108,23 +108,23 @@ fn read_value(out: &mut Settings, key: Key, text: &str, what: &str) {
 }
 
 /// The agent's base instructions, when an admin set them (else the built-in ones apply).
-pub fn instructions(db: &dyn Sql) -> Result<Option<String>, ApiError> {
+pub fn instructions<S: Sql + ?Sized>(db: &S) -> Result<Option<String>, ApiError> {
     Ok(one(db, Key::Instructions)?.instructions)
 }
 
 /// The model a chat starts on, when an admin chose one (the agent uses it when it is offered,
 /// else its first model).
-pub fn default_model(db: &dyn Sql) -> Result<Option<String>, ApiError> {
+pub fn default_model<S: Sql + ?Sized>(db: &S) -> Result<Option<String>, ApiError> {
     Ok(one(db, Key::DefaultModel)?.default_model)
 }
 
 /// How the chat shows tool calls (built in: collapsed).
-pub fn tool_display(db: &dyn Sql) -> Result<ToolDisplay, ApiError> {
+pub fn tool_display<S: Sql + ?Sized>(db: &S) -> Result<ToolDisplay, ApiError> {
     Ok(one(db, Key::ToolDisplay)?.tool_display.unwrap_or_default())
 }
 
 /// Whether the agent logs each model request (built in: no).
-pub fn log_model_requests(db: &dyn Sql) -> Result<bool, ApiError> {
+pub fn log_model_requests<S: Sql + ?Sized>(db: &S) -> Result<bool, ApiError> {
     Ok(one(db, Key::LogModelRequests)?
         .log_model_requests
         .unwrap_or(false))
@@ -132,7 +132,10 @@ pub fn log_model_requests(db: &dyn Sql) -> Result<bool, ApiError> {
 
 /// The email domains that may sign up uninvited: the setting, else `variable`
 /// (`signup_allowed_domains`, comma-separated).
-pub fn signup_domains(db: &dyn Sql, variable: Option<&str>) -> Result<Vec<String>, ApiError> {
+pub fn signup_domains<S: Sql + ?Sized>(
+    db: &S,
+    variable: Option<&str>,
+) -> Result<Vec<String>, ApiError> {
     Ok(one(db, Key::SignupDomains)?
         .signup_domains
         .unwrap_or_else(|| bootstrap_list(variable, validate::domain)))
@@ -140,8 +143,8 @@ pub fn signup_domains(db: &dyn Sql, variable: Option<&str>) -> Result<Vec<String
 
 /// The daily model tokens of a principal without an override (`None`: no limit): the
 /// setting (`0`: no limit), else `variable` (`quota_tokens_per_day`).
-pub fn default_tokens_per_day(
-    db: &dyn Sql,
+pub fn default_tokens_per_day<S: Sql + ?Sized>(
+    db: &S,
     variable: Option<&str>,
 ) -> Result<Option<u64>, ApiError> {
     Ok(
@@ -154,8 +157,8 @@ pub fn default_tokens_per_day(
 
 /// Which tools wait for approval: the setting, else `variable` (`tool_approvals`, the same
 /// JSON object; a broken one is logged and gives none).
-pub fn tool_approvals(
-    db: &dyn Sql,
+pub fn tool_approvals<S: Sql + ?Sized>(
+    db: &S,
     variable: Option<&str>,
 ) -> Result<BTreeMap<String, ToolApproval>, ApiError> {
     Ok(one(db, Key::ToolApprovals)?
@@ -165,8 +168,8 @@ pub fn tool_approvals(
 
 /// The hosts the outbound guard lets through: the setting, else `variable`
 /// (`outbound_allowed_hosts`, comma-separated).
-pub fn outbound_allowed_hosts(
-    db: &dyn Sql,
+pub fn outbound_allowed_hosts<S: Sql + ?Sized>(
+    db: &S,
     variable: Option<&str>,
 ) -> Result<Vec<String>, ApiError> {
     Ok(one(db, Key::OutboundAllowedHosts)?
@@ -284,7 +287,12 @@ fn canonical(one: &Settings, key: Key) -> String {
 
 /// Writes a checked patch: the resets first, then every value in one statement; a retry of
 /// the same request repairs a write cut between the two.
-pub fn apply(db: &dyn Sql, patch: &Patch, by: &str, now_ms: i64) -> Result<(), ApiError> {
+pub fn apply<S: Sql + ?Sized>(
+    db: &S,
+    patch: &Patch,
+    by: &str,
+    now_ms: i64,
+) -> Result<(), ApiError> {
     if !patch.reset.is_empty() {
         let keys: Vec<&str> = patch.reset.iter().map(|k| k.as_str()).collect();
         let keys = serde_json::to_string(&keys).unwrap_or_default();
