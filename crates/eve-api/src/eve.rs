@@ -462,7 +462,7 @@ pub struct InputRequest {
     pub allow_freeform: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<String>,
-    /// `question` here (eve also has `tool-approval`, `session-limit`).
+    /// `question` or `tool-approval` here (eve also has `session-limit`).
     pub kind: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<InputOption>,
@@ -494,6 +494,19 @@ pub struct InputResolution {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputResolved {
     pub resolutions: Vec<InputResolution>,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// The end of one tool approval (docs/approvals.md): who settled it and how. The call then
+/// runs (`approved`) or is answered `rejected` (`cancelled`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalSettled {
+    /// `approved` or `cancelled`.
+    pub outcome: String,
+    pub request_id: String,
+    pub responder_principal_id: String,
     #[serde(flatten)]
     pub at: StepRef,
 }
@@ -663,6 +676,8 @@ pub enum Event {
     InputRequested(InputRequested),
     #[serde(rename = "input.resolved")]
     InputResolved(InputResolved),
+    #[serde(rename = "approval.settled")]
+    ApprovalSettled(ApprovalSettled),
     #[serde(rename = "authorization.required")]
     AuthorizationRequired(AuthorizationRequired),
     #[serde(rename = "authorization.completed")]
@@ -710,6 +725,7 @@ impl Event {
             Event::ActionResult(_) => "action.result",
             Event::InputRequested(_) => "input.requested",
             Event::InputResolved(_) => "input.resolved",
+            Event::ApprovalSettled(_) => "approval.settled",
             Event::AuthorizationRequired(_) => "authorization.required",
             Event::AuthorizationCompleted(_) => "authorization.completed",
             Event::StepCompleted(_) => "step.completed",

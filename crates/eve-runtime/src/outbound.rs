@@ -63,10 +63,14 @@ const BLOCKED: &[&str] = &[
 pub fn check(raw: &str, allowed: &[String]) -> Result<Url, Refused> {
     let url = Url::parse(raw.trim()).map_err(|e| Refused::Malformed(e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(Refused::Malformed("only http and https are supported".into()));
+        return Err(Refused::Malformed(
+            "only http and https are supported".into(),
+        ));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(Refused::Malformed("put credentials in the auth settings, not the URL".into()));
+        return Err(Refused::Malformed(
+            "put credentials in the auth settings, not the URL".into(),
+        ));
     }
     let host = url
         .host()
@@ -104,9 +108,15 @@ fn is_local(host: &Host<&str>) -> bool {
             // A name that is an address in another spelling (`2130706433`, `0x7f.1`) was
             // already normalised by the URL parser; these are the names that stay local.
             d == "localhost"
-                || [".localhost", ".local", ".internal", ".localdomain", ".home.arpa"]
-                    .iter()
-                    .any(|s| d.ends_with(s))
+                || [
+                    ".localhost",
+                    ".local",
+                    ".internal",
+                    ".localdomain",
+                    ".home.arpa",
+                ]
+                .iter()
+                .any(|s| d.ends_with(s))
                 || !d.contains('.')
         }
     }
@@ -180,8 +190,14 @@ mod tests {
     #[test]
     fn plain_http_credentials_and_other_schemes_are_refused() {
         assert_eq!(refused("http://api.example.com/"), Refused::NotHttps);
-        assert!(matches!(refused("https://u:p@api.example.com/"), Refused::Malformed(_)));
-        assert!(matches!(refused("file:///etc/passwd"), Refused::Malformed(_)));
+        assert!(matches!(
+            refused("https://u:p@api.example.com/"),
+            Refused::Malformed(_)
+        ));
+        assert!(matches!(
+            refused("file:///etc/passwd"),
+            Refused::Malformed(_)
+        ));
         assert!(matches!(refused("not a url"), Refused::Malformed(_)));
     }
 

@@ -71,7 +71,10 @@ const NOT_A_KEY: &str = "secrets_key: expected 32 bytes as 64 hex digits or base
 impl Keys {
     /// The keys of `secrets_key` and `secrets_key_previous` (unset or empty: none). `Ok(None)`
     /// when no current key is set: secrets cannot be stored.
-    pub fn from_vars(current: Option<&str>, previous: Option<&str>) -> Result<Option<Keys>, String> {
+    pub fn from_vars(
+        current: Option<&str>,
+        previous: Option<&str>,
+    ) -> Result<Option<Keys>, String> {
         fn set(v: Option<&str>) -> Option<&str> {
             v.map(str::trim).filter(|v| !v.is_empty())
         }
@@ -171,14 +174,21 @@ mod tests {
         let k = keys(1, None);
         let sealed = k.seal("provider:p1:api_key", "sk-live-123");
         assert!(!sealed.contains("sk-live"), "{sealed}");
-        assert_eq!(k.open("provider:p1:api_key", &sealed).as_deref(), Some("sk-live-123"));
+        assert_eq!(
+            k.open("provider:p1:api_key", &sealed).as_deref(),
+            Some("sk-live-123")
+        );
         assert_eq!(k.open("provider:p2:api_key", &sealed), None);
         assert_eq!(keys(2, None).open("provider:p1:api_key", &sealed), None);
         let mut tampered = sealed.clone();
         tampered.pop();
         tampered.push(if sealed.ends_with('A') { 'B' } else { 'A' });
         assert_eq!(k.open("provider:p1:api_key", &tampered), None);
-        assert_ne!(sealed, k.seal("provider:p1:api_key", "sk-live-123"), "fresh nonce");
+        assert_ne!(
+            sealed,
+            k.seal("provider:p1:api_key", "sk-live-123"),
+            "fresh nonce"
+        );
     }
 
     #[test]
@@ -196,8 +206,13 @@ mod tests {
         let hex = "00".repeat(31) + "01";
         let b64 = STANDARD.encode([7u8; 32]);
         assert!(SealingKey::parse(&hex).is_ok());
-        assert_eq!(SealingKey::parse(&b64).unwrap(), SealingKey::from_bytes([7; 32]));
-        assert!(SealingKey::parse("too short").unwrap_err().starts_with("secrets_key"));
+        assert_eq!(
+            SealingKey::parse(&b64).unwrap(),
+            SealingKey::from_bytes([7; 32])
+        );
+        assert!(SealingKey::parse("too short")
+            .unwrap_err()
+            .starts_with("secrets_key"));
         assert_eq!(Keys::from_vars(None, Some(&hex)).unwrap(), None);
         assert_eq!(Keys::from_vars(Some(" "), None).unwrap(), None);
         let e = Keys::from_vars(Some(&hex), Some("bad")).unwrap_err();

@@ -178,6 +178,9 @@ pub struct McpTool {
     pub name: String,
     pub description: String,
     pub input_schema: Result<Value, String>,
+    /// The server says the tool changes nothing (`annotations.readOnlyHint`): it needs no
+    /// approval by default (docs/approvals.md).
+    pub read_only: bool,
 }
 
 /// A `tools/call` result: the output the model gets and whether the server flagged an error.
@@ -327,6 +330,10 @@ impl McpClient {
                         .unwrap_or_default()
                         .to_string(),
                     input_schema: check_input_schema(t.get("inputSchema")),
+                    read_only: t
+                        .pointer("/annotations/readOnlyHint")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 });
             }
             cursor = result

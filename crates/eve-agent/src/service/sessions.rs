@@ -260,7 +260,7 @@ pub fn send<S: Sql>(
             Ok((db, delivery, First::Nothing))
         }
         SessionRequest::InputResponses(responses) => {
-            check_answers(&log, &responses)?;
+            check_answers(&log, &responses, principal)?;
             Ok((db, delivery_id(), First::Answer(responses)))
         }
         SessionRequest::Empty => Err(Refusal::bad_request(
@@ -270,10 +270,14 @@ pub fn send<S: Sql>(
 }
 
 /// Answers must answer what the session asks: eve's 409 `input_not_pending` otherwise.
-pub fn check_answers(log: &[Event], responses: &[InputResponse]) -> Result<(), Refusal> {
+pub fn check_answers(
+    log: &[Event],
+    responses: &[InputResponse],
+    principal: &str,
+) -> Result<(), Refusal> {
     if responses
         .iter()
-        .any(|r| turn::answer_events(log, r).is_some())
+        .any(|r| turn::answer_events(log, r, principal).is_some())
     {
         return Ok(());
     }

@@ -16,6 +16,7 @@ use crate::providers::http::HttpModel;
 use crate::providers::model::Model;
 use crate::service::env::{self, AgentEnv};
 use crate::service::runner::{events_of, Runner, Sink};
+use crate::service::tool_approvals;
 use crate::session::resume::{self, Takeover};
 use crate::session::store::{AgentStore, Clock, InboxItem};
 use crate::session::transcript;
@@ -178,7 +179,7 @@ fn apply_first<S: Sql>(r: &mut Runner<'_, '_, '_, S>, first: First) -> Result<()
         First::Nothing => None,
         First::Answer(responses) => responses
             .iter()
-            .find_map(|resp| turn::answer_events(&log, resp)),
+            .find_map(|resp| turn::answer_events(&log, resp, r.principal)),
         First::Authorize(true) => turn::granted_events(&log),
         First::Authorize(false) => turn::declined_events(&log),
     };
@@ -239,7 +240,7 @@ fn take_message<S: Sql>(
             .set_client_context(r.session_id, r.principal, q.client_context.as_deref());
     }
     if parked {
-        if let Some(events) = turn::steer_events(log, &q.text, &q.parts) {
+        if let Some(events) = turn::steer_events(log, &q.text, &q.parts, r.principal) {
             r.delivery_ids.push(item.delivery_id.clone());
             r.write_all(events)?;
         }
@@ -372,6 +373,7 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
         client_context,
         context_chars,
         mcp: env::mcp_connections(r.env),
+        tool_approvals: tool_approvals::policies(r.store.db, r.env),
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }

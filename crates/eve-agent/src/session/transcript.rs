@@ -101,7 +101,7 @@ impl History<'_> {
                 self.out.push(ModelMessage::ToolResult {
                     tool_call_id: r.result.call_id.clone(),
                     tool_name: r.result.model_tool_name().to_string(),
-                    content: output_text(&r.result.output),
+                    content: model_text(r),
                     is_error: r.result.is_error.unwrap_or(false) || r.status != "completed",
                 });
                 self.open = None;
@@ -302,6 +302,15 @@ pub fn tool_call(a: &ActionRequest) -> ToolCall {
         id: a.call_id.clone(),
         name: a.model_tool_name().to_string(),
         input: a.input.clone(),
+    }
+}
+
+/// What the model reads of a result: a call refused at its approval is eve's denial text
+/// alone (as the AI SDK sends an `execution-denied` output); any other, its output.
+fn model_text(r: &eve_api::eve::ActionResult) -> String {
+    match (&r.error, r.status.as_str()) {
+        (Some(e), "rejected") => e.message.clone(),
+        _ => output_text(&r.result.output),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `sign_in` tool offered for one that asks for a sign-in first), and running one call of
 //! theirs to a result, a failure, or a sign-in the turn must wait for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use eve_api::eve::Event;
 use serde_json::{json, Value};
@@ -25,6 +25,8 @@ pub(crate) struct McpServer {
     /// `Some(challenge)` when listing asked for a sign-in; the `sign_in` tool is offered.
     pub sign_in: Option<Option<String>>,
     pub unavailable: Option<String>,
+    /// The offered tools (model names) the server marks read-only.
+    pub read_only: BTreeSet<String>,
 }
 
 /// What an MCP tool call came to.
@@ -59,12 +61,18 @@ fn list(host: &mut dyn TurnHost, c: &McpConnection) -> McpServer {
         unusable: Vec::new(),
         sign_in: None,
         unavailable: None,
+        read_only: BTreeSet::new(),
     };
     match server.client.list_tools(host.mcp_http()) {
         Ok(tools) => {
             for t in &tools {
                 match (mcp::tool_spec(c, t), &t.input_schema) {
-                    (Some(spec), _) => server.specs.push(spec),
+                    (Some(spec), _) => {
+                        if t.read_only {
+                            server.read_only.insert(spec.name.clone());
+                        }
+                        server.specs.push(spec)
+                    }
                     (None, Err(why)) => {
                         eprintln!("agent: {} tool {} left out: {why}", c.name, t.name);
                         server.unusable.push((t.name.clone(), why.clone()));
@@ -199,6 +207,7 @@ mod tests {
             unusable: Vec::new(),
             sign_in: None,
             unavailable: None,
+            read_only: Default::default(),
         }
     }
 

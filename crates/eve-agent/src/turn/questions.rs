@@ -1,12 +1,14 @@
 //! Questions the model asks the user (`ask_user`): the `input.requested` that parks the turn,
 //! the question it waits for, the answer that continues it, and a message that steers a
-//! parked turn.
+//! parked turn. A tool approval ([`crate::turn::approvals`]) is a request of this flow too:
+//! its answer and its steering are decided there.
 
 use eve_api::eve::*;
 use serde_json::{json, Value};
 
 use crate::session::transcript::{self, Waiting};
 use crate::tools::spec::ToolCall;
+use crate::turn::approvals::{self, TOOL_APPROVAL};
 use crate::turn::authorizations::declined_events;
 use crate::turn::events::{action_result, received};
 
@@ -70,15 +72,23 @@ pub fn pending_question(log: &[Event]) -> Option<InputRequest> {
     }
 }
 
-/// The events that answer the parked question with `response` (the turn then continues):
-/// `input.resolved` and the `ask_user` call's result. `None` when `response` is not for it.
-pub fn answer_events(log: &[Event], response: &InputResponse) -> Option<Vec<Event>> {
+/// The events that answer the parked question with `response` from `principal` (the turn
+/// then continues): `input.resolved` and the `ask_user` call's result, or an approval's
+/// settlement. `None` when `response` is not for it.
+pub fn answer_events(
+    log: &[Event],
+    response: &InputResponse,
+    principal: &str,
+) -> Option<Vec<Event>> {
     let open = transcript::open_turn(log)?;
     let Some(Waiting::Input { request, at }) = &open.waiting else {
         return None;
     };
     if request.request_id != response.request_id {
         return None;
+    }
+    if request.kind == TOOL_APPROVAL {
+        return approvals::answer_events(request, at, response, principal);
     }
     let value = response
         .text
@@ -115,19 +125,32 @@ pub fn answer_events(log: &[Event], response: &InputResponse) -> Option<Vec<Even
 }
 
 /// A message that arrives while the turn is parked steers it (eve's rule for the person the
-/// turn serves): a question that takes free text is answered with it; a sign-in is declined.
+/// turn serves): a question that takes free text is answered with it; an approval is answered
+/// by a message naming an option and otherwise goes unanswered; a sign-in is declined.
 /// Returns the events to write before the turn continues (`message.received` included).
-pub fn steer_events(log: &[Event], text: &str, parts: &[MessagePart]) -> Option<Vec<Event>> {
+pub fn steer_events(
+    log: &[Event],
+    text: &str,
+    parts: &[MessagePart],
+    principal: &str,
+) -> Option<Vec<Event>> {
     let open = transcript::open_turn(log)?;
     let mut v = vec![received(&open.turn, text, parts)];
     match open.waiting.as_ref()? {
+        // The approval is settled before the message, so the model reads the refused call's
+        // result right after the call, and the message after it.
+        Waiting::Input { request, at } if request.kind == TOOL_APPROVAL => {
+            let mut settled = approvals::steer_events(request, at, text, principal);
+            settled.append(&mut v);
+            v = settled;
+        }
         Waiting::Input { request, .. } => {
             let response = InputResponse {
                 request_id: request.request_id.clone(),
                 option_id: None,
                 text: Some(text.to_string()),
             };
-            v.extend(answer_events(log, &response)?);
+            v.extend(answer_events(log, &response, principal)?);
         }
         Waiting::Authorization { .. } => v.extend(declined_events(log)?),
     }

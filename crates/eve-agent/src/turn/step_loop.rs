@@ -14,6 +14,7 @@ use crate::session::transcript::{self, OpenTurn, StepState};
 use crate::tools::builtin::{self as tools, ToolOutcome};
 use crate::tools::skills;
 use crate::tools::spec::{ToolCall, ToolSpec};
+use crate::turn::approvals;
 use crate::turn::authorizations::{attempt_id, sign_in_events};
 use crate::turn::events::{
     action_requests, cancel_events, failed_events, failed_result, finish_reason, session_waiting,
@@ -226,6 +227,14 @@ impl Turn<'_> {
             self.w.emit(skills::result_event(at, call, loaded))?;
             return Ok(None);
         }
+        if !self.may_run(call, servers) {
+            self.w.emit(approvals::ask(call, at))?;
+            self.w.emit(Event::TurnWaiting(TurnWaiting {
+                on: "input".into(),
+                at: turn.clone(),
+            }))?;
+            return Ok(Some(TurnOutcome::Waiting));
+        }
         if let Some((name, tool)) = mcp::split_tool_name(&call.name) {
             if let Some(conn) = self.ctx.mcp.iter().find(|c| c.name == name).cloned() {
                 return self.mcp_tool(turn, at, call, &conn, tool, servers);
@@ -247,6 +256,15 @@ impl Turn<'_> {
             }
             ToolOutcome::Interrupted => self.cancelled().map(Some),
         }
+    }
+
+    /// Whether `call`'s approval policy lets it run now (docs/approvals.md).
+    fn may_run(&self, call: &ToolCall, servers: &BTreeMap<String, McpServer>) -> bool {
+        let read_only = mcp::split_tool_name(&call.name)
+            .and_then(|(name, _)| servers.get(name))
+            .map(|s| s.read_only.contains(&call.name));
+        let policy = approvals::policy_for(&self.ctx.tool_approvals, call, read_only);
+        approvals::may_run(&self.w.events, call, policy)
     }
 
     /// `ask_user`: parks the turn on the question, or answers a malformed one as failed.

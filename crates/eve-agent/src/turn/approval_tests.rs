@@ -1,0 +1,263 @@
+//! Tool approvals in a turn (docs/approvals.md): asked, approved, denied with a note, granted
+//! once per session, steered past by a message, withdrawn by a cancel — and what the model
+//! reads after each.
+
+use eve_api::eve::*;
+use serde_json::json;
+
+use super::approvals::{parse_policies, DENIED, IGNORED};
+use super::testing::{Host, Scripted};
+use super::*;
+use crate::providers::model::ModelMessage;
+use crate::tools::spec::ToolCall;
+
+fn ctx(policies: &str) -> TurnContext {
+    TurnContext {
+        session_id: "wrun_s".into(),
+        model_id: "fake/fake-model".into(),
+        client_context: None,
+        context_chars: usize::MAX,
+        mcp: Vec::new(),
+        tool_approvals: parse_policies(policies).unwrap(),
+    }
+}
+
+fn get_time(id: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: "get_time".into(),
+        input: json!({ "timezone": "UTC" }),
+    }
+}
+
+fn model(steps: Vec<Vec<ToolCall>>) -> Scripted {
+    Scripted {
+        responses: steps,
+        requests: Vec::new(),
+    }
+}
+
+fn types(events: &[Event]) -> Vec<&'static str> {
+    events.iter().map(Event::type_name).collect()
+}
+
+/// Runs the open turn of `log`; the log with the new events.
+fn drive(m: &mut Scripted, ctx: &TurnContext, log: Vec<Event>) -> (TurnOutcome, Vec<Event>) {
+    let mut h = Host::default();
+    let out = run(&mut h, m, log.clone(), ctx);
+    let mut all = log;
+    all.append(&mut h.events);
+    (out, all)
+}
+
+fn opened() -> Vec<Event> {
+    start_events(0, true, "tool please", &[])
+}
+
+fn respond(log: &[Event], option: &str, text: Option<&str>) -> Vec<Event> {
+    let q = pending_question(log).expect("a pending approval");
+    let response = InputResponse {
+        request_id: q.request_id,
+        option_id: Some(option.into()),
+        text: text.map(str::to_string),
+    };
+    answer_events(log, &response, "alice").expect("an answer to it")
+}
+
+/// The tool results the model read in its last request.
+fn last_results(m: &Scripted) -> Vec<(String, bool)> {
+    m.requests
+        .last()
+        .unwrap()
+        .messages
+        .iter()
+        .filter_map(|x| match x {
+            ModelMessage::ToolResult {
+                content, is_error, ..
+            } => Some((content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_always_tool_waits_for_approval_in_eves_words_then_runs() {
+    let ctx = ctx(r#"{"get_time":"always"}"#);
+    let mut m = model(vec![vec![get_time("c1")]]);
+    let (out, log) = drive(&mut m, &ctx, opened());
+    assert_eq!(out, TurnOutcome::Waiting);
+    assert_eq!(
+        &types(&log)[log.len() - 3..],
+        ["actions.requested", "input.requested", "turn.waiting"]
+    );
+    let q = pending_question(&log).unwrap();
+    assert_eq!(
+        serde_json::to_value(&q).unwrap(),
+        json!({
+            "action": { "callId": "c1", "input": { "timezone": "UTC" }, "kind": "tool-call", "toolName": "get_time" },
+            "allowFreeform": false, "display": "confirmation", "kind": "tool-approval",
+            "options": [{ "id": "approve", "label": "Approve" }, { "id": "cancel", "label": "Cancel" }],
+            "prompt": "Approve Get time?", "requestId": "approval_c1",
+        })
+    );
+    let answer = respond(&log, "approve", None);
+    assert_eq!(types(&answer), ["approval.settled", "input.resolved"]);
+    let Event::ApprovalSettled(s) = &answer[0] else {
+        panic!()
+    };
+    assert_eq!(
+        (s.outcome.as_str(), s.responder_principal_id.as_str()),
+        ("approved", "alice")
+    );
+    let (out, log) = drive(&mut m, &ctx, [log, answer].concat());
+    assert_eq!(out, TurnOutcome::Completed);
+    let Some(Event::ActionResult(r)) = log.iter().find(|e| matches!(e, Event::ActionResult(_)))
+    else {
+        panic!("{:?}", types(&log))
+    };
+    assert_eq!(r.status, "completed");
+    assert!(
+        last_results(&m)[0].0.contains("time"),
+        "{:?}",
+        last_results(&m)
+    );
+}
+
+#[test]
+fn a_denial_with_a_note_is_a_rejected_result_the_model_reads_in_eves_words() {
+    let ctx = ctx(r#"{"get_time":"always"}"#);
+    let mut m = model(vec![vec![get_time("c1")]]);
+    let (_, log) = drive(&mut m, &ctx, opened());
+    let answer = respond(&log, "cancel", Some(" not now "));
+    assert_eq!(
+        types(&answer),
+        ["approval.settled", "input.resolved", "action.result"]
+    );
+    let (Event::ApprovalSettled(s), Event::InputResolved(r), Event::ActionResult(a)) =
+        (&answer[0], &answer[1], &answer[2])
+    else {
+        panic!()
+    };
+    assert_eq!(s.outcome, "cancelled");
+    assert_eq!(r.resolutions[0].outcome, "denied");
+    assert_eq!(a.status, "rejected");
+    let said = format!("{DENIED} The person who denied it wrote: \"not now\"");
+    assert_eq!(a.error.as_ref().unwrap().code, "TOOL_EXECUTION_DENIED");
+    assert_eq!(a.result.output["tool"]["result"], "not_run");
+    let (out, _) = drive(&mut m, &ctx, [log, answer].concat());
+    assert_eq!(out, TurnOutcome::Completed);
+    assert_eq!(last_results(&m), vec![(said, true)]);
+}
+
+#[test]
+fn a_once_tool_asks_the_first_time_in_a_session_only() {
+    let ctx = ctx(r#"{"get_time":"once"}"#);
+    let mut m = model(vec![vec![get_time("c1")], vec![get_time("c2")]]);
+    let (out, log) = drive(&mut m, &ctx, opened());
+    assert_eq!(out, TurnOutcome::Waiting);
+    let answer = respond(&log, "approve", None);
+    let (out, log) = drive(&mut m, &ctx, [log, answer].concat());
+    assert_eq!(out, TurnOutcome::Completed, "{:?}", types(&log));
+    let asked = log
+        .iter()
+        .filter(|e| matches!(e, Event::InputRequested(_)))
+        .count();
+    assert_eq!(asked, 1);
+    assert_eq!(last_results(&m).len(), 2);
+}
+
+#[test]
+fn a_never_tool_and_the_built_in_default_run_without_asking() {
+    for policies in ["", r#"{"get_time":"never"}"#] {
+        let mut m = model(vec![vec![get_time("c1")]]);
+        let (out, log) = drive(&mut m, &ctx(policies), opened());
+        assert_eq!(out, TurnOutcome::Completed);
+        assert!(!types(&log).contains(&"input.requested"));
+    }
+}
+
+#[test]
+fn a_message_past_a_waiting_approval_leaves_it_unanswered_and_the_model_reads_both() {
+    let ctx = ctx(r#"{"get_time":"always"}"#);
+    let mut m = model(vec![vec![get_time("c1")]]);
+    let (_, log) = drive(&mut m, &ctx, opened());
+    let steer = steer_events(&log, "never mind, say hi", &[], "alice").unwrap();
+    assert_eq!(
+        types(&steer),
+        ["input.resolved", "action.result", "message.received"]
+    );
+    let Event::InputResolved(r) = &steer[0] else {
+        panic!()
+    };
+    assert_eq!(r.resolutions[0].outcome, "ignored");
+    let (out, _) = drive(&mut m, &ctx, [log, steer].concat());
+    assert_eq!(out, TurnOutcome::Completed);
+    assert_eq!(last_results(&m), vec![(IGNORED.to_string(), true)]);
+    // The call, its refusal, then the message: a history every provider accepts.
+    let read = &m.requests.last().unwrap().messages;
+    let n = read.len();
+    assert!(
+        matches!(&read[n - 2], ModelMessage::ToolResult { .. }),
+        "{read:?}"
+    );
+    assert!(matches!(&read[n - 1], ModelMessage::User(t) if t == "never mind, say hi"));
+}
+
+#[test]
+fn a_message_naming_an_option_answers_the_approval() {
+    let ctx = ctx(r#"{"get_time":"always"}"#);
+    let mut m = model(vec![vec![get_time("c1")]]);
+    let (_, log) = drive(&mut m, &ctx, opened());
+    for (said, outcome) in [
+        ("approve", "approved"),
+        ("Cancel", "cancelled"),
+        ("1", "approved"),
+    ] {
+        let steer = steer_events(&log, said, &[], "alice").unwrap();
+        let Event::ApprovalSettled(s) = &steer[0] else {
+            panic!("{said}: {:?}", types(&steer))
+        };
+        assert_eq!(s.outcome, outcome, "{said}");
+    }
+}
+
+#[test]
+fn a_cancel_withdraws_the_approval_and_the_history_stays_consistent() {
+    let ctx = ctx(r#"{"get_time":"always"}"#);
+    let mut m = model(vec![vec![get_time("c1")]]);
+    let (_, log) = drive(&mut m, &ctx, opened());
+    let v = cancel_events("wrun_s", &log);
+    assert_eq!(
+        types(&v),
+        ["input.resolved", "turn.cancelled", "session.waiting"]
+    );
+    let Event::InputResolved(r) = &v[0] else {
+        panic!()
+    };
+    assert_eq!(r.resolutions[0].outcome, "cancelled");
+    let log = [log, v].concat();
+    assert_eq!(
+        pending_question(&log),
+        None,
+        "a later answer approves nothing"
+    );
+    let history = crate::session::transcript::messages(&log);
+    assert!(history.iter().any(|x| matches!(x,
+        ModelMessage::ToolResult { tool_call_id, is_error: true, .. } if tool_call_id == "c1")));
+}
+
+#[test]
+fn an_answer_that_chooses_no_option_is_not_an_answer() {
+    let ctx = ctx(r#"{"get_time":"always"}"#);
+    let mut m = model(vec![vec![get_time("c1")]]);
+    let (_, log) = drive(&mut m, &ctx, opened());
+    let q = pending_question(&log).unwrap();
+    for option in [None, Some("maybe")] {
+        let response = InputResponse {
+            request_id: q.request_id.clone(),
+            option_id: option.map(str::to_string),
+            text: Some("x".into()),
+        };
+        assert_eq!(answer_events(&log, &response, "alice"), None);
+    }
+}
