@@ -19,7 +19,11 @@
 //   4. … contains "tool" and a `get_time` tool is offered -> one get_time({"timezone":"UTC"}) call
 //   5. … contains "skill NAME" and an `eve__skill` tool is offered
 //                                                        -> one eve__skill({"name":"NAME"}) call
-//   6. anything else                                     -> "Hello from the reference model.",
+//   6. … contains "approval always" and `get_weather` is offered
+//                                                        -> one get_weather({"city":"Paris"}) call
+//   7. … contains "approval once" and `recall` is offered -> one recall({}) call
+//      (issue 23: the reference gates them with always() / once(), eve-chat by tool_approvals)
+//   8. anything else                                     -> "Hello from the reference model.",
 //                                                           4 chunks 20 ms apart
 // (case-insensitive). Usage is always 10 prompt + 5 completion tokens: in the body when not
 // streaming, as a last choice-less chunk when the request asks `stream_options.include_usage`.
@@ -84,6 +88,12 @@ function plan(body) {
   const skill = /skill ([a-z0-9][a-z0-9_-]*)/.exec(text);
   if (skill && offered("eve__skill")) {
     return { kind: "tool", call: { name: "eve__skill", parts: ['{"name"', `:${JSON.stringify(skill[1])}}`] }, delayMs: 20 };
+  }
+  if (text.includes("approval always") && offered("get_weather")) {
+    return { kind: "tool", call: { name: "get_weather", parts: ['{"city"', ':"Paris"}'] }, delayMs: 20 };
+  }
+  if (text.includes("approval once") && offered("recall")) {
+    return { kind: "tool", call: { name: "recall", parts: ["{}"] }, delayMs: 20 };
   }
   return { kind: "text", chunks: HELLO, delayMs: 20 };
 }

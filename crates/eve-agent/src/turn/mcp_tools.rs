@@ -105,6 +105,15 @@ fn sign_in_spec(c: &McpConnection) -> ToolSpec {
     }
 }
 
+/// Whether the MCP tool the model calls `name` is read-only, as its server lists it. `None`:
+/// not a tool a server offers (nor its `sign_in`): such a call fails without reaching a
+/// server, so there is nothing to approve.
+pub(crate) fn read_only(servers: &BTreeMap<String, McpServer>, name: &str) -> Option<bool> {
+    let server = servers.get(mcp::split_tool_name(name)?.0)?;
+    let offered = server.sign_in.is_none() && server.specs.iter().any(|s| s.name == name);
+    offered.then(|| server.read_only.contains(name))
+}
+
 /// Runs `tool` of `conn`'s server for `call` (`log`: the session's log so far).
 pub(crate) fn call(
     host: &mut dyn TurnHost,

@@ -260,9 +260,7 @@ impl Turn<'_> {
 
     /// Whether `call`'s approval policy lets it run now (docs/approvals.md).
     fn may_run(&self, call: &ToolCall, servers: &BTreeMap<String, McpServer>) -> bool {
-        let read_only = mcp::split_tool_name(&call.name)
-            .and_then(|(name, _)| servers.get(name))
-            .map(|s| s.read_only.contains(&call.name));
+        let read_only = mcp_tools::read_only(servers, &call.name);
         let policy = approvals::policy_for(&self.ctx.tool_approvals, call, read_only);
         approvals::may_run(&self.w.events, call, policy)
     }
