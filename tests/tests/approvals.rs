@@ -89,15 +89,24 @@ fn an_mcp_tool_not_marked_read_only_waits_for_approval_and_a_read_only_one_runs(
     assert_eq!(request["action"]["toolName"], tool);
     assert_eq!(request["prompt"], "Approve Toggle simulated logging?");
     assert_eq!(request["display"], "confirmation");
+    // As eve: the step completed before it asked; the approved call runs first in the next.
+    let t = types(&events);
+    assert_eq!(t[t.len() - 3], "step.completed", "{t:?}");
     let rest = answer(&h, &sid, &request, "approve", None, events.len());
     assert_eq!(
-        types(&rest)[..3],
-        ["approval.settled", "input.resolved", "action.result"]
+        types(&rest)[..4],
+        [
+            "approval.settled",
+            "input.resolved",
+            "step.started",
+            "action.result"
+        ]
     );
     assert_eq!(rest[0]["data"]["outcome"], "approved");
     assert_eq!(rest[0]["data"]["responderPrincipalId"], "local-dev");
     assert_eq!(rest[1]["data"]["resolutions"][0]["outcome"], "approved");
-    assert_eq!(rest[2]["data"]["status"], "completed", "{}", rest[2]);
+    assert_eq!(rest[3]["data"]["status"], "completed", "{}", rest[3]);
+    assert_eq!(rest[3]["data"]["stepIndex"], 1);
     assert_eq!(rest.last().unwrap()["type"], "session.waiting");
 }
 

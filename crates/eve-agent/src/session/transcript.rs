@@ -484,6 +484,23 @@ pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
     })
 }
 
+/// The calls of the open turn's completed steps (before `open.step`) that have no result: the
+/// calls a step left waiting for approval. eve runs an approved one at the start of the next
+/// step, before its model call.
+pub fn carried(events: &[Event], open: &OpenTurn) -> Vec<ActionRequest> {
+    let own = &events[open.start..];
+    let earlier: Vec<ActionRequest> = own
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActionsRequested(a) if a.at.step_index < open.step => Some(a.actions.iter()),
+            _ => None,
+        })
+        .flatten()
+        .cloned()
+        .collect();
+    unanswered(own, &earlier).into_iter().cloned().collect()
+}
+
 /// The calls of `calls` that have no `action.result` in `events`.
 pub fn unanswered<'a>(events: &[Event], calls: &'a [ActionRequest]) -> Vec<&'a ActionRequest> {
     calls

@@ -61,7 +61,7 @@ fn respond(log: &[Event], option: &str, text: Option<&str>) -> Vec<Event> {
         option_id: Some(option.into()),
         text: text.map(str::to_string),
     };
-    answer_events(log, &response, "alice").expect("an answer to it")
+    answer_events(log, &response, "local-dev").expect("an answer to it")
 }
 
 /// The tool results the model read in its last request.
@@ -87,8 +87,13 @@ fn an_always_tool_waits_for_approval_in_eves_words_then_runs() {
     let (out, log) = drive(&mut m, &ctx, opened());
     assert_eq!(out, TurnOutcome::Waiting);
     assert_eq!(
-        &types(&log)[log.len() - 3..],
-        ["actions.requested", "input.requested", "turn.waiting"]
+        &types(&log)[log.len() - 4..],
+        [
+            "actions.requested",
+            "step.completed",
+            "input.requested",
+            "turn.waiting"
+        ]
     );
     let q = pending_question(&log).unwrap();
     assert_eq!(
@@ -107,7 +112,7 @@ fn an_always_tool_waits_for_approval_in_eves_words_then_runs() {
     };
     assert_eq!(
         (s.outcome.as_str(), s.responder_principal_id.as_str()),
-        ("approved", "alice")
+        ("approved", "local-dev")
     );
     let (out, log) = drive(&mut m, &ctx, [log, answer].concat());
     assert_eq!(out, TurnOutcome::Completed);
@@ -259,5 +264,173 @@ fn an_answer_that_chooses_no_option_is_not_an_answer() {
             text: Some("x".into()),
         };
         assert_eq!(answer_events(&log, &response, "alice"), None);
+    }
+}
+
+/// What the reference eve 0.80.1 did (recorded by hand: tests/eve-reference/recordings/approvals/,
+/// its README says what was sent): our events for the same requests, normalised — ids of
+/// requests and calls, the model's text, tool outputs that differ, trace and usage left out —
+/// are the reference's, event for event.
+mod approvals_side_by_side {
+    use super::*;
+    use serde_json::Value;
+
+    const DIR: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/eve-reference/recordings/approvals/"
+    );
+
+    /// The recorded stream `file`, normalised, from its first `turn.started`.
+    fn reference(file: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(format!("{DIR}{file}")).unwrap();
+        let events: Vec<Value> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        normalised(&events)
+    }
+
+    fn ours(log: &[Event]) -> Vec<Value> {
+        let events: Vec<Value> = log
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        normalised(&events)
+    }
+
+    /// Type, coordinates, and what approvals decide; streamed text, tool outputs of calls
+    /// that ran, usage, trace and session ids left out; request and call ids made stable.
+    fn normalised(events: &[Value]) -> Vec<Value> {
+        let skip = [
+            "session.started",
+            "message.appended",
+            "action.input.appended",
+            "reasoning.appended",
+        ];
+        events
+            .iter()
+            .filter(|e| !skip.contains(&e["type"].as_str().unwrap_or("")))
+            .map(|e| {
+                let t = e["type"].as_str().unwrap();
+                let d = &e["data"];
+                let mut out =
+                    json!({ "type": t, "sequence": d["sequence"], "stepIndex": d["stepIndex"] });
+                match t {
+                    "input.requested" => out["requests"] = d["requests"].clone(),
+                    "approval.settled" | "input.resolved" => {
+                        out["decided"] = d.clone();
+                        out["decided"].as_object_mut().unwrap().remove("sequence");
+                    }
+                    "action.result" if d["status"] == "rejected" => out["result"] = d.clone(),
+                    "action.result" => out["status"] = d["status"].clone(),
+                    "message.received" => out["message"] = d["message"].clone(),
+                    _ => {}
+                }
+                stable_ids(&mut out);
+                out
+            })
+            .collect()
+    }
+
+    fn stable_ids(v: &mut Value) {
+        match v {
+            Value::String(s) if s.starts_with("aitxt-") || s.starts_with("approval_") => {
+                *s = "<request>".into()
+            }
+            Value::String(s) if s.starts_with("call_") || s == "c1" || s == "c2" => {
+                *s = "<call>".into()
+            }
+            Value::Array(a) => a.iter_mut().for_each(stable_ids),
+            Value::Object(o) => o.values_mut().for_each(stable_ids),
+            _ => {}
+        }
+    }
+
+    fn weather(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "get_weather".into(),
+            input: json!({ "city": "Paris" }),
+        }
+    }
+
+    /// "approval always please" on get_weather (`always`), waiting for approval.
+    fn parked() -> (Scripted, TurnContext, Vec<Event>) {
+        let ctx = ctx(r#"{"get_weather":"always","recall":"once"}"#);
+        let mut m = model(vec![vec![weather("c1")]]);
+        let (out, log) = drive(
+            &mut m,
+            &ctx,
+            start_events(0, true, "approval always please", &[]),
+        );
+        assert_eq!(out, TurnOutcome::Waiting);
+        (m, ctx, log)
+    }
+
+    #[test]
+    fn approve_is_the_references() {
+        let (mut m, ctx, log) = parked();
+        let answer = respond(&log, "approve", None);
+        let (_, log) = drive(&mut m, &ctx, [log, answer].concat());
+        assert_eq!(ours(&log), reference("approve.ndjson"));
+    }
+
+    #[test]
+    fn deny_with_a_note_is_the_references() {
+        let (mut m, ctx, log) = parked();
+        let answer = respond(&log, "cancel", Some(" not today "));
+        let (_, log) = drive(&mut m, &ctx, [log, answer].concat());
+        assert_eq!(ours(&log), reference("deny.ndjson"));
+        // What the model read after it: the reference's tool message, word for word.
+        let recorded = std::fs::read_to_string(format!("{DIR}model-requests.jsonl")).unwrap();
+        let said = format!("{DENIED} The person who denied it wrote: \"not today\"");
+        assert!(recorded.contains(&serde_json::to_string(&said).unwrap()));
+        assert_eq!(last_results(&m), vec![(said, true)]);
+    }
+
+    #[test]
+    fn a_message_past_it_and_a_message_naming_an_option_are_the_references() {
+        for (said, file) in [
+            ("forget it, hello", "steer.ndjson"),
+            ("approve", "txt.ndjson"),
+        ] {
+            let (mut m, ctx, log) = parked();
+            let steer = steer_events(&log, said, &[], "local-dev").unwrap();
+            let (_, log) = drive(&mut m, &ctx, [log, steer].concat());
+            assert_eq!(ours(&log), reference(file), "{said}");
+        }
+    }
+
+    #[test]
+    fn a_cancel_is_the_references() {
+        let (_, _, log) = parked();
+        let v = cancel_events("wrun_s", &log);
+        let ended = [log, v].concat();
+        // The recording goes on with eve's late answer taken as a new message (ours: 409).
+        let recorded = reference("canc.ndjson");
+        assert_eq!(ours(&ended), recorded[..ours(&ended).len()]);
+    }
+
+    #[test]
+    fn once_is_the_references() {
+        let ctx = ctx(r#"{"get_weather":"always","recall":"once"}"#);
+        let recall = |id: &str| ToolCall {
+            id: id.into(),
+            name: "recall".into(),
+            input: json!({}),
+        };
+        let mut m = model(vec![vec![recall("c1")], vec![], vec![recall("c2")]]);
+        let (_, log) = drive(
+            &mut m,
+            &ctx,
+            start_events(0, true, "approval once please", &[]),
+        );
+        let answer = respond(&log, "approve", None);
+        let (_, log) = drive(&mut m, &ctx, [log, answer].concat());
+        let next = start_events(1, false, "approval once again", &[]);
+        let (out, log) = drive(&mut m, &ctx, [log, next].concat());
+        assert_eq!(out, TurnOutcome::Completed);
+        assert_eq!(ours(&log), reference("once.ndjson"));
     }
 }

@@ -205,14 +205,15 @@ pub(crate) fn answer_events(
 }
 
 /// What a message does to a waiting approval: one that names an option (its id, its label,
-/// or its number) answers it; any other goes past it — `input.resolved` `ignored` and the call
-/// answered `rejected` — and the model reads the message next.
+/// or its number) answers it, and is taken as that answer (`true`: no `message.received`, as
+/// in eve); any other goes past it — `input.resolved` `ignored` and the call answered
+/// `rejected` — and the model reads the message next.
 pub(crate) fn steer_events(
     request: &InputRequest,
     at: &StepRef,
     text: &str,
     principal: &str,
-) -> Vec<Event> {
+) -> (Vec<Event>, bool) {
     let said = text.trim().to_lowercase();
     let chosen = request.options.iter().enumerate().find(|(i, o)| {
         said == o.id.to_lowercase() || said == o.label.to_lowercase() || said == (i + 1).to_string()
@@ -224,13 +225,14 @@ pub(crate) fn steer_events(
             text: None,
         };
         if let Some(v) = answer_events(request, at, &response, principal) {
-            return v;
+            return (v, true);
         }
     }
-    vec![
+    let v = vec![
         resolution(request, at, "ignored", None),
         rejected(request, at, "ignored", IGNORED),
-    ]
+    ];
+    (v, false)
 }
 
 fn resolution(

@@ -127,7 +127,8 @@ pub fn answer_events(
 /// A message that arrives while the turn is parked steers it (eve's rule for the person the
 /// turn serves): a question that takes free text is answered with it; an approval is answered
 /// by a message naming an option and otherwise goes unanswered; a sign-in is declined.
-/// Returns the events to write before the turn continues (`message.received` included).
+/// Returns the events to write before the turn continues (`message.received` included,
+/// unless the message was taken as an approval's answer).
 pub fn steer_events(
     log: &[Event],
     text: &str,
@@ -140,8 +141,10 @@ pub fn steer_events(
         // The approval is settled before the message, so the model reads the refused call's
         // result right after the call, and the message after it.
         Waiting::Input { request, at } if request.kind == TOOL_APPROVAL => {
-            let mut settled = approvals::steer_events(request, at, text, principal);
-            settled.append(&mut v);
+            let (mut settled, answered) = approvals::steer_events(request, at, text, principal);
+            if !answered {
+                settled.append(&mut v);
+            }
             v = settled;
         }
         Waiting::Input { request, .. } => {
