@@ -473,7 +473,10 @@ pub struct InputRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRequested {
-    pub call_id: String,
+    /// The call a question serves (`ask_user`); absent for a tool approval, whose request
+    /// names its call in `action` (eve's rule for a session's own requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
     pub requests: Vec<InputRequest>,
     #[serde(flatten)]
     pub at: StepRef,
@@ -602,6 +605,9 @@ pub struct TurnWaiting {
     pub on: String,
     #[serde(flatten)]
     pub at: TurnRef,
+    /// The session's token totals so far (eve sends them when a turn parks on an approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -146,9 +146,15 @@ fn work_through<S: Sql>(r: &mut Runner<'_, '_, '_, S>, first: First) -> Result<(
 /// A turn left open by a runner that died, or parked and asked to stop: cancelled,
 /// continued, or (ended without its session event) settled.
 fn take_over<S: Sql>(r: &mut Runner<'_, '_, '_, S>) -> Result<(), Fenced> {
-    let log = r.events()?;
+    let envelopes = r.log()?;
+    let log = events_of(&envelopes);
     if let Some(open) = transcript::open_turn(&log) {
         r.turn_start = open.start;
+        // What ends the turn belongs to its deliveries, as in eve (a cancel of a parked turn
+        // too: no request of the turn is running to lend them).
+        if r.delivery_ids.is_empty() {
+            r.delivery_ids = envelopes[open.start].meta.delivery_ids.clone();
+        }
     }
     match resume::plan(&log, r.cancel_at) {
         Takeover::Cancel => r.write_all(turn::cancel_events(r.session_id, &log)),

@@ -101,7 +101,7 @@ fn approved(log: &[Event]) -> impl Iterator<Item = (&str, &str)> {
 /// The `input.requested` that asks whether `call` may run (eve's prompt and options).
 pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Event {
     Event::InputRequested(InputRequested {
-        call_id: call.id.clone(),
+        call_id: None,
         requests: vec![InputRequest {
             action: ActionRequest {
                 call_id: call.id.clone(),

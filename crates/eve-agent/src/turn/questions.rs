@@ -44,7 +44,7 @@ pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> 
         })
         .unwrap_or_default();
     Ok(Event::InputRequested(InputRequested {
-        call_id: call.id.clone(),
+        call_id: Some(call.id.clone()),
         requests: vec![InputRequest {
             action: ActionRequest {
                 call_id: call.id.clone(),

@@ -255,9 +255,11 @@ impl Turn<'_> {
             usage: usage.take(),
         }))?;
         self.w.emit(approvals::ask(call, at))?;
+        let usage = Some(transcript::usage(&self.w.events));
         self.w.emit(Event::TurnWaiting(TurnWaiting {
             on: "input".into(),
             at: turn.clone(),
+            usage,
         }))?;
         Ok(TurnOutcome::Waiting)
     }
@@ -325,6 +327,7 @@ impl Turn<'_> {
                 self.w.emit(Event::TurnWaiting(TurnWaiting {
                     on: "input".into(),
                     at: turn.clone(),
+                    usage: None,
                 }))?;
                 Ok(Some(TurnOutcome::Waiting))
             }
