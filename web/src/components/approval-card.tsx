@@ -19,6 +19,7 @@ export default function ApprovalCard({ item, busy, onAnswer }: ApprovalCardProps
   const noteId = `approval-note-${item.requestId}`;
   return (
     <section class={`input-card approval-card${item.open ? " open" : ""}`} aria-label={s.title} data-request-id={item.requestId} data-kind="tool-approval">
+      <div class="approval-title">{s.title}</div>
       <div class="input-card-prompt">{item.prompt}</div>
       <dl class="approval-facts">
         <dt>{s.tool}</dt>
