@@ -210,3 +210,57 @@ fn a_message_while_an_approval_waits_goes_past_it_and_a_cancel_withdraws_it() {
     );
     assert_eq!(late.status, 409, "a later answer approves nothing");
 }
+
+#[test]
+fn a_steps_calls_are_asked_together_and_a_reset_cancels_the_wait() {
+    let h = host(&[("tool_approvals", r#"{"get_weather":"always"}"#)]);
+    // The demo model calls get_weather once per city, in one step.
+    let sid = eve::start(&h, "weather in Paris and Tokyo");
+    let events = read_until_settled(&h, &sid, 0);
+    waiting_approval(&events);
+    let requests = events[events.len() - 2]["data"]["requests"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let first = answer(&h, &sid, &requests[0], "approve", None, events.len());
+    assert_eq!(types(&first), ["approval.settled", "turn.waiting"]);
+    let seen = events.len() + first.len();
+    let rest = answer(&h, &sid, &requests[1], "cancel", None, seen);
+    assert_eq!(
+        types(&rest)[..5],
+        [
+            "approval.settled",
+            "input.resolved",
+            "action.result",
+            "step.started",
+            "action.result"
+        ]
+    );
+    assert_eq!(rest[1]["data"]["resolutions"].as_array().unwrap().len(), 2);
+    assert_eq!(rest[2]["data"]["status"], "rejected");
+    assert_eq!(rest[4]["data"]["status"], "completed");
+    assert_eq!(rest.last().unwrap()["type"], "session.waiting");
+
+    // A reset while an approval waits cancels the turn first, as eve does.
+    let sid = eve::start(&h, "weather in Lima");
+    let events = read_until_settled(&h, &sid, 0);
+    waiting_approval(&events);
+    let r = eve::control(&h, &sid, "reset");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let all = eve::snapshot(&h, &sid, 0);
+    let t = types(&all);
+    assert_eq!(
+        t[t.len() - 4..],
+        [
+            "input.resolved",
+            "turn.cancelled",
+            "session.waiting",
+            "session.completed"
+        ]
+    );
+    assert_eq!(
+        all[all.len() - 4]["data"]["resolutions"][0]["outcome"],
+        "cancelled"
+    );
+}

@@ -406,8 +406,15 @@ pub enum StepState {
 /// What a parked turn waits for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Waiting {
-    /// A question (`input.requested`) for the tool call `call`.
-    Input { request: InputRequest, at: StepRef },
+    /// A question or approvals (`input.requested`): `request` is the first still open, `open`
+    /// all that are (approvals of one step are asked together and settled one by one), `batch`
+    /// every request of the event.
+    Input {
+        request: Box<InputRequest>,
+        open: Vec<InputRequest>,
+        batch: Vec<InputRequest>,
+        at: StepRef,
+    },
     /// A sign-in (`authorization.required`) that tool call `call_id` needs.
     Authorization {
         attempt_id: String,
@@ -456,10 +463,13 @@ pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
             }
             Event::InputRequested(r) => {
                 waiting = r.requests.first().map(|q| Waiting::Input {
-                    request: q.clone(),
+                    request: Box::new(q.clone()),
+                    open: r.requests.clone(),
+                    batch: r.requests.clone(),
                     at: r.at.clone(),
                 })
             }
+            Event::ApprovalSettled(a) => settle(&mut waiting, &a.request_id),
             Event::AuthorizationRequired(a) => {
                 waiting = Some(Waiting::Authorization {
                     attempt_id: a.attempt_id.clone(),
@@ -482,6 +492,17 @@ pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
         delivery_ids: Vec::new(),
         waiting: waiting.filter(|_| parked),
     })
+}
+
+/// Takes a settled approval out of what the turn waits for.
+fn settle(waiting: &mut Option<Waiting>, request_id: &str) {
+    if let Some(Waiting::Input { request, open, .. }) = waiting {
+        open.retain(|q| q.request_id != request_id);
+        match open.first() {
+            Some(first) => **request = first.clone(),
+            None => *waiting = None,
+        }
+    }
 }
 
 /// The calls of the open turn's completed steps (before `open.step`) that have no result: the

@@ -412,6 +412,116 @@ mod approvals_side_by_side {
         assert_eq!(ours(&ended), recorded[..ours(&ended).len()]);
     }
 
+    /// "approval both please": get_weather and recall in one step, both gated.
+    fn parked_batch() -> (Scripted, TurnContext, Vec<Event>) {
+        let ctx = ctx(r#"{"get_weather":"always","recall":"once"}"#);
+        let recall = ToolCall {
+            id: "c2".into(),
+            name: "recall".into(),
+            input: json!({}),
+        };
+        let mut m = model(vec![vec![weather("c1"), recall]]);
+        let (out, log) = drive(
+            &mut m,
+            &ctx,
+            start_events(0, true, "approval both please", &[]),
+        );
+        assert_eq!(out, TurnOutcome::Waiting);
+        (m, ctx, log)
+    }
+
+    /// Answers request `index` of the batch; the log after it.
+    fn answer_batch(log: Vec<Event>, index: usize, option: &str, text: Option<&str>) -> Vec<Event> {
+        let Some(Event::InputRequested(r)) = log
+            .iter()
+            .rev()
+            .find(|e| matches!(e, Event::InputRequested(_)))
+        else {
+            panic!()
+        };
+        let response = InputResponse {
+            request_id: r.requests[index].request_id.clone(),
+            option_id: Some(option.into()),
+            text: text.map(str::to_string),
+        };
+        let v = answer_events(&log, &response, "local-dev").expect("an open request");
+        [log, v].concat()
+    }
+
+    /// eve streams one `actions.requested` per call of a step; ours is one for the step.
+    fn one_actions_requested(mut events: Vec<Value>) -> Vec<Value> {
+        if let Some(i) = events.iter().position(|e| e["type"] == "actions.requested") {
+            while events
+                .get(i + 1)
+                .is_some_and(|e| e["type"] == "actions.requested")
+            {
+                events.remove(i + 1);
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn a_batch_is_asked_at_once_and_resolved_when_its_last_request_is_settled() {
+        let (mut m, ctx, log) = parked_batch();
+        let log = answer_batch(log, 0, "approve", None);
+        assert_eq!(
+            types(&log[log.len() - 2..]),
+            ["approval.settled", "turn.waiting"]
+        );
+        assert_eq!(pending_question(&log).unwrap().action.tool_name, "recall");
+        let log = answer_batch(log, 1, "cancel", None);
+        let (out, log) = drive(&mut m, &ctx, log);
+        assert_eq!(out, TurnOutcome::Completed);
+        assert_eq!(
+            one_actions_requested(ours(&log)),
+            one_actions_requested(reference("batch-approve-deny.ndjson"))
+        );
+    }
+
+    #[test]
+    fn a_message_past_a_batch_ignores_every_request_as_the_reference() {
+        let (mut m, ctx, log) = parked_batch();
+        let steer = steer_events(&log, "never mind", &[], "local-dev").unwrap();
+        let (_, log) = drive(&mut m, &ctx, [log, steer].concat());
+        assert_eq!(
+            one_actions_requested(ours(&log)),
+            one_actions_requested(reference("batch-steer.ndjson"))
+        );
+    }
+
+    #[test]
+    fn a_note_denied_early_in_a_batch_reaches_the_model_and_input_resolved() {
+        let (mut m, ctx, log) = parked_batch();
+        let log = answer_batch(log, 0, "cancel", Some("not today"));
+        // Deliberate difference: the refusal is written when it is settled (eve writes it after
+        // the batch's input.resolved), so that its note is kept until then.
+        assert_eq!(
+            types(&log[log.len() - 3..]),
+            ["approval.settled", "action.result", "turn.waiting"]
+        );
+        let log = answer_batch(log, 1, "approve", None);
+        let Some(Event::InputResolved(r)) = log
+            .iter()
+            .rev()
+            .find(|e| matches!(e, Event::InputResolved(_)))
+        else {
+            panic!()
+        };
+        let recorded = reference("batch-deny-approve.ndjson");
+        let want = recorded
+            .iter()
+            .find(|e| e["type"] == "input.resolved")
+            .unwrap();
+        let mut got = json!({ "resolutions": r.resolutions });
+        stable_ids(&mut got);
+        assert_eq!(got["resolutions"], want["decided"]["resolutions"]);
+        let (out, _) = drive(&mut m, &ctx, log);
+        assert_eq!(out, TurnOutcome::Completed);
+        let said = format!("{DENIED} The person who denied it wrote: \"not today\"");
+        assert_eq!(last_results(&m)[0], (said, true));
+    }
+
     #[test]
     fn once_is_the_references() {
         let ctx = ctx(r#"{"get_weather":"always","recall":"once"}"#);

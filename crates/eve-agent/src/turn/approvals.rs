@@ -1,18 +1,15 @@
 //! Tool approvals, as eve 0.80.1 has them (docs/approvals.md): a tool's policy (`never`,
-//! `once` per session, `always`) decides whether a call waits for a person. A call that does
-//! parks the turn on an `input.requested` of kind `tool-approval` — the question flow's
-//! machinery ([`crate::turn::questions`]), with eve's two options `approve` / `cancel` — and
-//! its answer settles it: `approval.settled` and `input.resolved`, then the call runs, or is
-//! answered `rejected` with eve's denial text (the person's note quoted), which the model reads.
+//! `once` per session, `always`) decides whether a call waits for a person. The calls of a
+//! step that do park the turn on one `input.requested` of kind `tool-approval` — the question
+//! flow's machinery ([`crate::turn::questions`]), with eve's two options `approve` / `cancel`;
+//! the answers ([`crate::turn::approval_answers`]) settle them.
 
 use std::collections::BTreeMap;
 
 use eve_api::eve::*;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::tools::spec::ToolCall;
-use crate::turn::events::action_result;
 
 /// The request kind of an approval.
 pub const TOOL_APPROVAL: &str = "tool-approval";
@@ -98,27 +95,32 @@ fn approved(log: &[Event]) -> impl Iterator<Item = (&str, &str)> {
         .map(|q| (q.request_id.as_str(), q.action.tool_name.as_str()))
 }
 
-/// The `input.requested` that asks whether `call` may run (eve's prompt and options).
-pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Event {
+/// The `input.requested` that asks whether `calls` (of one step) may run: one request each,
+/// in eve's words.
+pub(crate) fn ask(calls: &[ToolCall], at: &StepRef) -> Event {
     Event::InputRequested(InputRequested {
         call_id: None,
-        requests: vec![InputRequest {
-            action: ActionRequest {
-                call_id: call.id.clone(),
-                input: call.input.clone(),
-                kind: "tool-call".into(),
-                tool_name: call.name.clone(),
-                name: None,
-            },
-            allow_freeform: Some(false),
-            display: Some("confirmation".into()),
-            kind: TOOL_APPROVAL.into(),
-            options: vec![option("approve", "Approve"), option("cancel", "Cancel")],
-            prompt: format!("Approve {}?", display_title(&call.name)),
-            request_id: request_id(call),
-        }],
+        requests: calls.iter().map(request).collect(),
         at: at.clone(),
     })
+}
+
+fn request(call: &ToolCall) -> InputRequest {
+    InputRequest {
+        action: ActionRequest {
+            call_id: call.id.clone(),
+            input: call.input.clone(),
+            kind: "tool-call".into(),
+            tool_name: call.name.clone(),
+            name: None,
+        },
+        allow_freeform: Some(false),
+        display: Some("confirmation".into()),
+        kind: TOOL_APPROVAL.into(),
+        options: vec![option("approve", "Approve"), option("cancel", "Cancel")],
+        prompt: format!("Approve {}?", display_title(&call.name)),
+        request_id: request_id(call),
+    }
 }
 
 fn option(id: &str, label: &str) -> InputOption {
@@ -168,113 +170,10 @@ pub fn display_title(name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The events that settle approval `request` (asked at `at`) with `response` from
-/// `principal`: approved → `approval.settled`, `input.resolved` (the turn then runs the
-/// call); cancelled → the same, then the call's `rejected` result with eve's denial text.
-/// `None`: the response chooses neither option.
-pub(crate) fn answer_events(
-    request: &InputRequest,
-    at: &StepRef,
-    response: &InputResponse,
-    principal: &str,
-) -> Option<Vec<Event>> {
-    let (settled, resolved) = match response.option_id.as_deref()? {
-        "approve" => ("approved", "approved"),
-        "cancel" | "deny" => ("cancelled", "denied"),
-        _ => return None,
-    };
-    let mut v = vec![
-        Event::ApprovalSettled(ApprovalSettled {
-            outcome: settled.into(),
-            request_id: request.request_id.clone(),
-            responder_principal_id: principal.into(),
-            at: at.clone(),
-        }),
-        resolution(request, at, resolved, Some(response.clone())),
-    ];
-    if settled == "cancelled" {
-        let reason = match response.text.as_deref().map(str::trim) {
-            Some(note) if !note.is_empty() => {
-                format!("{DENIED} The person who denied it wrote: {}", json!(note))
-            }
-            _ => DENIED.to_string(),
-        };
-        v.push(rejected(request, at, resolved, &reason));
-    }
-    Some(v)
-}
-
-/// What a message does to a waiting approval: one that names an option (its id, its label,
-/// or its number) answers it, and is taken as that answer (`true`: no `message.received`, as
-/// in eve); any other goes past it — `input.resolved` `ignored` and the call answered
-/// `rejected` — and the model reads the message next.
-pub(crate) fn steer_events(
-    request: &InputRequest,
-    at: &StepRef,
-    text: &str,
-    principal: &str,
-) -> (Vec<Event>, bool) {
-    let said = text.trim().to_lowercase();
-    let chosen = request.options.iter().enumerate().find(|(i, o)| {
-        said == o.id.to_lowercase() || said == o.label.to_lowercase() || said == (i + 1).to_string()
-    });
-    if let Some((_, o)) = chosen {
-        let response = InputResponse {
-            request_id: request.request_id.clone(),
-            option_id: Some(o.id.clone()),
-            text: None,
-        };
-        if let Some(v) = answer_events(request, at, &response, principal) {
-            return (v, true);
-        }
-    }
-    let v = vec![
-        resolution(request, at, "ignored", None),
-        rejected(request, at, "ignored", IGNORED),
-    ];
-    (v, false)
-}
-
-fn resolution(
-    request: &InputRequest,
-    at: &StepRef,
-    outcome: &str,
-    response: Option<InputResponse>,
-) -> Event {
-    Event::InputResolved(InputResolved {
-        resolutions: vec![InputResolution {
-            kind: request.kind.clone(),
-            outcome: outcome.into(),
-            request_id: request.request_id.clone(),
-            response,
-        }],
-        at: at.clone(),
-    })
-}
-
-/// eve's `action.result` of a call refused at its approval: `rejected`, never run.
-fn rejected(request: &InputRequest, at: &StepRef, status: &str, reason: &str) -> Event {
-    let call = ToolCall {
-        id: request.action.call_id.clone(),
-        name: request.action.tool_name.clone(),
-        input: request.action.input.clone(),
-    };
-    let output = json!({
-        "approval": { "requestId": request.request_id, "status": status },
-        "code": "TOOL_EXECUTION_DENIED",
-        "message": reason,
-        "tool": { "result": "not_run" },
-    });
-    let error = ActionError {
-        code: "TOOL_EXECUTION_DENIED".into(),
-        message: reason.into(),
-    };
-    action_result(at, &call, output, true, "rejected", Some(error))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn titles_read_as_eves() {

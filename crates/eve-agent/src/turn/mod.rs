@@ -23,6 +23,7 @@
 //! values), [`prompt`] (the system prompt), [`host`] (the seam to the component). The public
 //! items are re-exported here.
 
+mod approval_answers;
 pub mod approvals;
 pub mod authorizations;
 pub mod events;

@@ -1,14 +1,15 @@
 //! Questions the model asks the user (`ask_user`): the `input.requested` that parks the turn,
 //! the question it waits for, the answer that continues it, and a message that steers a
-//! parked turn. A tool approval ([`crate::turn::approvals`]) is a request of this flow too:
-//! its answer and its steering are decided there.
+//! parked turn. Tool approvals ([`crate::turn::approvals`]) are requests of this flow too:
+//! their answers and steering are decided in [`crate::turn::approval_answers`].
 
 use eve_api::eve::*;
 use serde_json::{json, Value};
 
 use crate::session::transcript::{self, Waiting};
 use crate::tools::spec::ToolCall;
-use crate::turn::approvals::{self, TOOL_APPROVAL};
+use crate::turn::approval_answers;
+use crate::turn::approvals::TOOL_APPROVAL;
 use crate::turn::authorizations::declined_events;
 use crate::turn::events::{action_result, received};
 
@@ -67,7 +68,7 @@ pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> 
 /// The question the parked turn waits for.
 pub fn pending_question(log: &[Event]) -> Option<InputRequest> {
     match transcript::open_turn(log)?.waiting? {
-        Waiting::Input { request, .. } => Some(request),
+        Waiting::Input { request, .. } => Some(*request),
         Waiting::Authorization { .. } => None,
     }
 }
@@ -81,14 +82,27 @@ pub fn answer_events(
     principal: &str,
 ) -> Option<Vec<Event>> {
     let open = transcript::open_turn(log)?;
-    let Some(Waiting::Input { request, at }) = &open.waiting else {
+    let Some(Waiting::Input {
+        request,
+        open: pending,
+        batch,
+        at,
+    }) = &open.waiting
+    else {
         return None;
     };
+    if request.kind == TOOL_APPROVAL {
+        let w = approval_answers::Waiting {
+            open: pending,
+            batch,
+            at,
+            turn: &open.turn,
+            log,
+        };
+        return approval_answers::answer_events(&w, response, principal);
+    }
     if request.request_id != response.request_id {
         return None;
-    }
-    if request.kind == TOOL_APPROVAL {
-        return approvals::answer_events(request, at, response, principal);
     }
     let value = response
         .text
@@ -140,8 +154,20 @@ pub fn steer_events(
     match open.waiting.as_ref()? {
         // The approval is settled before the message, so the model reads the refused call's
         // result right after the call, and the message after it.
-        Waiting::Input { request, at } if request.kind == TOOL_APPROVAL => {
-            let (mut settled, answered) = approvals::steer_events(request, at, text, principal);
+        Waiting::Input {
+            request,
+            open: pending,
+            batch,
+            at,
+        } if request.kind == TOOL_APPROVAL => {
+            let w = approval_answers::Waiting {
+                open: pending,
+                batch,
+                at,
+                turn: &open.turn,
+                log,
+            };
+            let (mut settled, answered) = approval_answers::steer_events(&w, text, principal);
             if !answered {
                 settled.append(&mut v);
             }

@@ -219,11 +219,11 @@ impl Turn<'_> {
         usage: &mut Option<StepUsage>,
     ) -> Result<Option<TurnOutcome>, Fenced> {
         let turn_events = self.w.events[open.start..].to_vec();
-        let mut gated = None;
+        let mut gated = Vec::new();
         for action in transcript::unanswered(&turn_events, calls) {
             let call = transcript::tool_call(action);
             if !self.may_run(&call, servers) {
-                gated = gated.or(Some(call));
+                gated.push(call);
                 continue;
             }
             // Checkpoint 4: before a tool call.
@@ -234,19 +234,19 @@ impl Turn<'_> {
                 return Ok(Some(end));
             }
         }
-        match gated {
-            Some(call) => self.ask_approval(&open.turn, at, &call, usage).map(Some),
-            None => Ok(None),
+        if gated.is_empty() {
+            return Ok(None);
         }
+        self.ask_approval(&open.turn, at, &gated, usage).map(Some)
     }
 
-    /// Parks the turn on `call`'s approval: the step completes, then `input.requested` and
-    /// `turn.waiting`.
+    /// Parks the turn on the approval of `calls`: the step completes, then one
+    /// `input.requested` for them all and `turn.waiting`.
     fn ask_approval(
         &mut self,
         turn: &TurnRef,
         at: &StepRef,
-        call: &ToolCall,
+        calls: &[ToolCall],
         usage: &mut Option<StepUsage>,
     ) -> Result<TurnOutcome, Fenced> {
         self.w.emit(Event::StepCompleted(StepCompleted {
@@ -254,7 +254,7 @@ impl Turn<'_> {
             at: at.clone(),
             usage: usage.take(),
         }))?;
-        self.w.emit(approvals::ask(call, at))?;
+        self.w.emit(approvals::ask(calls, at))?;
         let usage = Some(transcript::usage(&self.w.events));
         self.w.emit(Event::TurnWaiting(TurnWaiting {
             on: "input".into(),
