@@ -72,3 +72,19 @@ for (const pass of PASSES) {
     await page.context().close();
   });
 }
+
+test("two approvals of one step: two cards, each answered on its own, then the turn goes on", async () => {
+  const pass = PASSES[0];
+  const page = await newPage(browser, app.baseUrl, { locale: pass.locale });
+  const chatId = await startChat(page, "weather in Paris and Tokyo");
+  await page.waitForFunction(() => document.querySelectorAll(".approval-card.open").length === 2, null, { timeout: 30000 });
+  await page.click(`.approval-card.open >> nth=0 >> button:has-text('${pass.approve}')`);
+  await page.waitForFunction(() => document.querySelectorAll(".approval-card.open").length === 1, null, { timeout: 30000 });
+  await page.click(`.approval-card.open button:has-text('${pass.deny}')`);
+  const chat = await waitSettledOnServer(app.baseUrl, chatId, 30000, (c) => c.events.at(-1).type === "session.waiting");
+  const statuses = chat.events.filter((e) => e.type === "action.result").map((e) => e.data.status);
+  assert.deepEqual(statuses.sort(), ["completed", "rejected"]);
+  await page.waitForFunction(() => document.querySelectorAll(".approval-card.open").length === 0, null, { timeout: 30000 });
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

@@ -297,6 +297,23 @@ export const SCENARIOS = {
     },
   },
 
+  "approval: two calls of one step, then a reset while one waits": {
+    async run(r) {
+      const sid = await r.create("create with the two-call prompt", PROMPTS.approvalBoth);
+      const events = await r.until(sid, waitsOnInput, "the approval requests");
+      const [first, second] = events.findLast((e) => e.type === "input.requested").data.requests.map((q) => q.requestId);
+      await r.post("approve the first", `/eve/v1/session/${sid}`, { inputResponses: [{ requestId: first, optionId: "approve" }] });
+      await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 2, "parked again");
+      await r.post("deny the second", `/eve/v1/session/${sid}`, { inputResponses: [{ requestId: second, optionId: "cancel" }] });
+      await r.settle(sid, 1);
+      await r.post("ask again", `/eve/v1/session/${sid}`, { message: PROMPTS.approvalAlways });
+      await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 3, "the third request");
+      await r.post("reset while it waits", `/eve/v1/session/${sid}/reset`, { reason: "Start over" });
+      await r.until(sid, (e) => e.some((x) => x.type === "session.completed"), "session.completed");
+      await r.capture("main", sid);
+    },
+  },
+
   "approval: once per session": {
     async run(r) {
       const sid = await r.create("create with the once prompt", PROMPTS.approvalOnce);
