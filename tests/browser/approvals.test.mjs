@@ -68,6 +68,10 @@ for (const pass of PASSES) {
     assert.equal(result.data.error.message, 'Tool execution was denied. The person who denied it wrote: "not today"');
     await page.waitForSelector(`.approval-card .input-card-answer:has-text('${pass.denied}')`, { timeout: 30000 });
     assert.match(await page.textContent(".approval-card .input-card-answer"), /not today/);
+    // After a reload the card reads the same, from the stream alone.
+    await page.reload();
+    await page.waitForSelector(`.approval-card .input-card-answer:has-text('${pass.denied}')`, { timeout: 30000 });
+    assert.match(await page.textContent(".approval-card .input-card-answer"), /not today/);
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });

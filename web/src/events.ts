@@ -354,7 +354,7 @@ function inputView(seg: Segment, part: EveToolPart, live: boolean): InputView | 
   const response = record?.response ?? part.toolMetadata?.eve?.inputResponse;
   const answer =
     req.kind === "tool-approval"
-      ? approvalAnswer(record?.outcome, response?.text)
+      ? approvalAnswer(record?.outcome, response?.text ?? deniedNote(part.approval?.reason))
       : response
         ? (response.text ?? options.find((o) => o.id === response.optionId)?.label ?? response.optionId ?? null)
         : record?.outcome && record.outcome !== "answered"
@@ -377,6 +377,19 @@ function approvalAnswer(outcome: string | undefined, note: string | undefined): 
   if (!outcome) return null;
   const label = outcomeLabel(outcome);
   return note?.trim() ? `${label}: “${note.trim()}”` : label;
+}
+
+/** The note quoted in eve's denial text (`… The person who denied it wrote: "<note>"`): a
+ * reloaded chat has it only there. */
+function deniedNote(reason: string | undefined): string | undefined {
+  const quoted = reason?.split(" The person who denied it wrote: ")[1];
+  if (quoted === undefined) return undefined;
+  try {
+    const note: unknown = JSON.parse(quoted);
+    return typeof note === "string" ? note : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A tool call's input as the approval card shows it. */
