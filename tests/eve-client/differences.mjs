@@ -12,6 +12,22 @@
 // (`[type=…]` for events, `[label=…]` for steps). The value at the path is deleted on both sides.
 export const DIFFERENCES = [
   {
+    scenario: "approval: two calls of one step, then a reset while one waits",
+    apply(record) {
+      for (const stream of Object.values(record.streams ?? {})) {
+        const merged = [];
+        for (const e of stream.events ?? []) {
+          const last = merged.at(-1);
+          if (e.type === "actions.requested" && last?.type === "actions.requested" && last.data?.stepIndex === e.data?.stepIndex) {
+            last.data = { ...last.data, actions: [...last.data.actions, ...e.data.actions] };
+          } else merged.push(structuredClone(e));
+        }
+        stream.events = merged;
+      }
+    },
+    reason: "a step with several tool calls: eve streams one actions.requested per call as each call's input completes, eve-chat one for the step once the model's answer is complete (docs/approvals.md)",
+  },
+  {
     scenario: "*",
     path: "streams.*.events.*.data.trace",
     reason: "eve-chat has no tracing backend: it omits the optional W3C `trace` of session.started / turn.started (docs/eve-protocol.md)",

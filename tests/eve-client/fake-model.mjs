@@ -19,7 +19,12 @@
 //   4. … contains "tool" and a `get_time` tool is offered -> one get_time({"timezone":"UTC"}) call
 //   5. … contains "skill NAME" and an `eve__skill` tool is offered
 //                                                        -> one eve__skill({"name":"NAME"}) call
-//   6. anything else                                     -> "Hello from the reference model.",
+//   6. … contains "approval always" and `get_weather` is offered
+//                                                        -> one get_weather({"city":"Paris"}) call
+//   7. … contains "approval once" and `recall` is offered -> one recall({}) call
+//      … contains "approval both" -> get_weather({"city":"Paris"}) and recall({}) in one response
+//      (issue 23: the reference gates them with always() / once(), eve-chat by tool_approvals)
+//   8. anything else                                     -> "Hello from the reference model.",
 //                                                           4 chunks 20 ms apart
 // (case-insensitive). Usage is always 10 prompt + 5 completion tokens: in the body when not
 // streaming, as a last choice-less chunk when the request asks `stream_options.include_usage`.
@@ -85,6 +90,16 @@ function plan(body) {
   if (skill && offered("eve__skill")) {
     return { kind: "tool", call: { name: "eve__skill", parts: ['{"name"', `:${JSON.stringify(skill[1])}}`] }, delayMs: 20 };
   }
+  if (text.includes("approval both") && offered("get_weather") && offered("recall")) {
+    const weather = { name: "get_weather", parts: ['{"city"', ':"Paris"}'] };
+    return { kind: "tool", calls: [weather, { name: "recall", parts: ["{}"] }], delayMs: 20 };
+  }
+  if (text.includes("approval always") && offered("get_weather")) {
+    return { kind: "tool", call: { name: "get_weather", parts: ['{"city"', ':"Paris"}'] }, delayMs: 20 };
+  }
+  if (text.includes("approval once") && offered("recall")) {
+    return { kind: "tool", call: { name: "recall", parts: ["{}"] }, delayMs: 20 };
+  }
   return { kind: "text", chunks: HELLO, delayMs: 20 };
 }
 
@@ -125,13 +140,15 @@ async function completions(req, res, raw) {
   const callId = `call_fake_${n}`;
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? "fake-model";
-  const call = answer.call;
-  const toolCall = call && { id: callId, type: "function", function: { name: call.name, arguments: call.parts.join("") } };
+  // One call (`call`) or several in one response (`calls`); the first keeps the usual id.
+  const calls = answer.calls ?? (answer.call ? [answer.call] : []);
+  const idOf = (i) => (i === 0 ? callId : `${callId}_${i}`);
+  const toolCalls = calls.map((c, i) => ({ id: idOf(i), type: "function", function: { name: c.name, arguments: c.parts.join("") } }));
 
   if (!body.stream) {
     const message =
       answer.kind === "tool"
-        ? { role: "assistant", content: null, tool_calls: [toolCall] }
+        ? { role: "assistant", content: null, tool_calls: toolCalls }
         : { role: "assistant", content: answer.chunks.join("") };
     return sendJson(res, 200, {
       id,
@@ -162,11 +179,13 @@ async function completions(req, res, raw) {
 
   send(chunk({ role: "assistant", content: "" }));
   if (answer.kind === "tool") {
-    send(chunk({ tool_calls: [{ index: 0, id: callId, type: "function", function: { name: call.name, arguments: "" } }] }));
-    for (const part of call.parts) {
-      await sleep(answer.delayMs);
-      if (gone) break;
-      send(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
+    for (const [index, call] of calls.entries()) {
+      send(chunk({ tool_calls: [{ index, id: idOf(index), type: "function", function: { name: call.name, arguments: "" } }] }));
+      for (const part of call.parts) {
+        await sleep(answer.delayMs);
+        if (gone) break;
+        send(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+      }
     }
     send(chunk({}, "tool_calls"));
   } else {

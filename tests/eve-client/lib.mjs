@@ -26,6 +26,11 @@ export const PROMPTS = {
   // fake model: one eve__skill({"name":"release-notes"}) call, when the agent offers skills
   // (run-all gives both agents the skill of tests/eve-reference/agent/skills/release-notes)
   skill: process.env.EVE_PROMPT_SKILL || "please use the skill release-notes",
+  // fake model: one get_weather({"city":"Paris"}) / recall({}) call (issue 23: gated by approval)
+  approvalAlways: process.env.EVE_PROMPT_APPROVAL_ALWAYS || "approval always please",
+  approvalOnce: process.env.EVE_PROMPT_APPROVAL_ONCE || "approval once please",
+  // fake model: get_weather and recall in one response
+  approvalBoth: process.env.EVE_PROMPT_APPROVAL_BOTH || "approval both please",
   // fake model: HTTP 400 from the provider -> step.failed, turn.failed (terminal), session.failed
   fail: process.env.EVE_PROMPT_FAIL || "please fail",
   // our demo model: ask_user -> input.requested

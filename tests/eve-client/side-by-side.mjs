@@ -190,6 +190,16 @@ export class Recorder {
   }
 }
 
+/** Whether the session's last event parks its turn on a person (`turn.waiting`). */
+function waitsOnInput(events) {
+  return events.at(-1)?.type === "turn.waiting";
+}
+
+/** The requestId of the last `input.requested` in `events`. */
+function openRequest(events) {
+  return events.findLast((e) => e.type === "input.requested")?.data?.requests?.[0]?.requestId;
+}
+
 /**
  * The scripted scenarios. Each drives a Recorder; `tolerate` lists scenario-specific
  * normalisations (see normalize()).
@@ -245,6 +255,72 @@ export const SCENARIOS = {
       const sid = await r.create("create with a message", PROMPTS.plain);
       await r.settle(sid, 1);
       await r.post("send the skill prompt", `/eve/v1/session/${sid}`, { message: PROMPTS.skill });
+      await r.settle(sid, 2);
+      await r.capture("main", sid);
+    },
+  },
+
+  // Issue 23: tool approvals. The reference's get_weather is `always()` and recall `once()`;
+  // run-all gives eve-chat's built-in tools of those names the same policies (tool_approvals).
+  // After an approval the fake model says what the tool said: the stream shows what it read.
+  "approval: approve, then deny with a note": {
+    async run(r) {
+      const sid = await r.create("create with the approval prompt", PROMPTS.approvalAlways);
+      let events = await r.until(sid, waitsOnInput, "the approval request");
+      await r.post("approve", `/eve/v1/session/${sid}`, { inputResponses: [{ requestId: openRequest(events), optionId: "approve" }] });
+      await r.settle(sid, 1);
+      await r.post("ask again", `/eve/v1/session/${sid}`, { message: PROMPTS.approvalAlways });
+      events = await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 2, "the second request");
+      await r.post("deny with a note", `/eve/v1/session/${sid}`, {
+        inputResponses: [{ requestId: openRequest(events), optionId: "cancel", text: " not today " }],
+      });
+      await r.settle(sid, 2);
+      await r.capture("main", sid);
+    },
+  },
+
+  "approval: a message past it, a message naming an option, a cancel": {
+    async run(r) {
+      const sid = await r.create("create with the approval prompt", PROMPTS.approvalAlways);
+      await r.until(sid, waitsOnInput, "the approval request");
+      await r.post("send a message past it", `/eve/v1/session/${sid}`, { message: PROMPTS.plain });
+      await r.settle(sid, 1);
+      await r.post("ask again", `/eve/v1/session/${sid}`, { message: PROMPTS.approvalAlways });
+      await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 2, "the second request");
+      await r.post("answer by a message", `/eve/v1/session/${sid}`, { message: "approve" });
+      await r.settle(sid, 2);
+      await r.post("ask a third time", `/eve/v1/session/${sid}`, { message: PROMPTS.approvalAlways });
+      await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 3, "the third request");
+      await r.post("cancel the turn", `/eve/v1/session/${sid}/cancel`);
+      await r.settle(sid, 3);
+      await r.capture("main", sid);
+    },
+  },
+
+  "approval: two calls of one step, then a reset while one waits": {
+    async run(r) {
+      const sid = await r.create("create with the two-call prompt", PROMPTS.approvalBoth);
+      const events = await r.until(sid, waitsOnInput, "the approval requests");
+      const [first, second] = events.findLast((e) => e.type === "input.requested").data.requests.map((q) => q.requestId);
+      await r.post("approve the first", `/eve/v1/session/${sid}`, { inputResponses: [{ requestId: first, optionId: "approve" }] });
+      await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 2, "parked again");
+      await r.post("deny the second", `/eve/v1/session/${sid}`, { inputResponses: [{ requestId: second, optionId: "cancel" }] });
+      await r.settle(sid, 1);
+      await r.post("ask again", `/eve/v1/session/${sid}`, { message: PROMPTS.approvalAlways });
+      await r.until(sid, (e) => e.filter((x) => x.type === "turn.waiting").length >= 3, "the third request");
+      await r.post("reset while it waits", `/eve/v1/session/${sid}/reset`, { reason: "Start over" });
+      await r.until(sid, (e) => e.some((x) => x.type === "session.completed"), "session.completed");
+      await r.capture("main", sid);
+    },
+  },
+
+  "approval: once per session": {
+    async run(r) {
+      const sid = await r.create("create with the once prompt", PROMPTS.approvalOnce);
+      const events = await r.until(sid, waitsOnInput, "the approval request");
+      await r.post("approve", `/eve/v1/session/${sid}`, { inputResponses: [{ requestId: openRequest(events), optionId: "approve" }] });
+      await r.settle(sid, 1);
+      await r.post("call it again", `/eve/v1/session/${sid}`, { message: PROMPTS.approvalOnce });
       await r.settle(sid, 2);
       await r.capture("main", sid);
     },

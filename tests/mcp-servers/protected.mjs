@@ -115,6 +115,8 @@ app.post("/mcp", express.json(), (req, res, next) => {
   server.registerTool("read_notes", {
     description: "Reads the signed-in user's notes.",
     inputSchema: { topic: z.string().describe("What the notes are about") },
+    // Reading changes nothing: the agent runs it without asking for approval (docs/approvals.md).
+    annotations: { readOnlyHint: true },
   }, async ({ topic }, extra) => ({
     content: [{ type: "text", text: `Notes on ${topic} for client ${extra.authInfo?.clientId}` }],
     structuredContent: { topic, client: extra.authInfo?.clientId ?? null },

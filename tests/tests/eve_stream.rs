@@ -852,6 +852,52 @@ fn another_principals_session_is_unknown_on_every_route() {
     assert_eq!(eve::parse_ndjson(&again.text()), events);
 }
 
+/// Issue 23 (docs/approvals.md): only the person whose turn asked answers a tool approval, as
+/// eve's default; another principal's answer is refused like any send to a session that is
+/// not theirs, and writes nothing.
+#[test]
+fn another_principal_cannot_answer_an_approval() {
+    let Some(h) = oidc_host(&[("tool_approvals", r#"{"get_weather":"always"}"#)]) else {
+        return;
+    };
+    let (alice, bob) = (cookie_for("alice"), cookie_for("bob"));
+    let r = as_user(
+        &h,
+        &alice,
+        "POST",
+        "/eve/v1/session",
+        Some(json!({"message": "weather in Paris"})),
+    );
+    let sid = assert_accepted(&r, None)["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let as_alice = [("cookie", alice.as_str())];
+    let events = eve::settled_as(&h, &sid, &as_alice, Duration::from_secs(30));
+    let request = &events[events.len() - 2]["data"]["requests"][0];
+    assert_eq!(request["kind"], "tool-approval");
+    let answer =
+        json!({"inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}]});
+    let r = as_user(
+        &h,
+        &bob,
+        "POST",
+        &format!("/eve/v1/session/{sid}"),
+        Some(answer.clone()),
+    );
+    assert_eq!(r.status, 409, "{}", r.text());
+    let after = eve::settled_as(&h, &sid, &as_alice, Duration::from_secs(30));
+    assert_eq!(after.len(), events.len(), "Bob's answer wrote nothing");
+    let r = as_user(
+        &h,
+        &alice,
+        "POST",
+        &format!("/eve/v1/session/{sid}"),
+        Some(answer),
+    );
+    assert_accepted(&r, Some(&sid));
+}
+
 #[test]
 fn chat_send_is_limited_per_principal_with_retry_after() {
     let Some(h) = oidc_host(&[("chat_send_per_hour", "3")]) else {

@@ -136,6 +136,12 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
         "crates/eve-agent/src/service/stream.rs",
         &["agent_keepalive_secs"],
     ),
+    // Tool approval policies (docs/approvals.md), while the setting has no row.
+    (
+        &["impl AgentEnv for"],
+        "crates/eve-agent/src/service/tool_approvals.rs",
+        &["tool_approvals"],
+    ),
     (
         &["eve_agent_spin::Spin"],
         "crates/eve-agent/src/service/sessions.rs",

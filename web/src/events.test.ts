@@ -230,10 +230,13 @@ test("approvals: asking, approved and run, denied", () => {
   assert.deepEqual(toolStatuses(items(log.slice(0, waitAt))), [["c_a", "asking"], ["c_b", "asking"]]);
   const list = items(log);
   assert.deepEqual(toolStatuses(list), [["c_a", "done"], ["c_b", "denied"]]);
+  // An approval's card reads how it ended, with the denial's note (issue 23), and names the
+  // tool and its input.
   assert.deepEqual(ofKind(list, "input").map((c) => [c.requestKind, c.open, c.answer]), [
-    ["tool-approval", false, "Approve"],
-    ["tool-approval", false, "Only a."],
+    ["tool-approval", false, "Approved"],
+    ["tool-approval", false, "Declined: “Only a.”"],
   ]);
+  for (const c of ofKind(list, "input")) assert.ok(c.toolName && c.toolInput !== undefined, JSON.stringify(c));
 });
 
 test("failures: one notice per failed turn, the session failure only when it says more", () => {
@@ -389,4 +392,13 @@ test("rebaseLog keeps the stored log and appends only what it lacks, in our orde
   const bare = { type: "session.waiting", data: {} };
   assert.equal(rebaseLog([bare], [{ ...bare }]).length, 1);
   assert.deepEqual(rebaseLog([], mine), mine);
+});
+
+test("the approval card's strings exist in both languages, and differ", async () => {
+  const { approvalCardCatalogues } = await import("./i18n/approval-card");
+  const { en: e, "zh-CN": z } = approvalCardCatalogues;
+  for (const key of Object.keys(e) as (keyof typeof e)[]) {
+    assert.ok(e[key] && z[key], key);
+    assert.notEqual(e[key], z[key], key);
+  }
 });

@@ -341,6 +341,9 @@ export interface InputView {
   open: boolean;
   /** The answer given, for display. */
   answer: string | null;
+  /** A `tool-approval`'s tool and its input (pretty JSON). */
+  toolName?: string;
+  toolInput?: string;
 }
 
 function inputView(seg: Segment, part: EveToolPart, live: boolean): InputView | null {
@@ -349,11 +352,14 @@ function inputView(seg: Segment, part: EveToolPart, live: boolean): InputView | 
   const record = seg.state.projection.inputs[req.requestId];
   const options: InputOption[] = Array.isArray(req.options) ? req.options : [];
   const response = record?.response ?? part.toolMetadata?.eve?.inputResponse;
-  const answer = response
-    ? (response.text ?? options.find((o) => o.id === response.optionId)?.label ?? response.optionId ?? null)
-    : record?.outcome && record.outcome !== "answered"
-      ? outcomeLabel(record.outcome)
-      : null;
+  const answer =
+    req.kind === "tool-approval"
+      ? approvalAnswer(record?.outcome, response?.text ?? deniedNote(part.approval?.reason))
+      : response
+        ? (response.text ?? options.find((o) => o.id === response.optionId)?.label ?? response.optionId ?? null)
+        : record?.outcome && record.outcome !== "answered"
+          ? outcomeLabel(record.outcome)
+          : null;
   return {
     requestId: req.requestId,
     requestKind: req.kind,
@@ -362,7 +368,34 @@ function inputView(seg: Segment, part: EveToolPart, live: boolean): InputView | 
     allowFreeform: req.allowFreeform === true || options.length === 0,
     open: live && record !== undefined && record.status === "open",
     answer,
+    ...(req.kind === "tool-approval" ? { toolName: part.toolName, toolInput: approvalInput(part.input) } : {}),
   };
+}
+
+/** How an approval ended (Approved, Denied, …) and the note the person left, once it has. */
+function approvalAnswer(outcome: string | undefined, note: string | undefined): string | null {
+  if (!outcome) return null;
+  const label = outcomeLabel(outcome);
+  return note?.trim() ? `${label}: “${note.trim()}”` : label;
+}
+
+/** The note quoted in eve's denial text (`… The person who denied it wrote: "<note>"`): a
+ * reloaded chat has it only there. */
+function deniedNote(reason: string | undefined): string | undefined {
+  const quoted = reason?.split(" The person who denied it wrote: ")[1];
+  if (quoted === undefined) return undefined;
+  try {
+    const note: unknown = JSON.parse(quoted);
+    return typeof note === "string" ? note : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A tool call's input as the approval card shows it. */
+function approvalInput(input: unknown): string {
+  if (input === undefined) return "";
+  return typeof input === "string" ? input : JSON.stringify(input, null, 2);
 }
 
 function outcomeLabel(outcome: string): string {

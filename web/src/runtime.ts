@@ -593,12 +593,16 @@ export class ChatRuntime {
    * Answers an open input request (`inputResponses`: an option by id, or free text) and follows
    * the continued turn. When the session is gone, the answer is sent as a message instead.
    */
-  async answerInput(requestId: string, answer: { optionId: string; label: string } | { text: string }): Promise<void> {
+  async answerInput(requestId: string, answer: { optionId: string; label: string; text?: string } | { text: string }): Promise<void> {
     const session = this.state.session;
     if (!session || this.busy) return;
     this.set({ phase: "sending", stopped: false });
     await this.settlePrevious();
-    const response: InputResponse = "optionId" in answer ? { requestId, optionId: answer.optionId } : { requestId, text: answer.text };
+    // An option may carry a note (an approval's denial): eve quotes it to the model.
+    const response: InputResponse =
+      "optionId" in answer
+        ? { requestId, optionId: answer.optionId, ...(answer.text ? { text: answer.text } : {}) }
+        : { requestId, text: answer.text };
     try {
       await respond(session.sessionId, [response], this.host.clientContext());
     } catch (err) {

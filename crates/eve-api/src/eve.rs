@@ -462,7 +462,7 @@ pub struct InputRequest {
     pub allow_freeform: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<String>,
-    /// `question` here (eve also has `tool-approval`, `session-limit`).
+    /// `question` or `tool-approval` here (eve also has `session-limit`).
     pub kind: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<InputOption>,
@@ -473,7 +473,10 @@ pub struct InputRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRequested {
-    pub call_id: String,
+    /// The call a question serves (`ask_user`); absent for a tool approval, whose request
+    /// names its call in `action` (eve's rule for a session's own requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
     pub requests: Vec<InputRequest>,
     #[serde(flatten)]
     pub at: StepRef,
@@ -494,6 +497,19 @@ pub struct InputResolution {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputResolved {
     pub resolutions: Vec<InputResolution>,
+    #[serde(flatten)]
+    pub at: StepRef,
+}
+
+/// The end of one tool approval (docs/approvals.md): who settled it and how. The call then
+/// runs (`approved`) or is answered `rejected` (`cancelled`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalSettled {
+    /// `approved` or `cancelled`.
+    pub outcome: String,
+    pub request_id: String,
+    pub responder_principal_id: String,
     #[serde(flatten)]
     pub at: StepRef,
 }
@@ -589,6 +605,9 @@ pub struct TurnWaiting {
     pub on: String,
     #[serde(flatten)]
     pub at: TurnRef,
+    /// The session's token totals so far (eve sends them when a turn parks on an approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -663,6 +682,8 @@ pub enum Event {
     InputRequested(InputRequested),
     #[serde(rename = "input.resolved")]
     InputResolved(InputResolved),
+    #[serde(rename = "approval.settled")]
+    ApprovalSettled(ApprovalSettled),
     #[serde(rename = "authorization.required")]
     AuthorizationRequired(AuthorizationRequired),
     #[serde(rename = "authorization.completed")]
@@ -710,6 +731,7 @@ impl Event {
             Event::ActionResult(_) => "action.result",
             Event::InputRequested(_) => "input.requested",
             Event::InputResolved(_) => "input.resolved",
+            Event::ApprovalSettled(_) => "approval.settled",
             Event::AuthorizationRequired(_) => "authorization.required",
             Event::AuthorizationCompleted(_) => "authorization.completed",
             Event::StepCompleted(_) => "step.completed",
@@ -785,6 +807,12 @@ mod tests {
         r#"{"data":{"continuationToken":"wrun_01M8R3VVZVZAGF6PPHE9S2GBRN","usage":{"cacheReadTokens":0,"cacheWriteTokens":0,"inputTokens":10,"outputTokens":5},"wait":"next-user-message"},"type":"session.waiting","meta":{"at":"2026-12-01T06:14:56.440Z","id":"evt_01M8R3VX5RS8ZTK4756VKBV0A4"}}"#,
         r#"{"data":{"sequence":5,"sessionId":"wrun_01M8R3VVZVZAGF6PPHE9S2GBRN","turnId":"turn_5"},"type":"context.cleared","meta":{"at":"2026-12-01T06:16:00.000Z","id":"evt_01M8R3WXQMBNRHQRYP4Y70QAYX"}}"#,
         r#"{"data":{"modelId":"fake/fake-model","sequence":6,"sessionId":"wrun_01M8R3VVZVZAGF6PPHE9S2GBRN","stepIndex":0,"turnId":"turn_6","usageInputTokens":32.75},"type":"compaction.requested","meta":{"at":"2026-12-01T06:16:00.000Z","id":"evt_01M8R3WXQMBNRHQRYP4Y70QAYY"}}"#,
+        // issue 23: a tool approval, denied with a note (recordings/approvals/deny.ndjson)
+        r#"{"data":{"requests":[{"action":{"callId":"call_fake_3","input":{"city":"Paris"},"kind":"tool-call","toolName":"get_weather"},"allowFreeform":false,"display":"confirmation","kind":"tool-approval","options":[{"id":"approve","label":"Approve"},{"id":"cancel","label":"Cancel"}],"prompt":"Approve Get weather?","requestId":"aitxt-5WdzVkx7H0iOJhPanrlENBlW"}],"sequence":0,"stepIndex":0,"turnId":"turn_0"},"type":"input.requested","meta":{"at":"2026-12-02T03:55:26.540Z","id":"evt_01M8TE96EC61YQ6NE6VFVZE125","deliveryIds":["35f9a092-2844-438c-9918-8a362dc265c7"]}}"#,
+        r#"{"data":{"on":"input","sequence":0,"turnId":"turn_0","usage":{"cacheReadTokens":0,"cacheWriteTokens":0,"inputTokens":10,"outputTokens":5}},"type":"turn.waiting","meta":{"at":"2026-12-02T03:55:26.541Z","id":"evt_01M8TE96ED6800EHXXBAPCHHSD","deliveryIds":["35f9a092-2844-438c-9918-8a362dc265c7"]}}"#,
+        r#"{"data":{"outcome":"cancelled","requestId":"aitxt-5WdzVkx7H0iOJhPanrlENBlW","responderPrincipalId":"local-dev","sequence":0,"stepIndex":0,"turnId":"turn_0"},"type":"approval.settled","meta":{"at":"2026-12-02T03:55:29.895Z","id":"evt_01M8TE99Q798NW90XD61G426JQ","deliveryIds":["35f9a092-2844-438c-9918-8a362dc265c7"]}}"#,
+        r#"{"data":{"resolutions":[{"kind":"tool-approval","outcome":"denied","requestId":"aitxt-5WdzVkx7H0iOJhPanrlENBlW","response":{"optionId":"cancel","requestId":"aitxt-5WdzVkx7H0iOJhPanrlENBlW","text":" not today "}}],"sequence":0,"stepIndex":0,"turnId":"turn_0"},"type":"input.resolved","meta":{"at":"2026-12-02T03:55:29.896Z","id":"evt_01M8TE99Q8X7EMYV1MN4SGH9FW","deliveryIds":["35f9a092-2844-438c-9918-8a362dc265c7"]}}"#,
+        r#"{"data":{"error":{"code":"TOOL_EXECUTION_DENIED","message":"Tool execution was denied. The person who denied it wrote: \"not today\""},"result":{"callId":"call_fake_3","isError":true,"kind":"tool-result","output":{"approval":{"requestId":"aitxt-5WdzVkx7H0iOJhPanrlENBlW","status":"denied"},"code":"TOOL_EXECUTION_DENIED","message":"Tool execution was denied. The person who denied it wrote: \"not today\"","tool":{"result":"not_run"}},"toolName":"get_weather"},"sequence":0,"status":"rejected","stepIndex":0,"turnId":"turn_0"},"type":"action.result","meta":{"at":"2026-12-02T03:55:29.897Z","id":"evt_01M8TE99Q97XP07AWFWCYZASMB","deliveryIds":["35f9a092-2844-438c-9918-8a362dc265c7"]}}"#,
     ];
 
     #[test]

@@ -12,6 +12,11 @@ import { type TurnUsage } from "../usage";
 import { fmt, formatBytes, formatNumber, formatSize, plural, t } from "../i18n";
 import type { FileToolView } from "../projects";
 import { ShellContext } from "../context";
+import { lazyPart } from "./lazy";
+import type { ApprovalCardProps } from "./approval-card";
+
+/** A tool call waiting for approval: a chunk of its own, loaded when a chat first shows one. */
+const ApprovalCard = lazyPart<ApprovalCardProps>(() => import("./approval-card").then((m) => m.default));
 
 export interface TranscriptProps {
   items: RenderItem[];
@@ -19,7 +24,8 @@ export interface TranscriptProps {
   thinking: boolean;
   onConnect(auth: AuthorizationView): void;
   onSkip(auth: AuthorizationView): void;
-  onAnswer(requestId: string, option: InputOption): void;
+  /** `note`: what the person wrote with a denial (an approval card's Deny). */
+  onAnswer(requestId: string, option: InputOption, note?: string): void;
   authBusy: boolean;
   /** The chat is running a turn: the answer still streaming gets no actions yet. */
   busy?: boolean;
@@ -83,6 +89,9 @@ export function Transcript(props: TranscriptProps) {
               />
             );
           case "input":
+            if (item.requestKind === "tool-approval") {
+              return <ApprovalCard key={item.key} item={item} busy={props.authBusy} onAnswer={props.onAnswer} />;
+            }
             return (
               <section key={item.key} class={`input-card${item.open ? " open" : ""}`} aria-label={t.messages.agentAsks} data-request-id={item.requestId}>
                 <div class="input-card-prompt">{item.prompt}</div>

@@ -286,7 +286,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
             thinking={thinking}
             onConnect={onConnect}
             onSkip={(auth) => void runtime.skipAuthorization(auth)}
-            onAnswer={(requestId, option) => void runtime.answerInput(requestId, { optionId: option.id, label: option.label })}
+            onAnswer={(requestId, option, note) => void runtime.answerInput(requestId, { optionId: option.id, label: option.label, text: note })}
             authBusy={state.phase === "sending"}
             busy={busy}
             retry={retry}

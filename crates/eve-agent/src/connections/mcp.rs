@@ -195,6 +195,17 @@ pub struct McpTool {
     pub annotations: Value,
 }
 
+impl McpTool {
+    /// The server says the tool changes nothing (`annotations.readOnlyHint`): it needs no
+    /// approval by default (docs/approvals.md).
+    pub fn read_only(&self) -> bool {
+        self.annotations
+            .get("readOnlyHint")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+}
+
 /// A `tools/call` result: the output the model gets and whether the server flagged an error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {

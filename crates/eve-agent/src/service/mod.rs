@@ -11,6 +11,7 @@
 //! - [`work`]: running a session's work after the request answered (the inbox, turns,
 //!   resume), over [`runner`] (the lease and the [`crate::turn::TurnHost`] over the store).
 //! - [`connection_tokens`]: the caller's sealed connection tokens, refreshed when due.
+//! - [`tool_approvals`]: the owner's approval policies (setting, else variable).
 //! - [`env`]: the seam to the platform and the configuration read through it.
 
 pub mod connection_tokens;
@@ -21,6 +22,7 @@ pub mod runner;
 pub mod sessions;
 pub mod sign_in;
 pub mod stream;
+pub mod tool_approvals;
 pub mod uploads;
 pub mod work;
 

@@ -264,7 +264,7 @@ pub fn send<S: Sql>(
             Ok((db, delivery, First::Nothing))
         }
         SessionRequest::InputResponses(responses) => {
-            check_answers(&log, &responses)?;
+            check_answers(&log, &responses, principal)?;
             Ok((db, delivery_id(), First::Answer(responses)))
         }
         SessionRequest::Empty => Err(Refusal::bad_request(
@@ -274,10 +274,14 @@ pub fn send<S: Sql>(
 }
 
 /// Answers must answer what the session asks: eve's 409 `input_not_pending` otherwise.
-pub fn check_answers(log: &[Event], responses: &[InputResponse]) -> Result<(), Refusal> {
+pub fn check_answers(
+    log: &[Event],
+    responses: &[InputResponse],
+    principal: &str,
+) -> Result<(), Refusal> {
     if responses
         .iter()
-        .any(|r| turn::answer_events(log, r).is_some())
+        .any(|r| turn::answer_events(log, r, principal).is_some())
     {
         return Ok(());
     }
@@ -374,19 +378,28 @@ pub fn reset<S: Sql>(
     }
     let log = store.envelopes(id).map_err(db_refusal)?;
     let events: Vec<Event> = log.iter().map(|e| e.event.clone()).collect();
-    let usage = transcript::usage(&events);
     // The session's end belongs to its latest turn's deliveries, as the reference's.
     let deliveries = log
         .last()
         .map(|e| e.meta.delivery_ids.clone())
         .unwrap_or_default();
-    let end = envelope(
-        Event::SessionCompleted(serde_json::json!({ "usage": usage })),
-        &deliveries,
-        env.now_ms(),
-    );
-    store
-        .append(id, None, &end, env.now_ms())
-        .map_err(db_refusal)?;
+    // A turn parked on a person (a question, an approval, a sign-in) is cancelled first, as
+    // eve does: what it waits for resolves `cancelled`, `turn.cancelled`, `session.waiting`.
+    let mut end = Vec::new();
+    if matches!(events.last(), Some(Event::TurnWaiting(_))) {
+        end = turn::cancel_events(id, &events);
+    }
+    let mut all = events;
+    all.extend(end.iter().cloned());
+    let usage = transcript::usage(&all);
+    end.push(Event::SessionCompleted(
+        serde_json::json!({ "usage": usage }),
+    ));
+    for e in end {
+        let e = envelope(e, &deliveries, env.now_ms());
+        store
+            .append(id, None, &e, env.now_ms())
+            .map_err(db_refusal)?;
+    }
     Ok(true)
 }

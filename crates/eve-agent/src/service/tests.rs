@@ -169,7 +169,7 @@ fn answers_that_match_no_pending_question_are_refused_with_input_not_pending() {
         text: None,
     };
     let log = AgentStore::new(&db).all_events(&id).unwrap();
-    let refused = sessions::check_answers(&log, &[answer]).unwrap_err();
+    let refused = sessions::check_answers(&log, &[answer], "p").unwrap_err();
     assert_eq!(refused.status, 409);
     assert_eq!(refused.code.as_deref(), Some("input_not_pending"));
 }

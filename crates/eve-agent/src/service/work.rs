@@ -17,6 +17,7 @@ use crate::providers::logged;
 use crate::providers::model::Model;
 use crate::service::env::{self, AgentEnv};
 use crate::service::runner::{events_of, Runner, Sink};
+use crate::service::tool_approvals;
 use crate::session::resume::{self, Takeover};
 use crate::session::store::{AgentStore, Clock, InboxItem};
 use crate::session::transcript;
@@ -146,9 +147,15 @@ fn work_through<S: Sql>(r: &mut Runner<'_, '_, '_, S>, first: First) -> Result<(
 /// A turn left open by a runner that died, or parked and asked to stop: cancelled,
 /// continued, or (ended without its session event) settled.
 fn take_over<S: Sql>(r: &mut Runner<'_, '_, '_, S>) -> Result<(), Fenced> {
-    let log = r.events()?;
+    let envelopes = r.log()?;
+    let log = events_of(&envelopes);
     if let Some(open) = transcript::open_turn(&log) {
         r.turn_start = open.start;
+        // What ends the turn belongs to its deliveries, as in eve (a cancel of a parked turn
+        // too: no request of the turn is running to lend them).
+        if r.delivery_ids.is_empty() {
+            r.delivery_ids = envelopes[open.start].meta.delivery_ids.clone();
+        }
     }
     match resume::plan(&log, r.cancel_at) {
         Takeover::Cancel => r.write_all(turn::cancel_events(r.session_id, &log)),
@@ -179,7 +186,7 @@ fn apply_first<S: Sql>(r: &mut Runner<'_, '_, '_, S>, first: First) -> Result<()
         First::Nothing => None,
         First::Answer(responses) => responses
             .iter()
-            .find_map(|resp| turn::answer_events(&log, resp)),
+            .find_map(|resp| turn::answer_events(&log, resp, r.principal)),
         First::Authorize(true) => turn::granted_events(&log),
         First::Authorize(false) => turn::declined_events(&log),
     };
@@ -240,7 +247,7 @@ fn take_message<S: Sql>(
             .set_client_context(r.session_id, r.principal, q.client_context.as_deref());
     }
     if parked {
-        if let Some(events) = turn::steer_events(log, &q.text, &q.parts) {
+        if let Some(events) = turn::steer_events(log, &q.text, &q.parts, r.principal) {
             r.delivery_ids.push(item.delivery_id.clone());
             r.write_all(events)?;
         }
@@ -384,6 +391,7 @@ fn run_turn<S: Sql>(r: &mut Runner<'_, '_, '_, S>, requested: Option<&str>) -> T
         client_context,
         context_chars,
         mcp: env::mcp_connections(r.env, r.store.db),
+        tool_approvals: tool_approvals::policies(r.store.db, r.env),
     };
     turn::run(r, model.as_mut(), events, &ctx)
 }

@@ -68,6 +68,7 @@ mod tests {
         log.push(Event::TurnWaiting(TurnWaiting {
             on: "input".into(),
             at: TurnRef::new(0),
+            usage: None,
         }));
         assert_eq!(plan(&log, -1), Takeover::Nothing);
         assert_eq!(plan(&log, 3), Takeover::Cancel);

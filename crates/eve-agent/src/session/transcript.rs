@@ -101,7 +101,7 @@ impl History<'_> {
                 self.out.push(ModelMessage::ToolResult {
                     tool_call_id: r.result.call_id.clone(),
                     tool_name: r.result.model_tool_name().to_string(),
-                    content: output_text(&r.result.output),
+                    content: model_text(r),
                     is_error: r.result.is_error.unwrap_or(false) || r.status != "completed",
                 });
                 self.open = None;
@@ -305,6 +305,15 @@ pub fn tool_call(a: &ActionRequest) -> ToolCall {
     }
 }
 
+/// What the model reads of a result: a call refused at its approval is eve's denial text
+/// alone (as the AI SDK sends an `execution-denied` output); any other, its output.
+fn model_text(r: &eve_api::eve::ActionResult) -> String {
+    match (&r.error, r.status.as_str()) {
+        (Some(e), "rejected") => e.message.clone(),
+        _ => output_text(&r.result.output),
+    }
+}
+
 /// A tool output as the text a model reads: strings as they are, anything else as JSON.
 pub fn output_text(output: &Value) -> String {
     match output {
@@ -397,8 +406,15 @@ pub enum StepState {
 /// What a parked turn waits for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Waiting {
-    /// A question (`input.requested`) for the tool call `call`.
-    Input { request: InputRequest, at: StepRef },
+    /// A question or approvals (`input.requested`): `request` is the first still open, `open`
+    /// all that are (approvals of one step are asked together and settled one by one), `batch`
+    /// every request of the event.
+    Input {
+        request: Box<InputRequest>,
+        open: Vec<InputRequest>,
+        batch: Vec<InputRequest>,
+        at: StepRef,
+    },
     /// A sign-in (`authorization.required`) that tool call `call_id` needs.
     Authorization {
         attempt_id: String,
@@ -447,10 +463,13 @@ pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
             }
             Event::InputRequested(r) => {
                 waiting = r.requests.first().map(|q| Waiting::Input {
-                    request: q.clone(),
+                    request: Box::new(q.clone()),
+                    open: r.requests.clone(),
+                    batch: r.requests.clone(),
                     at: r.at.clone(),
                 })
             }
+            Event::ApprovalSettled(a) => settle(&mut waiting, &a.request_id),
             Event::AuthorizationRequired(a) => {
                 waiting = Some(Waiting::Authorization {
                     attempt_id: a.attempt_id.clone(),
@@ -473,6 +492,34 @@ pub fn open_turn(events: &[Event]) -> Option<OpenTurn> {
         delivery_ids: Vec::new(),
         waiting: waiting.filter(|_| parked),
     })
+}
+
+/// Takes a settled approval out of what the turn waits for.
+fn settle(waiting: &mut Option<Waiting>, request_id: &str) {
+    if let Some(Waiting::Input { request, open, .. }) = waiting {
+        open.retain(|q| q.request_id != request_id);
+        match open.first() {
+            Some(first) => **request = first.clone(),
+            None => *waiting = None,
+        }
+    }
+}
+
+/// The calls of the open turn's completed steps (before `open.step`) that have no result: the
+/// calls a step left waiting for approval. eve runs an approved one at the start of the next
+/// step, before its model call.
+pub fn carried(events: &[Event], open: &OpenTurn) -> Vec<ActionRequest> {
+    let own = &events[open.start..];
+    let earlier: Vec<ActionRequest> = own
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActionsRequested(a) if a.at.step_index < open.step => Some(a.actions.iter()),
+            _ => None,
+        })
+        .flatten()
+        .cloned()
+        .collect();
+    unanswered(own, &earlier).into_iter().cloned().collect()
 }
 
 /// The calls of `calls` that have no `action.result` in `events`.

@@ -68,6 +68,7 @@ pub(crate) fn sign_in_events(
         Event::TurnWaiting(TurnWaiting {
             on: "input".into(),
             at: turn.clone(),
+            usage: None,
         }),
     ]
 }

@@ -213,13 +213,16 @@ pub(crate) fn withdraw(
     auth_outcome: AuthorizationOutcome,
 ) -> Vec<Event> {
     match &open.waiting {
-        Some(Waiting::Input { request, at }) => vec![Event::InputResolved(InputResolved {
-            resolutions: vec![InputResolution {
-                kind: request.kind.clone(),
-                outcome: input_outcome.into(),
-                request_id: request.request_id.clone(),
-                response: None,
-            }],
+        Some(Waiting::Input { open, at, .. }) => vec![Event::InputResolved(InputResolved {
+            resolutions: open
+                .iter()
+                .map(|q| InputResolution {
+                    kind: q.kind.clone(),
+                    outcome: input_outcome.into(),
+                    request_id: q.request_id.clone(),
+                    response: None,
+                })
+                .collect(),
             at: at.clone(),
         })],
         Some(Waiting::Authorization {

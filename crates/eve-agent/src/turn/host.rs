@@ -70,6 +70,8 @@ pub struct TurnContext {
     pub context_chars: usize,
     /// The configured MCP servers (`mcp_connections`).
     pub mcp: Vec<McpConnection>,
+    /// The owner's approval policies by tool ([`crate::service::tool_approvals`]).
+    pub tool_approvals: crate::turn::approvals::Policies,
 }
 
 /// How a turn ended (or stopped for now).

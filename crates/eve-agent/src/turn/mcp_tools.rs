@@ -2,7 +2,7 @@
 //! `sign_in` tool offered for one that asks for a sign-in first), and running one call of
 //! theirs to a result, a failure, or a sign-in the turn must wait for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use eve_api::eve::Event;
 use serde_json::{json, Value};
@@ -25,6 +25,8 @@ pub(crate) struct McpServer {
     /// `Some(challenge)` when listing asked for a sign-in; the `sign_in` tool is offered.
     pub sign_in: Option<Option<String>>,
     pub unavailable: Option<String>,
+    /// The offered tools (model names) the server marks read-only.
+    pub read_only: BTreeSet<String>,
 }
 
 /// What an MCP tool call came to.
@@ -59,6 +61,7 @@ fn list(host: &mut dyn TurnHost, c: &McpConnection) -> McpServer {
         unusable: Vec::new(),
         sign_in: None,
         unavailable: c.blocked.clone(),
+        read_only: BTreeSet::new(),
     };
     if server.unavailable.is_some() {
         return server;
@@ -67,7 +70,12 @@ fn list(host: &mut dyn TurnHost, c: &McpConnection) -> McpServer {
         Ok(tools) => {
             for t in &tools {
                 match (mcp::tool_spec(c, t), &t.input_schema) {
-                    (Some(spec), _) => server.specs.push(spec),
+                    (Some(spec), _) => {
+                        if t.read_only() {
+                            server.read_only.insert(spec.name.clone());
+                        }
+                        server.specs.push(spec)
+                    }
                     (None, Err(why)) => {
                         eprintln!("agent: {} tool {} left out: {why}", c.name, t.name);
                         server.unusable.push((t.name.clone(), why.clone()));
@@ -98,6 +106,15 @@ fn sign_in_spec(c: &McpConnection) -> ToolSpec {
         ),
         input_schema: json!({ "type": "object", "properties": {} }),
     }
+}
+
+/// Whether the MCP tool the model calls `name` is read-only, as its server lists it. `None`:
+/// not a tool a server offers (nor its `sign_in`): such a call fails without reaching a
+/// server, so there is nothing to approve.
+pub(crate) fn read_only(servers: &BTreeMap<String, McpServer>, name: &str) -> Option<bool> {
+    let server = servers.get(mcp::split_tool_name(name)?.0)?;
+    let offered = server.sign_in.is_none() && server.specs.iter().any(|s| s.name == name);
+    offered.then(|| server.read_only.contains(name))
 }
 
 /// Runs `tool` of `conn`'s server for `call` (`log`: the session's log so far).
@@ -209,6 +226,7 @@ mod tests {
             unusable: Vec::new(),
             sign_in: None,
             unavailable: None,
+            read_only: Default::default(),
         }
     }
 

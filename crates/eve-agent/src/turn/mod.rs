@@ -17,11 +17,14 @@
 //! persisted result are not run again, and `message.completed` carries the authoritative text.
 //!
 //! Where things are: [`step_loop`] (the state machine and its checkpoints), [`model_call`]
-//! (one model call and its stream), [`questions`] (`ask_user`), [`authorizations`] (sign-ins a
+//! (one model call and its stream), [`questions`] (`ask_user`), [`approvals`] (tool calls that
+//! wait for a person's approval), [`authorizations`] (sign-ins a
 //! call waits for), [`mcp_tools`] (the MCP servers' tools), [`events`] (the events, as plain
 //! values), [`prompt`] (the system prompt), [`host`] (the seam to the component). The public
 //! items are re-exported here.
 
+mod approval_answers;
+pub mod approvals;
 pub mod authorizations;
 pub mod events;
 pub mod host;
@@ -31,6 +34,8 @@ pub mod prompt;
 pub mod questions;
 pub mod step_loop;
 
+#[cfg(test)]
+mod approval_tests;
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]

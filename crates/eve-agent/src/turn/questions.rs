@@ -1,12 +1,15 @@
 //! Questions the model asks the user (`ask_user`): the `input.requested` that parks the turn,
 //! the question it waits for, the answer that continues it, and a message that steers a
-//! parked turn.
+//! parked turn. Tool approvals ([`crate::turn::approvals`]) are requests of this flow too:
+//! their answers and steering are decided in [`crate::turn::approval_answers`].
 
 use eve_api::eve::*;
 use serde_json::{json, Value};
 
 use crate::session::transcript::{self, Waiting};
 use crate::tools::spec::ToolCall;
+use crate::turn::approval_answers;
+use crate::turn::approvals::TOOL_APPROVAL;
 use crate::turn::authorizations::declined_events;
 use crate::turn::events::{action_result, received};
 
@@ -42,7 +45,7 @@ pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> 
         })
         .unwrap_or_default();
     Ok(Event::InputRequested(InputRequested {
-        call_id: call.id.clone(),
+        call_id: Some(call.id.clone()),
         requests: vec![InputRequest {
             action: ActionRequest {
                 call_id: call.id.clone(),
@@ -65,18 +68,39 @@ pub(crate) fn ask(call: &ToolCall, at: &StepRef) -> Result<Event, &'static str> 
 /// The question the parked turn waits for.
 pub fn pending_question(log: &[Event]) -> Option<InputRequest> {
     match transcript::open_turn(log)?.waiting? {
-        Waiting::Input { request, .. } => Some(request),
+        Waiting::Input { request, .. } => Some(*request),
         Waiting::Authorization { .. } => None,
     }
 }
 
-/// The events that answer the parked question with `response` (the turn then continues):
-/// `input.resolved` and the `ask_user` call's result. `None` when `response` is not for it.
-pub fn answer_events(log: &[Event], response: &InputResponse) -> Option<Vec<Event>> {
+/// The events that answer the parked question with `response` from `principal` (the turn
+/// then continues): `input.resolved` and the `ask_user` call's result, or an approval's
+/// settlement. `None` when `response` is not for it.
+pub fn answer_events(
+    log: &[Event],
+    response: &InputResponse,
+    principal: &str,
+) -> Option<Vec<Event>> {
     let open = transcript::open_turn(log)?;
-    let Some(Waiting::Input { request, at }) = &open.waiting else {
+    let Some(Waiting::Input {
+        request,
+        open: pending,
+        batch,
+        at,
+    }) = &open.waiting
+    else {
         return None;
     };
+    if request.kind == TOOL_APPROVAL {
+        let w = approval_answers::Waiting {
+            open: pending,
+            batch,
+            at,
+            turn: &open.turn,
+            log,
+        };
+        return approval_answers::answer_events(&w, response, principal);
+    }
     if request.request_id != response.request_id {
         return None;
     }
@@ -115,19 +139,47 @@ pub fn answer_events(log: &[Event], response: &InputResponse) -> Option<Vec<Even
 }
 
 /// A message that arrives while the turn is parked steers it (eve's rule for the person the
-/// turn serves): a question that takes free text is answered with it; a sign-in is declined.
-/// Returns the events to write before the turn continues (`message.received` included).
-pub fn steer_events(log: &[Event], text: &str, parts: &[MessagePart]) -> Option<Vec<Event>> {
+/// turn serves): a question that takes free text is answered with it; an approval is answered
+/// by a message naming an option and otherwise goes unanswered; a sign-in is declined.
+/// Returns the events to write before the turn continues (`message.received` included,
+/// unless the message was taken as an approval's answer).
+pub fn steer_events(
+    log: &[Event],
+    text: &str,
+    parts: &[MessagePart],
+    principal: &str,
+) -> Option<Vec<Event>> {
     let open = transcript::open_turn(log)?;
     let mut v = vec![received(&open.turn, text, parts)];
     match open.waiting.as_ref()? {
+        // The approval is settled before the message, so the model reads the refused call's
+        // result right after the call, and the message after it.
+        Waiting::Input {
+            request,
+            open: pending,
+            batch,
+            at,
+        } if request.kind == TOOL_APPROVAL => {
+            let w = approval_answers::Waiting {
+                open: pending,
+                batch,
+                at,
+                turn: &open.turn,
+                log,
+            };
+            let (mut settled, answered) = approval_answers::steer_events(&w, text, principal);
+            if !answered {
+                settled.append(&mut v);
+            }
+            v = settled;
+        }
         Waiting::Input { request, .. } => {
             let response = InputResponse {
                 request_id: request.request_id.clone(),
                 option_id: None,
                 text: Some(text.to_string()),
             };
-            v.extend(answer_events(log, &response)?);
+            v.extend(answer_events(log, &response, principal)?);
         }
         Waiting::Authorization { .. } => v.extend(declined_events(log)?),
     }

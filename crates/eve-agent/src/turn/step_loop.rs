@@ -14,6 +14,7 @@ use crate::session::transcript::{self, OpenTurn, StepState};
 use crate::tools::builtin::{self as tools, ToolOutcome};
 use crate::tools::skills;
 use crate::tools::spec::{ToolCall, ToolSpec};
+use crate::turn::approvals;
 use crate::turn::authorizations::{attempt_id, sign_in_events};
 use crate::turn::events::{
     action_requests, cancel_events, failed_events, failed_result, finish_reason, session_waiting,
@@ -76,19 +77,35 @@ impl Turn<'_> {
         let mut step = open.step;
         let mut state = open.step_state.clone();
         let mut usage: Option<StepUsage> = None;
+        let carried = transcript::carried(&self.w.events, &open);
         loop {
             let at = open.turn.step(step);
+            // Calls a step left for approval run first in the next step, as eve runs them.
+            let started = state == StepState::Fresh && step == open.step && !carried.is_empty();
+            if started {
+                self.w.emit(Event::StepStarted(StepStarted {
+                    model_id: self.ctx.model_id.clone(),
+                    at: at.clone(),
+                }))?;
+                let servers = &mut offered.servers;
+                if let Some(end) = self.run_calls(&open, &at, &carried, servers, &mut usage)? {
+                    return Ok(end);
+                }
+            }
             let calls = match state {
                 StepState::Answered => return self.completed(&open.turn),
                 StepState::Calls(calls) => calls,
                 StepState::Fresh | StepState::Interrupted => {
-                    match self.call_model(model, &open.turn, &at, &offered.specs, &mut usage)? {
+                    let specs = &offered.specs;
+                    match self.call_model(model, &open.turn, &at, specs, &mut usage, started)? {
                         Called::Calls(calls) => calls,
                         Called::Ended(outcome) => return Ok(outcome),
                     }
                 }
             };
-            if let Some(end) = self.run_calls(&open, &at, &calls, &mut offered.servers)? {
+            if let Some(end) =
+                self.run_calls(&open, &at, &calls, &mut offered.servers, &mut usage)?
+            {
                 return Ok(end);
             }
             self.w.emit(Event::StepCompleted(StepCompleted {
@@ -123,8 +140,8 @@ impl Turn<'_> {
         Offered { servers, specs }
     }
 
-    /// Step `at`'s model call: `step.started`, the call, then `actions.requested` (or the
-    /// step and the turn completed when the model called no tool).
+    /// Step `at`'s model call: `step.started` (unless `started` already), the call, then
+    /// `actions.requested` (or the step and the turn completed when the model called no tool).
     fn call_model(
         &mut self,
         model: &mut dyn Model,
@@ -132,6 +149,7 @@ impl Turn<'_> {
         at: &StepRef,
         specs: &[ToolSpec],
         usage: &mut Option<StepUsage>,
+        started: bool,
     ) -> Result<Called, Fenced> {
         if at.step_index >= MAX_STEPS {
             return self.completed(turn).map(Called::Ended);
@@ -140,10 +158,12 @@ impl Turn<'_> {
         if self.w.host.stop_requested() {
             return self.cancelled().map(Called::Ended);
         }
-        self.w.emit(Event::StepStarted(StepStarted {
-            model_id: self.ctx.model_id.clone(),
-            at: at.clone(),
-        }))?;
+        if !started {
+            self.w.emit(Event::StepStarted(StepStarted {
+                model_id: self.ctx.model_id.clone(),
+                at: at.clone(),
+            }))?;
+        }
         let out = match model_step(&mut self.w, self.ctx, model, at, specs)? {
             Ok(out) => out,
             Err(e) => return self.model_failed(at, e).map(Called::Ended),
@@ -187,18 +207,25 @@ impl Turn<'_> {
         }
     }
 
-    /// Runs the calls of step `at` that have no result yet, in order. `Some`: the turn ended
-    /// or waits.
+    /// Runs the calls of step `at` that have no result yet, in order; a call that waits for
+    /// approval is left for the end, when the step completes and the turn parks on it (eve's
+    /// order). `Some`: the turn ended or waits.
     fn run_calls(
         &mut self,
         open: &OpenTurn,
         at: &StepRef,
         calls: &[ActionRequest],
         servers: &mut BTreeMap<String, McpServer>,
+        usage: &mut Option<StepUsage>,
     ) -> Result<Option<TurnOutcome>, Fenced> {
         let turn_events = self.w.events[open.start..].to_vec();
+        let mut gated = Vec::new();
         for action in transcript::unanswered(&turn_events, calls) {
             let call = transcript::tool_call(action);
+            if !self.may_run(&call, servers) {
+                gated.push(call);
+                continue;
+            }
             // Checkpoint 4: before a tool call.
             if self.w.host.stop_requested() {
                 return self.cancelled().map(Some);
@@ -207,7 +234,34 @@ impl Turn<'_> {
                 return Ok(Some(end));
             }
         }
-        Ok(None)
+        if gated.is_empty() {
+            return Ok(None);
+        }
+        self.ask_approval(&open.turn, at, &gated, usage).map(Some)
+    }
+
+    /// Parks the turn on the approval of `calls`: the step completes, then one
+    /// `input.requested` for them all and `turn.waiting`.
+    fn ask_approval(
+        &mut self,
+        turn: &TurnRef,
+        at: &StepRef,
+        calls: &[ToolCall],
+        usage: &mut Option<StepUsage>,
+    ) -> Result<TurnOutcome, Fenced> {
+        self.w.emit(Event::StepCompleted(StepCompleted {
+            finish_reason: "tool-calls".into(),
+            at: at.clone(),
+            usage: usage.take(),
+        }))?;
+        self.w.emit(approvals::ask(calls, at))?;
+        let usage = Some(transcript::usage(&self.w.events));
+        self.w.emit(Event::TurnWaiting(TurnWaiting {
+            on: "input".into(),
+            at: turn.clone(),
+            usage,
+        }))?;
+        Ok(TurnOutcome::Waiting)
     }
 
     /// One call: a question to the user, an MCP server's tool, or a built-in tool.
@@ -249,6 +303,17 @@ impl Turn<'_> {
         }
     }
 
+    /// Whether `call`'s approval policy lets it run now (docs/approvals.md); a question or a
+    /// skill load is the framework's, never gated.
+    fn may_run(&self, call: &ToolCall, servers: &BTreeMap<String, McpServer>) -> bool {
+        if call.name == ASK_USER_TOOL || call.name == SKILL_TOOL {
+            return true;
+        }
+        let read_only = mcp_tools::read_only(servers, &call.name);
+        let policy = approvals::policy_for(&self.ctx.tool_approvals, call, read_only);
+        approvals::may_run(&self.w.events, call, policy)
+    }
+
     /// `ask_user`: parks the turn on the question, or answers a malformed one as failed.
     fn ask_user(
         &mut self,
@@ -262,6 +327,7 @@ impl Turn<'_> {
                 self.w.emit(Event::TurnWaiting(TurnWaiting {
                     on: "input".into(),
                     at: turn.clone(),
+                    usage: None,
                 }))?;
                 Ok(Some(TurnOutcome::Waiting))
             }

@@ -85,3 +85,39 @@ impl crate::connections::mcp::McpHttp for Host {
         Err(format!("{url} is not reachable in unit tests"))
     }
 }
+
+/// A model that answers from a script, one response per call, and keeps every request.
+pub struct Scripted {
+    pub responses: Vec<Vec<crate::tools::spec::ToolCall>>,
+    pub requests: Vec<crate::providers::model::ModelRequest>,
+}
+
+impl crate::providers::model::Model for Scripted {
+    fn stream(
+        &mut self,
+        request: &crate::providers::model::ModelRequest,
+        on: &mut dyn FnMut(crate::providers::model::ModelEvent) -> crate::providers::model::Flow,
+    ) -> Result<(), crate::providers::model::ModelError> {
+        use crate::providers::model::ModelEvent;
+        self.requests.push(request.clone());
+        let calls = if self.responses.is_empty() {
+            Vec::new()
+        } else {
+            self.responses.remove(0)
+        };
+        if calls.is_empty() {
+            on(ModelEvent::TextDelta("done".into()));
+        }
+        for c in calls {
+            on(ModelEvent::ToolCallStarted {
+                id: c.id.clone(),
+                name: c.name.clone(),
+            });
+            on(ModelEvent::ToolCallReady(c));
+        }
+        on(ModelEvent::Finished {
+            reason: "stop".into(),
+        });
+        Ok(())
+    }
+}

@@ -2,7 +2,7 @@
 
 use eve_api::eve::*;
 
-use super::testing::Host;
+use super::testing::{Host, Scripted};
 use super::*;
 use crate::providers::demo::DemoModel;
 use crate::session::transcript;
@@ -21,6 +21,7 @@ fn ctx() -> TurnContext {
         client_context: None,
         context_chars: usize::MAX,
         mcp: Vec::new(),
+        tool_approvals: Default::default(),
     }
 }
 
@@ -215,7 +216,7 @@ fn a_question_parks_the_turn_and_its_answer_continues_it() {
         text: None,
     };
     let mut log = log;
-    let answer = answer_events(&log, &response).unwrap();
+    let answer = answer_events(&log, &response, "p").unwrap();
     assert_eq!(types(&answer), ["input.resolved", "action.result"]);
     log.extend(answer);
     let (out, log) = drive(&mut Host::default(), log);
@@ -233,7 +234,7 @@ fn a_question_parks_the_turn_and_its_answer_continues_it() {
         option_id: None,
         text: Some("x".into()),
     };
-    assert_eq!(answer_events(&log, &wrong), None);
+    assert_eq!(answer_events(&log, &wrong, "p"), None);
 }
 
 #[test]
@@ -335,42 +336,6 @@ fn a_fenced_runner_writes_nothing_more() {
     let (out, log) = drive(&mut h, opened("hello"));
     assert_eq!(out, TurnOutcome::Fenced);
     assert_eq!(log.len(), 3 + 2);
-}
-
-/// A model that answers from a script, one response per call, and keeps every request.
-struct Scripted {
-    responses: Vec<Vec<crate::tools::spec::ToolCall>>,
-    requests: Vec<crate::providers::model::ModelRequest>,
-}
-
-impl crate::providers::model::Model for Scripted {
-    fn stream(
-        &mut self,
-        request: &crate::providers::model::ModelRequest,
-        on: &mut dyn FnMut(crate::providers::model::ModelEvent) -> crate::providers::model::Flow,
-    ) -> Result<(), crate::providers::model::ModelError> {
-        use crate::providers::model::ModelEvent;
-        self.requests.push(request.clone());
-        let calls = if self.responses.is_empty() {
-            Vec::new()
-        } else {
-            self.responses.remove(0)
-        };
-        if calls.is_empty() {
-            on(ModelEvent::TextDelta("done".into()));
-        }
-        for c in calls {
-            on(ModelEvent::ToolCallStarted {
-                id: c.id.clone(),
-                name: c.name.clone(),
-            });
-            on(ModelEvent::ToolCallReady(c));
-        }
-        on(ModelEvent::Finished {
-            reason: "stop".into(),
-        });
-        Ok(())
-    }
 }
 
 /// The recording host with a project's files on real SQLite (the runner's glue, natively).
