@@ -1,0 +1,107 @@
+//! The Slack Web API (`slack_bot_token`, `slack_api_base_url`): the calls the renderer decides
+//! (`eve_slack::render`), made in order; a failed one is logged and the turn goes on, as eve
+//! logs and skips a failed status or post.
+
+use eve_slack::render::{Action, SNIPPET_NAME, SNIPPET_NOTE};
+use eve_slack::web_api::{self, Call, DEFAULT_API_BASE};
+use serde_json::{json, Value};
+use spin_sdk::http::Method;
+
+use crate::http;
+use crate::variable;
+
+/// The bot's token and the API base.
+pub struct Slack {
+    token: String,
+    base: String,
+}
+
+impl Slack {
+    /// `None` without `slack_bot_token` (nothing can be posted).
+    pub fn from_env() -> Option<Slack> {
+        let token = variable("slack_bot_token")?;
+        let base = variable("slack_api_base_url").unwrap_or_else(|| DEFAULT_API_BASE.into());
+        Some(Slack { token, base })
+    }
+
+    /// Calls `method` with the call's form body; Slack's answer or its error code.
+    pub fn call(&self, c: &Call) -> Result<Value, String> {
+        let headers = vec![
+            (
+                "authorization".into(),
+                format!("Bearer {}", self.token).into_bytes(),
+            ),
+            (
+                "content-type".into(),
+                b"application/x-www-form-urlencoded".to_vec(),
+            ),
+        ];
+        let url = web_api::method_url(&self.base, c.method);
+        let a = http::call(Method::Post, &url, &headers, c.form().as_bytes())?;
+        web_api::verdict(a.status, &a.body)
+    }
+
+    /// Does each action in order, logging what Slack refuses.
+    pub fn run(&self, actions: Vec<Action>, channel: &str, thread_ts: &str) {
+        for a in actions {
+            let result = match &a {
+                Action::Call(c) => self.call(c).map(|_| ()),
+                Action::Snippet { markdown } => self.snippet(markdown, channel, thread_ts),
+            };
+            if let Err(e) = result {
+                eprintln!("slack: a Slack call failed: {e}");
+            }
+        }
+    }
+
+    /// Whether the conversation is private, by `conversations.info` (eve asks when an
+    /// `app_mention` does not say; unknown or failed counts as private).
+    pub fn is_private(&self, channel: &str) -> bool {
+        let c = Call::new("conversations.info", vec![("channel", json!(channel))]);
+        match self.call(&c) {
+            Ok(v) => {
+                let ch = &v["channel"];
+                ch["is_im"] == true || ch["is_mpim"] == true || ch["is_private"] != false
+            }
+            Err(_) => true,
+        }
+    }
+
+    /// Uploads a long reply as the `eve-response.md` snippet in the thread, as eve's
+    /// `uploadSlackFiles`: reserve, upload the bytes, complete with the note.
+    fn snippet(&self, markdown: &str, channel: &str, thread_ts: &str) -> Result<(), String> {
+        let reserve = Call::new(
+            "files.getUploadURLExternal",
+            vec![
+                ("filename", json!(SNIPPET_NAME)),
+                ("length", json!(markdown.len())),
+                ("snippet_type", json!("markdown")),
+            ],
+        );
+        let v = self.call(&reserve)?;
+        let (Some(url), Some(id)) = (v["upload_url"].as_str(), v["file_id"].as_str()) else {
+            return Err("files.getUploadURLExternal returned no upload URL".into());
+        };
+        let headers = vec![
+            (
+                "authorization".into(),
+                format!("Bearer {}", self.token).into_bytes(),
+            ),
+            ("content-type".into(), b"application/octet-stream".to_vec()),
+        ];
+        let up = http::call(Method::Post, url, &headers, markdown.as_bytes())?;
+        if !(200..300).contains(&up.status) {
+            return Err(format!("the file upload answered HTTP {}", up.status));
+        }
+        let complete = Call::new(
+            "files.completeUploadExternal",
+            vec![
+                ("channel_id", json!(channel)),
+                ("files", json!([{ "id": id, "title": SNIPPET_NAME }])),
+                ("initial_comment", json!(SNIPPET_NOTE)),
+                ("thread_ts", json!(thread_ts)),
+            ],
+        );
+        self.call(&complete).map(|_| ())
+    }
+}

@@ -1,0 +1,333 @@
+//! The channel's decisions against eve's: inbound payloads as Slack sends them, the Slack
+//! calls a turn's events make, buttons, and the two tables on real SQLite.
+
+use eve_api::eve::{Event, InputRequest};
+use eve_sql_testing::Db;
+use serde_json::{json, Value};
+
+use crate::inbound::{self, Inbound, Kind};
+use crate::render::{Action, Renderer};
+use crate::store::{self, Thread};
+use crate::{hitl, web_api};
+
+fn mention(event: Value) -> Value {
+    json!({
+        "token": "x", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
+        "event_id": "Ev1", "event_time": 1,
+        "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": true}],
+        "event": event,
+    })
+}
+
+fn parse(v: &Value) -> Inbound {
+    inbound::parse(v.to_string().as_bytes(), false)
+}
+
+#[test]
+fn a_mention_is_a_message_of_its_workspace_user() {
+    let v = mention(
+        json!({"type": "app_mention", "user": "U1", "text": "<@UBOT> hi",
+        "ts": "1.1", "channel": "C1", "team": "T1"}),
+    );
+    let Inbound::Message(m) = parse(&v) else {
+        panic!("{:?}", parse(&v))
+    };
+    assert_eq!(
+        (m.kind, m.team.as_str(), m.user.as_str()),
+        (Kind::AppMention, "T1", "U1")
+    );
+    assert_eq!(
+        (m.thread_ts.as_str(), m.event_id.as_deref()),
+        ("1.1", Some("Ev1"))
+    );
+    assert_eq!(
+        inbound::principal(&m.team, &m.user, m.is_bot),
+        "slack:T1:U1"
+    );
+    assert_eq!(
+        inbound::model_text(&m),
+        "<slack_message>\nsender_type: user\nsender_id: U1\nbot_user_id: UBOT\nis_mentioned: true\n\
+         channel_id: C1\nthread_ts: 1.1\nmessage_ts: 1.1\nteam_id: T1\n<content>\n<@UBOT> hi\n\
+         </content>\n</slack_message>"
+    );
+    // A reply in a thread keeps the thread's ts.
+    let v = mention(
+        json!({"type": "app_mention", "user": "U2", "text": "more", "ts": "1.5",
+        "thread_ts": "1.1", "channel": "C1"}),
+    );
+    let Inbound::Message(m) = parse(&v) else {
+        panic!()
+    };
+    assert_eq!((m.thread_ts.as_str(), m.ts.as_str()), ("1.1", "1.5"));
+}
+
+#[test]
+fn the_apps_own_messages_and_other_events_are_ignored() {
+    for event in [
+        json!({"type": "app_mention", "user": "UBOT", "text": "x", "ts": "1", "channel": "C1"}),
+        json!({"type": "app_mention", "user": "U9", "app_id": "A1", "text": "x", "ts": "1", "channel": "C1"}),
+        json!({"type": "message", "channel_type": "im", "bot_id": "B1", "user": "U1", "text": "x", "ts": "1", "channel": "D1"}),
+        json!({"type": "message", "channel_type": "im", "subtype": "message_changed", "user": "U1", "text": "x", "ts": "1", "channel": "D1"}),
+        json!({"type": "message", "channel_type": "channel", "user": "U1", "text": "x", "ts": "1", "channel": "C1"}),
+        json!({"type": "reaction_added", "user": "U1"}),
+        json!({"type": "app_mention", "user": "U1", "text": "x", "channel": "C1"}),
+    ] {
+        assert_eq!(parse(&mention(event.clone())), Inbound::Ignored, "{event}");
+    }
+    assert_eq!(inbound::parse(b"not json", false), Inbound::Ignored);
+    assert_eq!(
+        inbound::parse(b"{\"type\":\"app_rate_limited\"}", false),
+        Inbound::Ignored
+    );
+    // A DM from a person is a message.
+    let dm = mention(
+        json!({"type": "message", "channel_type": "im", "user": "U1", "text": "hi",
+        "ts": "2", "channel": "D1"}),
+    );
+    assert!(
+        matches!(parse(&dm), Inbound::Message(m) if m.kind == Kind::DirectMessage
+        && m.channel_type.as_deref() == Some("private"))
+    );
+}
+
+#[test]
+fn the_challenge_and_timeout_retries() {
+    let v = json!({"token": "t", "challenge": "abc123", "type": "url_verification"});
+    assert_eq!(parse(&v), Inbound::Challenge("abc123".into()));
+    assert!(inbound::is_timeout_retry(Some("1"), Some("http_timeout")));
+    assert!(!inbound::is_timeout_retry(Some("1"), Some("http_error")));
+    assert!(!inbound::is_timeout_retry(Some("0"), Some("http_timeout")));
+    assert!(!inbound::is_timeout_retry(None, None));
+}
+
+fn question() -> InputRequest {
+    serde_json::from_value(json!({
+        "action": {"callId": "c1", "input": {}, "kind": "tool-call", "toolName": "ask"},
+        "kind": "question", "prompt": "Which one?", "requestId": "req_1",
+        "options": [{"id": "a", "label": "Apple"}, {"id": "b", "label": "Banana"}],
+    }))
+    .unwrap()
+}
+
+#[test]
+fn questions_are_buttons_and_a_click_answers_them() {
+    let (blocks, text) = hitl::request_message(&question()).unwrap();
+    assert_eq!(text, "Which one?");
+    assert_eq!(
+        blocks,
+        vec![json!({"type": "card",
+            "body": {"type": "mrkdwn", "text": "*Which one?*", "verbatim": false},
+            "actions": [
+                {"type": "button", "text": {"type": "plain_text", "text": "Apple", "emoji": false},
+                 "action_id": "eve_input:req_1:button:0", "value": "a"},
+                {"type": "button", "text": {"type": "plain_text", "text": "Banana", "emoji": false},
+                 "action_id": "eve_input:req_1:button:1", "value": "b"}]})]
+    );
+    let payload = json!({"type": "block_actions", "user": {"id": "U1", "team_id": "T1"},
+        "team": {"id": "T1"}, "channel": {"id": "C1"},
+        "message": {"ts": "9.9", "thread_ts": "1.1", "blocks": blocks},
+        "actions": [{"action_id": "eve_input:req_1:button:1", "value": "b",
+                     "text": {"type": "plain_text", "text": "Banana"}}]});
+    let body = form_urlencoded::Serializer::new(String::new())
+        .append_pair("payload", &payload.to_string())
+        .finish();
+    let Inbound::Answer(a) = inbound::parse(body.as_bytes(), true) else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            a.request_id.as_str(),
+            a.option_id.as_str(),
+            a.label.as_str()
+        ),
+        ("req_1", "b", "Banana")
+    );
+    assert_eq!(
+        (a.thread_ts.as_str(), a.message_ts.as_str()),
+        ("1.1", "9.9")
+    );
+    let answered = hitl::answered_blocks(&a.blocks, "req_1", &a.label, &a.user);
+    assert_eq!(
+        answered[0]["subtext"]["text"],
+        ":white_check_mark: *Banana* by <@U1>"
+    );
+    assert!(answered[0].get("actions").is_none());
+    // Someone else's buttons are not ours.
+    assert_eq!(hitl::decode_button("my_button"), None);
+    assert_eq!(
+        hitl::decode_button("eve_input:tool-approval:r9:button:1").as_deref(),
+        Some("r9")
+    );
+}
+
+fn ev(v: Value) -> Event {
+    serde_json::from_value(v).unwrap()
+}
+
+fn calls(actions: Vec<Action>) -> Vec<(String, String)> {
+    actions
+        .into_iter()
+        .map(|a| match a {
+            Action::Call(c) => (c.method.to_string(), c.form()),
+            Action::Snippet { markdown } => ("snippet".into(), markdown.len().to_string()),
+        })
+        .collect()
+}
+
+#[test]
+fn a_turn_renders_as_eves_default_renderer() {
+    let mut r = Renderer::new("C1", "1.1");
+    let mut out = calls(r.received());
+    let turn = json!({"sequence": 0, "turnId": "turn_0"});
+    let step = json!({"sequence": 0, "turnId": "turn_0", "stepIndex": 0});
+    for e in [
+        json!({"type": "turn.started", "data": turn}),
+        json!({"type": "step.started", "data": {"modelId": "m", "sequence": 0, "turnId": "turn_0", "stepIndex": 0}}),
+        json!({"type": "message.appended", "data": {"messageDelta": "Hello", "sequence": 0, "turnId": "turn_0", "stepIndex": 0}}),
+        json!({"type": "message.completed", "data": {"finishReason": "stop", "message": "Hello", "sequence": 0, "turnId": "turn_0", "stepIndex": 0}}),
+        json!({"type": "turn.completed", "data": turn}),
+    ] {
+        let _ = &step;
+        out.extend(calls(r.on_event(&ev(e))));
+    }
+    let thinking =
+        "channel_id=C1&thread_ts=1.1&status=Thinking...&loading_messages=%5B%22Thinking...%22%5D";
+    assert_eq!(
+        out,
+        vec![
+            ("assistant.threads.setStatus".into(), thinking.into()),
+            ("assistant.threads.setStatus".into(), thinking.into()),
+            ("chat.postMessage".into(), "channel=C1&markdown_text=Hello&thread_ts=1.1&unfurl_links=false&unfurl_media=false".into()),
+            ("assistant.threads.setStatus".into(), "channel_id=C1&thread_ts=1.1&status=".into()),
+        ]
+    );
+}
+
+#[test]
+fn long_replies_tools_and_questions() {
+    let mut r = Renderer::new("C1", "1.1");
+    let at = json!({"sequence": 0, "turnId": "turn_0", "stepIndex": 0});
+    let mut with = |mut v: Value| {
+        v["data"]
+            .as_object_mut()
+            .unwrap()
+            .extend(at.as_object().unwrap().clone());
+        calls(r.on_event(&ev(v)))
+    };
+    let tools = with(json!({"type": "actions.requested", "data": {"actions": [
+        {"callId": "c1", "input": {}, "kind": "tool-call", "toolName": "get_time"},
+        {"callId": "c2", "input": {}, "kind": "tool-call", "toolName": "mcp__searchDocs"}]}}));
+    assert_eq!(tools[0].1, "channel_id=C1&thread_ts=1.1&status=Get+time+%2B1+more&loading_messages=%5B%22Get+time+%2B1+more%22%5D");
+    let long = "x".repeat(300);
+    let writing = with(json!({"type": "message.appended", "data": {"messageDelta": long}}));
+    assert!(writing[0].1.contains("status=Writing+a+reply..."));
+    let big = "y".repeat(12_001);
+    let done = with(
+        json!({"type": "message.completed", "data": {"finishReason": "stop", "message": big}}),
+    );
+    assert_eq!(done, vec![("snippet".to_string(), "12001".to_string())]);
+    let q = serde_json::to_value(question()).unwrap();
+    let asked = with(json!({"type": "input.requested", "data": {"callId": "c1", "requests": [q]}}));
+    assert_eq!(asked[0].0, "chat.postMessage");
+    assert!(asked[0].1.contains("eve_input%3Areq_1%3Abutton%3A0"));
+    assert_eq!(renderer_title("crm__sync_accounts"), "Sync accounts");
+    assert_eq!(renderer_title("syncAccounts"), "Sync accounts");
+    assert_eq!(renderer_title("getHTTPResponse"), "Get HTTP response");
+}
+
+fn renderer_title(name: &str) -> String {
+    crate::render::display_title(name)
+}
+
+#[test]
+fn statuses_are_cut_as_eve_cuts_them() {
+    use crate::render::truncate_status;
+    assert_eq!(truncate_status("  a   b "), "a b");
+    let long = "Searching the documentation for the answer to your long question";
+    let cut = truncate_status(long);
+    assert!(cut.chars().count() <= 50 && cut.ends_with("..."), "{cut}");
+    assert_eq!(cut, "Searching the documentation for the answer to...");
+}
+
+#[test]
+fn web_api_bodies_and_answers() {
+    let c = web_api::Call::new(
+        "x",
+        vec![
+            ("a", json!("b c")),
+            ("n", Value::Null),
+            ("o", json!({"k": 1})),
+        ],
+    );
+    assert_eq!(c.form(), "a=b+c&o=%7B%22k%22%3A1%7D");
+    assert_eq!(
+        web_api::method_url("http://h/api/", "chat.update"),
+        "http://h/api/chat.update"
+    );
+    assert!(web_api::verdict(200, br#"{"ok":true,"ts":"1"}"#).is_ok());
+    assert_eq!(
+        web_api::verdict(200, br#"{"ok":false,"error":"not_authed"}"#),
+        Err("not_authed".into())
+    );
+    assert!(web_api::verdict(502, b"<html>").is_err());
+}
+
+fn db() -> Db {
+    let db = Db::memory();
+    eve_store::migrations::migrate(&db, 0).unwrap();
+    db
+}
+
+#[test]
+fn an_event_id_is_taken_once_and_forgotten_after_a_day() {
+    let db = db();
+    assert!(store::claim_event(&db, "Ev1", 1_000).unwrap());
+    assert!(!store::claim_event(&db, "Ev1", 2_000).unwrap());
+    assert!(store::claim_event(&db, "Ev2", 2_000).unwrap());
+    let later = 2_000 + store::EVENT_MEMORY_MS + 1;
+    assert!(store::claim_event(&db, "Ev1", later).unwrap());
+}
+
+#[test]
+fn a_thread_has_one_session_the_first_writer_wins() {
+    let db = db();
+    let t = Thread {
+        team: "T1".into(),
+        channel: "C1".into(),
+        thread_ts: "1.1".into(),
+    };
+    assert_eq!(store::thread_session(&db, &t).unwrap(), None);
+    assert!(store::record_thread(&db, &t, "wrun_a", "slack:T1:U1", 1).unwrap());
+    assert!(!store::record_thread(&db, &t, "wrun_b", "slack:T1:U2", 2).unwrap());
+    assert_eq!(
+        store::thread_session(&db, &t).unwrap(),
+        Some(("wrun_a".into(), "slack:T1:U1".into()))
+    );
+    let other = Thread {
+        thread_ts: "2.2".into(),
+        ..t.clone()
+    };
+    assert_eq!(store::thread_session(&db, &other).unwrap(), None);
+    store::forget_thread(&db, &t, "wrun_other").unwrap();
+    assert!(store::thread_session(&db, &t).unwrap().is_some());
+    store::forget_thread(&db, &t, "wrun_a").unwrap();
+    assert_eq!(store::thread_session(&db, &t).unwrap(), None);
+}
+
+#[test]
+fn reasoning_shows_its_heading_or_last_sentence() {
+    use crate::render::reasoning_status;
+    assert_eq!(
+        reasoning_status("**Planning the answer**\nI will look.").as_deref(),
+        Some("Planning the answer")
+    );
+    assert_eq!(
+        reasoning_status("The user greets me. I should answer briefly and kindly.").as_deref(),
+        Some("I should answer briefly and kindly.")
+    );
+    assert_eq!(
+        reasoning_status("1. First step here. Ok.").as_deref(),
+        Some("First step here.")
+    );
+    assert_eq!(reasoning_status("```code```"), None);
+}

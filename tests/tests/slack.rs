@@ -1,0 +1,452 @@
+//! The Slack channel (issue 23, docs/slack.md) end to end: the real `slack` and `agent`
+//! components in the local host, Slack played by the Web API simulator
+//! (tests/slack/slack-sim.mjs) that records every call, and events signed as Slack signs them.
+//! The agent is the demo model, so replies are deterministic.
+
+use std::time::Duration;
+
+use eve_chat_tests::accounts::database;
+use eve_chat_tests::slack_sim::{
+    envelope, mention, methods, now_secs, post_event, post_signed, SlackSim, BOT_TOKEN, ROUTE,
+    SIGNING_SECRET,
+};
+use eve_chat_tests::{Host, HostOptions};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn host(sim: &SlackSim) -> Host {
+    let o = HostOptions::default()
+        .var("demo_pacing_ms", "0")
+        .var("chat_send_per_hour", "1000")
+        .var("slack_bot_token", BOT_TOKEN)
+        .var("slack_signing_secret", SIGNING_SECRET)
+        .var("slack_api_base_url", &sim.api_base());
+    Host::start(o).expect("a local host")
+}
+
+fn posts_in(calls: &[Value], thread_ts: &str) -> Vec<Value> {
+    calls
+        .iter()
+        .filter(|c| c["method"] == "chat.postMessage" && c["body"]["thread_ts"] == thread_ts)
+        .cloned()
+        .collect()
+}
+
+/// The calls of thread `thread_ts` in channel C1, as `(method, status or text)`.
+fn thread_calls(calls: &[Value], thread_ts: &str) -> Vec<(String, String)> {
+    calls
+        .iter()
+        .filter(|c| c["body"]["thread_ts"] == thread_ts || c["method"] == "conversations.info")
+        .map(|c| {
+            let b = &c["body"];
+            let what = b["status"]
+                .as_str()
+                .or(b["markdown_text"].as_str())
+                .or(b["text"].as_str())
+                .unwrap_or("");
+            (c["method"].as_str().unwrap().to_string(), what.to_string())
+        })
+        .collect()
+}
+
+fn ok(r: &eve_chat_tests::Response) {
+    assert_eq!((r.status, r.text().as_str()), (200, "ok"), "{}", r.text());
+}
+
+#[test]
+fn unsigned_mis_signed_and_stale_requests_are_401_and_do_nothing() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    let body = envelope("EvBad", mention("U1", "hello", "100.000001", None)).to_string();
+    let now = now_secs();
+    for (why, r) in [
+        (
+            "wrong secret",
+            post_signed(&h, &body, "application/json", now, "not the secret", &[]),
+        ),
+        (
+            "301 s old",
+            post_signed(
+                &h,
+                &body,
+                "application/json",
+                now - 301,
+                SIGNING_SECRET,
+                &[],
+            ),
+        ),
+        (
+            "301 s ahead",
+            post_signed(
+                &h,
+                &body,
+                "application/json",
+                now + 301,
+                SIGNING_SECRET,
+                &[],
+            ),
+        ),
+        (
+            "unsigned",
+            h.send(
+                "POST",
+                ROUTE,
+                &[("content-type", "application/json")],
+                Some(body.as_bytes()),
+            ),
+        ),
+    ] {
+        assert_eq!(
+            (r.status, r.text().as_str()),
+            (401, "unauthorized"),
+            "{why}"
+        );
+    }
+    // A body changed after signing.
+    let ts = now.to_string();
+    let sig = eve_slack::verify::sign(SIGNING_SECRET, &ts, body.as_bytes());
+    let tampered = body.replace("hello", "HELLO");
+    let r = h.send(
+        "POST",
+        ROUTE,
+        &[
+            ("content-type", "application/json"),
+            ("x-slack-request-timestamp", &ts),
+            ("x-slack-signature", &sig),
+        ],
+        Some(tampered.as_bytes()),
+    );
+    assert_eq!(r.status, 401);
+    // The same event id, properly signed, is still new: nothing was stored for the refused ones.
+    ok(&post_event(&h, &serde_json::from_str(&body).unwrap(), &[]));
+    let calls = sim.wait_for(WAIT, |c| !posts_in(c, "100.000001").is_empty());
+    assert_eq!(posts_in(&calls, "100.000001").len(), 1);
+}
+
+#[test]
+fn the_url_verification_challenge_is_answered() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    let r = post_event(
+        &h,
+        &json!({"token": "t", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification"}),
+        &[],
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.text(),
+        "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+    );
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+    // Other callbacks and bodies that are not JSON: `ok`, nothing else.
+    ok(&post_event(
+        &h,
+        &json!({"type": "app_rate_limited", "team_id": "T1"}),
+        &[],
+    ));
+    ok(&post_signed(
+        &h,
+        "not json",
+        "application/json",
+        now_secs(),
+        SIGNING_SECRET,
+        &[],
+    ));
+    assert!(sim.calls().is_empty());
+}
+
+#[test]
+fn a_mention_is_answered_in_its_thread_and_the_thread_keeps_its_session() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    ok(&post_event(
+        &h,
+        &envelope("Ev1", mention("U1", "hello there", "200.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        thread_calls(c, "200.000001")
+            .iter()
+            .filter(|(m, s)| m == "assistant.threads.setStatus" && s.is_empty())
+            .count()
+            == 1
+    });
+    let seen = thread_calls(&calls, "200.000001");
+    let status = |s: &str| ("assistant.threads.setStatus".to_string(), s.to_string());
+    let (methods_seen, reply): (Vec<_>, Vec<_>) = seen
+        .iter()
+        .cloned()
+        .partition(|(m, _)| m != "chat.postMessage");
+    // eve's default renderer: Thinking... on arrival (then eve asks whether the channel is
+    // private), again when the turn starts, the reasoning's last sentence, "Writing a reply..."
+    // past 280 characters, the reply, the status cleared.
+    assert_eq!(
+        methods_seen,
+        vec![
+            status("Thinking..."),
+            ("conversations.info".to_string(), String::new()),
+            status("Thinking..."),
+            status("A general question: I'll answer directly and..."),
+            status("Writing a reply..."),
+            status(""),
+        ]
+    );
+    assert_eq!(seen[5].0, "chat.postMessage");
+    assert!(
+        reply[0].1.starts_with("This is the offline **demo model**"),
+        "{reply:?}"
+    );
+    // Slack's wire format: form bodies with the bot's token; the reply as eve posts it.
+    for c in &calls {
+        assert_eq!(c["contentType"], "application/x-www-form-urlencoded", "{c}");
+        assert_eq!(c["authorized"], true, "{c}");
+    }
+    let reply = &posts_in(&calls, "200.000001")[0]["body"];
+    assert_eq!(
+        (
+            reply["channel"].as_str(),
+            reply["unfurl_links"].as_str(),
+            reply["unfurl_media"].as_str()
+        ),
+        (Some("C1"), Some("false"), Some("false"))
+    );
+    let status = &calls[0]["body"];
+    assert_eq!(status["channel_id"], "C1");
+    assert_eq!(status["loading_messages"], r#"["Thinking..."]"#);
+
+    // A second mention in the thread continues the same session, owned by the Slack user.
+    ok(&post_event(
+        &h,
+        &envelope(
+            "Ev2",
+            mention("U1", "and again", "200.000002", Some("200.000001")),
+        ),
+        &[],
+    ));
+    sim.wait_for(WAIT, |c| posts_in(c, "200.000001").len() == 2);
+    let db = database(&h);
+    let owned: Vec<(String, String)> = db
+        .prepare("SELECT session_id, principal FROM slack_thread")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(owned.len(), 1);
+    assert_eq!(owned[0].1, "slack:T1:U1");
+    let (sessions, turns): (i64, i64) = db
+        .query_row(
+            "SELECT (SELECT count(*) FROM eve_session WHERE principal = 'slack:T1:U1'), \
+             (SELECT count(*) FROM eve_event WHERE session_id = ?1 AND type = 'turn.completed')",
+            [&owned[0].0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((sessions, turns), (1, 2));
+    // What the model read: eve's <slack_message> block.
+    let received: String = db
+        .query_row(
+            "SELECT body FROM eve_event WHERE session_id = ?1 AND type = 'message.received' ORDER BY idx LIMIT 1",
+            [&owned[0].0],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(received.contains("<slack_message>\\nsender_type: user\\nsender_id: U1\\nbot_user_id: UBOT\\nis_mentioned: true\\nchannel_id: C1\\nthread_ts: 200.000001"), "{received}");
+}
+
+#[test]
+fn retries_and_repeated_event_ids_start_no_second_turn() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    let first = envelope("EvDup", mention("U1", "hello", "300.000001", None));
+    ok(&post_event(&h, &first, &[]));
+    // Slack's retry after a timeout, a retry for another reason, and a plain duplicate: all
+    // `ok`, decided before the answer (nothing runs after it).
+    ok(&post_event(
+        &h,
+        &first,
+        &[
+            ("x-slack-retry-num", "1"),
+            ("x-slack-retry-reason", "http_timeout"),
+        ],
+    ));
+    ok(&post_event(
+        &h,
+        &first,
+        &[
+            ("x-slack-retry-num", "2"),
+            ("x-slack-retry-reason", "http_error"),
+        ],
+    ));
+    ok(&post_event(&h, &first, &[]));
+    // Another event afterwards, in its own thread, to wait for.
+    ok(&post_event(
+        &h,
+        &envelope("EvNext", mention("U1", "hello", "301.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "300.000001").len() == 1 && posts_in(c, "301.000001").len() == 1
+    });
+    assert_eq!(posts_in(&calls, "300.000001").len(), 1);
+    let sessions: i64 = database(&h)
+        .query_row(
+            "SELECT count(*) FROM eve_session WHERE principal = 'slack:T1:U1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(sessions, 2);
+}
+
+#[test]
+fn the_apps_own_messages_are_ignored() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    // Its bot user, and a message carrying its app id.
+    ok(&post_event(
+        &h,
+        &envelope(
+            "EvSelf1",
+            mention("UBOT", "I said this", "400.000001", None),
+        ),
+        &[],
+    ));
+    let mut by_app = mention("U7", "posted by the app", "401.000001", None);
+    by_app["app_id"] = json!("A1");
+    ok(&post_event(&h, &envelope("EvSelf2", by_app), &[]));
+    ok(&post_event(
+        &h,
+        &envelope("EvPerson", mention("U1", "hello", "402.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "402.000001").len() == 1);
+    for ts in ["400.000001", "401.000001"] {
+        assert!(
+            calls.iter().all(|c| c["body"]["thread_ts"] != ts),
+            "{calls:?}"
+        );
+    }
+}
+
+#[test]
+fn a_question_is_buttons_and_a_click_answers_it() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    ok(&post_event(
+        &h,
+        &envelope("EvQ", mention("U1", "ask me something", "500.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "500.000001")
+            .iter()
+            .any(|p| p["body"]["blocks"].is_string())
+    });
+    let card = posts_in(&calls, "500.000001")
+        .into_iter()
+        .find(|p| p["body"]["blocks"].is_string())
+        .unwrap();
+    let blocks: Value = serde_json::from_str(card["body"]["blocks"].as_str().unwrap()).unwrap();
+    assert_eq!(blocks[0]["type"], "card");
+    let button = blocks[0]["actions"][0].clone();
+    assert!(
+        button["action_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("eve_input:"),
+        "{button}"
+    );
+    // The status is cleared while the turn waits on the person.
+    assert_eq!(
+        thread_calls(&calls, "500.000001").last().unwrap(),
+        &("assistant.threads.setStatus".to_string(), String::new())
+    );
+
+    let payload = json!({
+        "type": "block_actions", "user": {"id": "U2", "username": "bob", "team_id": "T1"},
+        "api_app_id": "A1", "team": {"id": "T1"}, "channel": {"id": "C1"},
+        "container": {"type": "message", "message_ts": "1700000002.000100", "channel_id": "C1"},
+        "message": {"type": "message", "ts": "1700000002.000100", "thread_ts": "500.000001", "blocks": blocks},
+        "actions": [button], "trigger_id": "t1", "response_url": "http://127.0.0.1:9/unused",
+    });
+    let body = format!("payload={}", urlencode(&payload.to_string()));
+    ok(&post_signed(
+        &h,
+        &body,
+        "application/x-www-form-urlencoded",
+        now_secs(),
+        SIGNING_SECRET,
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "500.000001")
+            .iter()
+            .any(|p| p["body"]["markdown_text"].is_string())
+    });
+    let update = calls
+        .iter()
+        .find(|c| c["method"] == "chat.update")
+        .expect("the card is updated");
+    assert_eq!(update["body"]["ts"], "1700000002.000100");
+    let label = button["text"]["text"].as_str().unwrap();
+    assert_eq!(update["body"]["text"], format!("Answered: {label}"));
+    assert!(update["body"]["blocks"]
+        .as_str()
+        .unwrap()
+        .contains("by <@U2>"));
+}
+
+#[test]
+fn a_long_answer_is_uploaded_as_a_snippet() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    ok(&post_event(
+        &h,
+        &envelope("EvLong", mention("U1", "count to 3000", "600.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        c.iter()
+            .any(|x| x["method"] == "files.completeUploadExternal")
+    });
+    let m = methods(&calls);
+    let at = |name: &str| m.iter().position(|x| x == name).unwrap();
+    assert!(
+        at("files.getUploadURLExternal") < at("upload")
+            && at("upload") < at("files.completeUploadExternal")
+    );
+    let reserve = &calls[at("files.getUploadURLExternal")]["body"];
+    assert_eq!(
+        (
+            reserve["filename"].as_str(),
+            reserve["snippet_type"].as_str()
+        ),
+        (Some("eve-response.md"), Some("markdown"))
+    );
+    let upload = &calls[at("upload")]["body"];
+    assert_eq!(
+        upload["length"].to_string(),
+        reserve["length"].as_str().unwrap()
+    );
+    assert!(upload["length"].as_u64().unwrap() > 12_000);
+    let done = &calls[at("files.completeUploadExternal")]["body"];
+    assert_eq!(done["thread_ts"], "600.000001");
+    assert_eq!(
+        done["initial_comment"],
+        "Here's a snippet with the full response."
+    );
+    assert!(posts_in(&calls, "600.000001").is_empty());
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
