@@ -118,6 +118,8 @@ function normalise(log) {
     const b = { ...body };
     for (const k of ["ts", "thread_ts"]) if (typeof b[k] === "string") b[k] = /^\d+\.\d+$/.test(b[k]) ? name(b[k]) : b[k];
     if (method === "upload") delete b.fileId;
+    // get_time answers the clock (the reference's tool a fixed time).
+    if (typeof b.markdown_text === "string") b.markdown_text = b.markdown_text.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>");
     return { method, contentType: contentType.split(";")[0], authorized, body: b };
   });
 }
@@ -172,6 +174,11 @@ async function main() {
   await both("second message in the thread", async (b, s) => {
     const r = await post(b, envelope("Ev2", mention("U1", "and again", "1700000200.000100", "1700000100.000100")));
     await turnsDone(s, "1700000100.000100", 2);
+    return r;
+  });
+  await both("a tool turn", async (b, s) => {
+    const r = await post(b, envelope("Ev4", mention("U2", "use the tool please", "1700000400.000100")));
+    await turnsDone(s, "1700000400.000100", 1);
     return r;
   });
 
