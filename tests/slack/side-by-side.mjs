@@ -120,6 +120,11 @@ function normalise(log) {
     if (method === "upload") delete b.fileId;
     // get_time answers the clock (the reference's tool a fixed time).
     if (typeof b.markdown_text === "string") b.markdown_text = b.markdown_text.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>");
+    // A failure's hint and error id are the agent's words (its failure event), not the
+    // channel's: eve's provider error names itself and carries an id, eve-chat's agent says
+    // "The model provider returned an error." — the frame around them is compared.
+    if (typeof b.markdown_text === "string")
+      b.markdown_text = b.markdown_text.replace(/ \([^\n]*\)\.\n\n/, " (<error>).\n\n").replace(/\n\n_Error id: `[^`]*`_$/, "");
     return { method, contentType: contentType.split(";")[0], authorized, body: b };
   });
 }
@@ -129,7 +134,10 @@ async function main() {
   const refModules = path.join(repo, "target/eve-reference/node_modules");
   if (!fs.existsSync(host)) throw new Error(`${host} is missing`);
   if (!fs.existsSync(path.join(refModules, ".bin/eve"))) throw new Error(`${refModules} is missing: run tests/eve-client/run-all once`);
-  const model = await start("fake-model", process.execPath, [path.join(repo, "tests/eve-client/fake-model.mjs"), "--port", "0"], {}, /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/);
+  // One fake model per side, so each side's model requests are recorded apart.
+  const fakeModel = (name) =>
+    start(name, process.execPath, [path.join(repo, "tests/eve-client/fake-model.mjs"), "--port", "0"], { env: { ...process.env, FAKE_MODEL_LOG: path.join(run, `${name}.jsonl`) } }, /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/);
+  const [model, modelOurs] = [await fakeModel("model-reference"), await fakeModel("model-eve-chat")];
   const [simRef, simOurs] = [await sim("sim-reference"), await sim("sim-eve-chat")];
 
   const ref = path.join(run, "reference");
@@ -141,7 +149,7 @@ async function main() {
   const refPort = 20000 + Math.floor(Math.random() * 20000);
   const refEnv = { ...process.env, EVE_TELEMETRY_DISABLED: "1", FAKE_MODEL_BASE_URL: model, SLACK_BOT_TOKEN: TOKEN, SLACK_SIGNING_SECRET: SECRET, SLACK_API_BASE_URL: `${simRef}/api` };
   const refReady = start("reference", path.join(ref, "node_modules/.bin/eve"), ["dev", "--no-ui", "--host", "127.0.0.1", "--port", String(refPort), "--no-default-extensions", "--logs", "all"], { cwd: ref, env: refEnv }, /([\s\S])/);
-  const vars = { auth_mode: "local-dev", llm_provider: "openai", llm_base_url: model, llm_model: "fake-model", chat_send_per_hour: "100000", slack_bot_token: TOKEN, slack_signing_secret: SECRET, slack_api_base_url: `${simOurs}/api` };
+  const vars = { auth_mode: "local-dev", llm_provider: "openai", llm_base_url: modelOurs, llm_model: "fake-model", chat_send_per_hour: "100000", slack_bot_token: TOKEN, slack_signing_secret: SECRET, slack_api_base_url: `${simOurs}/api` };
   const args = ["up", "--listen", "127.0.0.1:0", "--state-dir", path.join(run, "state")];
   for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
   const ours = await start("eve-chat", host, args, { cwd: repo }, /Serving (http:\/\/127\.0\.0\.1:\d+)/);
@@ -181,6 +189,15 @@ async function main() {
     await turnsDone(s, "1700000400.000100", 1);
     return r;
   });
+  await both("a failing model", async (b, s) => {
+    const r = await post(b, envelope("Ev5", mention("U1", "please fail now", "1700000500.000100")));
+    for (let i = 0; i < 1200; i++) {
+      const c = await calls(s);
+      if (c.some((x) => x.method === "chat.postMessage" && x.body.thread_ts === "1700000500.000100")) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    return r;
+  });
 
   let same = true;
   if (JSON.stringify(answers.reference) !== JSON.stringify(answers["eve-chat"])) {
@@ -205,7 +222,19 @@ async function main() {
     console.log(`${x === y ? "  same" : "* DIFF"} #${i}\n    reference: ${x}\n    eve-chat:  ${y}`);
     if (x !== y) same = false;
   }
-  console.log(same ? "side by side: the Slack call logs are identical" : "side by side: the Slack call logs differ");
+  // What each model was asked: the last user message of every request (the <slack_message>).
+  const asked = (name) =>
+    fs.readFileSync(path.join(run, `${name}.jsonl`), "utf8").split("\n").filter(Boolean).map((l) => {
+      const user = JSON.parse(l).body.messages.filter((m) => m.role === "user").at(-1);
+      return typeof user?.content === "string" ? user.content : (user?.content ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n");
+    });
+  const [askedRef, askedOurs] = [asked("model-reference"), asked("model-eve-chat")];
+  for (let i = 0; i < Math.max(askedRef.length, askedOurs.length); i++) {
+    const [x, y] = [JSON.stringify(askedRef[i] ?? null), JSON.stringify(askedOurs[i] ?? null)];
+    console.log(`${x === y ? "  same" : "* DIFF"} model request #${i}\n    reference: ${x}\n    eve-chat:  ${y}`);
+    if (x !== y) same = false;
+  }
+  console.log(same ? "side by side: the Slack call logs and the model's inputs are identical" : "side by side: they differ");
   process.exitCode = same ? 0 : 1;
 }
 

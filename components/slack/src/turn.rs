@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use eve_api::eve::Event;
 use eve_slack::inbound::{self, Answer, Kind, Message};
-use eve_slack::render::Renderer;
+use eve_slack::render::{self, Renderer};
 use eve_slack::store::{self, Thread};
 use eve_slack::{hitl, web_api::Call};
 use eve_spin::streaming::Read;
@@ -127,12 +127,11 @@ pub fn on_answer(a: &Answer) {
 /// A message the agent would not take: said in the thread (eve's words for a failed turn).
 fn refused(slack: &Slack, r: &Renderer, e: Failure) {
     eprintln!("slack: the message was not delivered: {e}");
-    let text = match e {
-        Failure::Refused(_, why) if !why.is_empty() => format!(
-            "I hit an error while handling your request: {why}\n\nPlease try again, rephrase, or reach out if it keeps failing."
-        ),
-        _ => "I hit an error while handling your request.\n\nPlease try again, rephrase, or reach out if it keeps failing.".into(),
+    let why = match e {
+        Failure::Refused(_, why) => why,
+        _ => String::new(),
     };
+    let text = render::failure_text(render::TURN_FAILED, &why, &None);
     slack.run(vec![r.post_markdown(&text)], &r.channel, &r.thread_ts);
 }
 

@@ -88,7 +88,9 @@ impl Renderer {
                 Some(text) => self.show(&text, false),
                 None => vec![],
             },
-            Event::MessageAppended(m) => self.appended(&m.at.turn_id, m.at.step_index, &m.message_delta),
+            Event::MessageAppended(m) => {
+                self.appended(&m.at.turn_id, m.at.step_index, &m.message_delta)
+            }
             Event::ActionsRequested(a) => self.actions(a),
             Event::ActionResult(r) => match label_of(&r.presentation, &r.result.call_id) {
                 Some(label) => self.show(&label, false),
@@ -98,12 +100,12 @@ impl Renderer {
             Event::InputRequested(r) => self.questions(&r.requests),
             Event::TurnWaiting(w) if w.on == "input" => self.hide(),
             Event::TurnCompleted(_) => self.clear(),
-            Event::TurnFailed(f) if f.terminal != Some(true) => vec![self.post_markdown(
-                "I hit an error while handling your request.\n\nPlease try again, rephrase, or reach out if it keeps failing.",
-            )],
-            Event::SessionFailed(_) => vec![self.post_markdown(
-                "This session couldn't recover from an error.\n\nStart a new thread to continue — I can't pick this one back up.",
-            )],
+            Event::TurnFailed(f) if f.terminal != Some(true) => {
+                vec![self.post_markdown(&failure_text(TURN_FAILED, &f.message, &f.details))]
+            }
+            Event::SessionFailed(f) => {
+                vec![self.post_markdown(&failure_text(SESSION_FAILED, &f.message, &f.details))]
+            }
             _ => vec![],
         }
     }
@@ -234,6 +236,50 @@ impl Renderer {
         }
         Action::Call(Call::new("assistant.threads.setStatus", fields))
     }
+}
+
+/// eve's words for a failed turn and a failed session: the opening and the next step.
+pub const TURN_FAILED: (&str, &str) = (
+    "I hit an error while handling your request",
+    "Please try again, rephrase, or reach out if it keeps failing.",
+);
+pub const SESSION_FAILED: (&str, &str) = (
+    "This session couldn't recover from an error",
+    "Start a new thread to continue — I can't pick this one back up.",
+);
+
+/// eve's notice of a failure (`formatErrorHint`, the error id when there is one).
+pub fn failure_text(
+    (opening, next): (&str, &str),
+    message: &str,
+    details: &Option<Value>,
+) -> String {
+    let name = details
+        .as_ref()
+        .and_then(|d| d["name"].as_str())
+        .filter(|n| !n.is_empty());
+    let message = message.trim();
+    let shown = if message.chars().count() <= 160 {
+        message.to_string()
+    } else {
+        let cut: String = message.chars().take(159).collect();
+        format!("{}…", cut.trim_end())
+    };
+    let hint = match (name, shown.is_empty()) {
+        (Some(n), false) => format!(" ({n}: {shown})"),
+        (Some(n), true) => format!(" ({n})"),
+        (None, false) => format!(" ({shown})"),
+        (None, true) => String::new(),
+    };
+    let mut text = format!("{opening}{hint}.\n\n{next}");
+    if let Some(id) = details
+        .as_ref()
+        .and_then(|d| d["errorId"].as_str())
+        .filter(|i| !i.is_empty())
+    {
+        text.push_str(&format!("\n\n_Error id: `{id}`_"));
+    }
+    text
 }
 
 fn is_task_control(a: &eve_api::eve::ActionRequest) -> bool {

@@ -331,3 +331,21 @@ fn reasoning_shows_its_heading_or_last_sentence() {
     );
     assert_eq!(reasoning_status("```code```"), None);
 }
+
+#[test]
+fn failures_are_said_in_eves_words() {
+    use crate::render::{failure_text, SESSION_FAILED, TURN_FAILED};
+    assert_eq!(
+        failure_text(
+            TURN_FAILED,
+            "model refused",
+            &Some(json!({"name": "APICallError", "errorId": "e1"}))
+        ),
+        "I hit an error while handling your request (APICallError: model refused).\n\n\
+         Please try again, rephrase, or reach out if it keeps failing.\n\n_Error id: `e1`_"
+    );
+    assert_eq!(
+        failure_text(SESSION_FAILED, "", &None),
+        "This session couldn't recover from an error.\n\nStart a new thread to continue — I can't pick this one back up."
+    );
+}
