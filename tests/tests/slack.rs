@@ -450,3 +450,65 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+#[test]
+fn a_direct_message_is_answered_without_asking_whether_the_channel_is_private() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    let dm = json!({"type": "message", "channel_type": "im", "user": "U1", "text": "hi there",
+        "ts": "700.000001", "channel": "D1", "team": "T1", "event_ts": "700.000001"});
+    ok(&post_event(&h, &envelope("EvDm", dm), &[]));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "700.000001").len() == 1 && c.last().is_some_and(|l| l["body"]["status"] == "")
+    });
+    assert!(
+        methods(&calls).iter().all(|m| m != "conversations.info"),
+        "{calls:?}"
+    );
+    let reply = &posts_in(&calls, "700.000001")[0]["body"];
+    assert_eq!(reply["channel"], "D1");
+    // A message edit in the DM, and another bot's DM, start nothing.
+    let edit = json!({"type": "message", "channel_type": "im", "subtype": "message_changed",
+        "user": "U1", "text": "edited", "ts": "701.000001", "channel": "D1"});
+    ok(&post_event(&h, &envelope("EvEdit", edit), &[]));
+    let bot = json!({"type": "message", "channel_type": "im", "bot_id": "B9", "user": "U9",
+        "text": "beep", "ts": "702.000001", "channel": "D1"});
+    ok(&post_event(&h, &envelope("EvBot", bot), &[]));
+    ok(&post_event(
+        &h,
+        &envelope("EvDm2", mention("U1", "hello", "703.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "703.000001").len() == 1);
+    assert!(calls
+        .iter()
+        .all(|c| c["body"]["thread_ts"] != "701.000001" && c["body"]["thread_ts"] != "702.000001"));
+}
+
+#[test]
+fn a_message_the_agent_refuses_is_answered_with_eves_failure_notice() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    // Over the agent's 8,000 characters once wrapped in <slack_message>.
+    let long = "x".repeat(8_000);
+    ok(&post_event(
+        &h,
+        &envelope("EvTooLong", mention("U1", &long, "800.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "800.000001").len() == 1);
+    let text = posts_in(&calls, "800.000001")[0]["body"]["markdown_text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.starts_with("I hit an error while handling your request (")
+            && text.ends_with("Please try again, rephrase, or reach out if it keeps failing."),
+        "{text}"
+    );
+    // Nothing was kept for the thread.
+    let threads: i64 = database(&h)
+        .query_row("SELECT count(*) FROM slack_thread", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(threads, 0);
+}
