@@ -170,6 +170,11 @@ async function main() {
   const first = envelope("Ev1", mention("U1", "hello", "1700000100.000100"));
   await both("bad signature", (b) => post(b, first, { secret: "wrong" }));
   await both("stale timestamp", (b) => post(b, first, { ts: Math.floor(Date.now() / 1000) - 301 }));
+  await both("a GET", async (b) => {
+    const r = await fetch(`${b}/eve/v1/slack`);
+    // (eve dev's 404 body is a development stack trace: the status is compared.)
+    return { status: r.status };
+  });
   await both("challenge", (b) => post(b, JSON.stringify({ token: "t", challenge: "chal-123", type: "url_verification" })));
   await both("mention", async (b, s) => {
     const r = await post(b, first);

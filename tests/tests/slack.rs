@@ -153,6 +153,8 @@ fn the_url_verification_challenge_is_answered() {
         SIGNING_SECRET,
         &[],
     ));
+    // Only POST is routed, as in eve.
+    assert_eq!(h.get(ROUTE).status, 404);
     assert!(sim.calls().is_empty());
 }
 
@@ -339,10 +341,16 @@ fn a_question_is_buttons_and_a_click_answers_it() {
         &envelope("EvQ", mention("U1", "ask me something", "500.000001", None)),
         &[],
     ));
+    // The card, then the status cleared while the turn waits on the person (turn.waiting).
     let calls = sim.wait_for(WAIT, |c| {
-        posts_in(c, "500.000001")
+        let card = c
             .iter()
-            .any(|p| p["body"]["blocks"].is_string())
+            .position(|p| p["method"] == "chat.postMessage" && p["body"]["blocks"].is_string());
+        card.is_some_and(|i| {
+            c[i..]
+                .iter()
+                .any(|x| x["method"] == "assistant.threads.setStatus" && x["body"]["status"] == "")
+        })
     });
     let card = posts_in(&calls, "500.000001")
         .into_iter()
@@ -358,7 +366,6 @@ fn a_question_is_buttons_and_a_click_answers_it() {
             .starts_with("eve_input:"),
         "{button}"
     );
-    // The status is cleared while the turn waits on the person.
     assert_eq!(
         thread_calls(&calls, "500.000001").last().unwrap(),
         &("assistant.threads.setStatus".to_string(), String::new())

@@ -50,8 +50,9 @@ fn text(out: ResponseOutparam, status: u16, body: &str) {
 #[http_component]
 async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
     let req = eve_spin::body::head(&incoming);
+    // eve routes POST only: any other method finds no route (404), as there.
     if req.method().to_string() != "POST" {
-        return text(out, 405, "method not allowed");
+        return text(out, 404, "not found");
     }
     let body = match eve_spin::body::read_capped(incoming, MAX_BODY).await {
         Ok(b) => b,
