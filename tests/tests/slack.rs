@@ -16,12 +16,19 @@ use serde_json::{json, Value};
 const WAIT: Duration = Duration::from_secs(60);
 
 fn host(sim: &SlackSim) -> Host {
-    let o = HostOptions::default()
+    host_with(sim, &[])
+}
+
+fn host_with(sim: &SlackSim, vars: &[(&str, &str)]) -> Host {
+    let mut o = HostOptions::default()
         .var("demo_pacing_ms", "0")
         .var("chat_send_per_hour", "1000")
         .var("slack_bot_token", BOT_TOKEN)
         .var("slack_signing_secret", SIGNING_SECRET)
         .var("slack_api_base_url", &sim.api_base());
+    for (k, v) in vars {
+        o = o.var(k, v);
+    }
     Host::start(o).expect("a local host")
 }
 
@@ -518,4 +525,36 @@ fn a_message_the_agent_refuses_is_answered_with_eves_failure_notice() {
         .query_row("SELECT count(*) FROM slack_thread", [], |r| r.get(0))
         .unwrap();
     assert_eq!(threads, 0);
+}
+
+#[test]
+fn the_channel_speaks_chinese_with_slack_language_zh() {
+    let sim = SlackSim::start();
+    let h = host_with(&sim, &[("slack_language", "zh")]);
+    ok(&post_event(
+        &h,
+        &envelope(
+            "EvZh",
+            mention("U1", "ask me something", "900.000001", None),
+        ),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        c.iter()
+            .any(|p| p["method"] == "chat.postMessage" && p["body"]["blocks"].is_string())
+    });
+    assert_eq!(calls[0]["body"]["status"], "思考中...");
+    let long = "count to 200";
+    ok(&post_event(
+        &h,
+        &envelope("EvZh2", mention("U1", long, "901.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "901.000001").len() == 1);
+    assert!(
+        thread_calls(&calls, "901.000001")
+            .iter()
+            .any(|(_, s)| s == "正在撰写回复..."),
+        "{calls:?}"
+    );
 }

@@ -2,7 +2,7 @@
 //! (`eve_slack::render`), made in order; a failed one is logged and the turn goes on, as eve
 //! logs and skips a failed status or post.
 
-use eve_slack::render::{Action, SNIPPET_NAME, SNIPPET_NOTE};
+use eve_slack::render::{Action, Renderer, SNIPPET_NAME};
 use eve_slack::web_api::{self, Call, DEFAULT_API_BASE};
 use serde_json::{json, Value};
 use spin_sdk::http::Method;
@@ -42,11 +42,11 @@ impl Slack {
     }
 
     /// Does each action in order, logging what Slack refuses.
-    pub fn run(&self, actions: Vec<Action>, channel: &str, thread_ts: &str) {
+    pub fn run(&self, actions: Vec<Action>, r: &Renderer) {
         for a in actions {
             let result = match &a {
                 Action::Call(c) => self.call(c).map(|_| ()),
-                Action::Snippet { markdown } => self.snippet(markdown, channel, thread_ts),
+                Action::Snippet { markdown } => self.snippet(markdown, r),
             };
             if let Err(e) = result {
                 eprintln!("slack: a Slack call failed: {e}");
@@ -69,7 +69,7 @@ impl Slack {
 
     /// Uploads a long reply as the `eve-response.md` snippet in the thread, as eve's
     /// `uploadSlackFiles`: reserve, upload the bytes, complete with the note.
-    fn snippet(&self, markdown: &str, channel: &str, thread_ts: &str) -> Result<(), String> {
+    fn snippet(&self, markdown: &str, r: &Renderer) -> Result<(), String> {
         let reserve = Call::new(
             "files.getUploadURLExternal",
             vec![
@@ -96,10 +96,10 @@ impl Slack {
         let complete = Call::new(
             "files.completeUploadExternal",
             vec![
-                ("channel_id", json!(channel)),
+                ("channel_id", json!(r.channel)),
                 ("files", json!([{ "id": id, "title": SNIPPET_NAME }])),
-                ("initial_comment", json!(SNIPPET_NOTE)),
-                ("thread_ts", json!(thread_ts)),
+                ("initial_comment", json!(r.words.snippet_note)),
+                ("thread_ts", json!(r.thread_ts)),
             ],
         );
         self.call(&complete).map(|_| ())

@@ -7,12 +7,19 @@ use eve_api::eve::Event;
 use eve_slack::inbound::{self, Answer, Kind, Message};
 use eve_slack::render::{self, Renderer};
 use eve_slack::store::{self, Thread};
+use eve_slack::words::{self, Words};
 use eve_slack::{hitl, web_api::Call};
 use eve_spin::streaming::Read;
 use serde_json::{json, Value};
 
 use crate::agent::{Agent, Failure};
 use crate::slack_api::Slack;
+use crate::variable;
+
+/// The words the channel writes (`slack_language`: `zh` for Simplified Chinese).
+fn words() -> &'static Words {
+    words::for_language(variable("slack_language").as_deref())
+}
 
 /// The longest silence on a followed stream (the agent sends keep-alives every few seconds).
 const QUIET_LIMIT: Duration = Duration::from_secs(600);
@@ -24,8 +31,9 @@ pub fn on_message(m: &Message) {
     let Some(slack) = Slack::from_env() else {
         return eprintln!("slack: slack_bot_token is not set; the message is not answered");
     };
-    let mut r = Renderer::new(&m.channel, &m.thread_ts);
-    slack.run(r.received(), &m.channel, &m.thread_ts);
+    let mut r = Renderer::new(&m.channel, &m.thread_ts, words());
+    let received = r.received();
+    slack.run(received, &r);
     if m.kind == Kind::AppMention && m.channel_type.is_none() {
         // eve asks whether the conversation is private (for its run title and audience).
         slack.is_private(&m.channel);
@@ -100,17 +108,18 @@ pub fn on_answer(a: &Answer) {
         agent.send(&session, &body)?;
         Ok((agent, tail + 1))
     });
-    let mut r = Renderer::new(&a.channel, &a.thread_ts);
+    let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
     match sent {
         Ok((agent, start)) => {
-            let blocks = hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user);
+            let blocks =
+                hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words);
             let update = Call::new(
                 "chat.update",
                 vec![
                     ("channel", json!(a.channel)),
                     ("ts", json!(a.message_ts)),
                     ("blocks", Value::Array(blocks)),
-                    ("text", json!(format!("Answered: {}", a.label))),
+                    ("text", json!(format!("{}{}", r.words.answered, a.label))),
                 ],
             );
             if let Err(e) = slack.call(&update) {
@@ -131,8 +140,8 @@ fn refused(slack: &Slack, r: &Renderer, e: Failure) {
         Failure::Refused(_, why) => why,
         _ => String::new(),
     };
-    let text = render::failure_text(render::TURN_FAILED, &why, &None);
-    slack.run(vec![r.post_markdown(&text)], &r.channel, &r.thread_ts);
+    let text = render::failure_text(r.words, false, &why, &None);
+    slack.run(vec![r.post_markdown(&text)], r);
 }
 
 /// Follows the session from `start`, rendering the events of `delivery` (every event when
@@ -188,7 +197,7 @@ fn render_line(line: &[u8], r: &mut Renderer, slack: &Slack, delivery: Option<&s
     let (true, Ok(event)) = (ours, event) else {
         return false;
     };
-    let (channel, thread_ts) = (r.channel.clone(), r.thread_ts.clone());
-    slack.run(r.on_event(&event), &channel, &thread_ts);
+    let actions = r.on_event(&event);
+    slack.run(actions, r);
     event.is_settling()
 }

@@ -6,6 +6,8 @@
 //! buttons and shows the answer and who gave it.
 
 use eve_api::eve::InputRequest;
+
+use crate::words::Words;
 use serde_json::{json, Value};
 
 /// What starts every action id of ours (eve's `HITL_ACTION_PREFIX`).
@@ -27,7 +29,7 @@ fn truncate(text: &str, max: usize) -> String {
 /// The blocks and notification text of one request; `None` for one without options (eve
 /// opens a modal for a free-form answer, which this channel does not offer: the user answers
 /// in the thread instead).
-pub fn request_message(request: &InputRequest) -> Option<(Vec<Value>, String)> {
+pub fn request_message(request: &InputRequest, words: &Words) -> Option<(Vec<Value>, String)> {
     if request.options.is_empty() {
         return None;
     }
@@ -43,8 +45,8 @@ pub fn request_message(request: &InputRequest) -> Option<(Vec<Value>, String)> {
     if approval {
         if let (Some(a), Some(c)) = (find("approve"), find("cancel")) {
             options = vec![
-                (c.id.clone(), "Cancel".into(), None),
-                (a.id.clone(), "Approve".into(), Some("primary")),
+                (c.id.clone(), words.cancel.into(), None),
+                (a.id.clone(), words.approve.into(), Some("primary")),
             ];
         }
     }
@@ -70,8 +72,7 @@ pub fn request_message(request: &InputRequest) -> Option<(Vec<Value>, String)> {
         "actions": buttons,
     });
     if approval {
-        card["subtext"] =
-            json!({"type": "mrkdwn", "text": "I've paused until someone approves or cancels."});
+        card["subtext"] = json!({"type": "mrkdwn", "text": words.paused});
     }
     Some((vec![card], request.prompt.clone()))
 }
@@ -92,8 +93,14 @@ pub fn decode_button(action_id: &str) -> Option<String> {
 
 /// The card's blocks once answered: the card without its buttons and with the answer, who
 /// gave it, as its subtext (eve's `answeredBlocksFromActionBlock`); other blocks unchanged.
-pub fn answered_blocks(blocks: &[Value], request_id: &str, label: &str, user: &str) -> Vec<Value> {
-    let by = format!(" by <@{user}>");
+pub fn answered_blocks(
+    blocks: &[Value],
+    request_id: &str,
+    label: &str,
+    user: &str,
+    words: &Words,
+) -> Vec<Value> {
+    let by = format!("{}{user}{}", words.answered_by.0, words.answered_by.1);
     let room = CARD_TEXT_MAX.saturating_sub(21 + by.chars().count());
     let subtext = truncate(
         &format!(":white_check_mark: *{}*{by}", truncate(label, room)),

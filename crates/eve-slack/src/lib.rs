@@ -9,6 +9,7 @@
 //! - [`render`]: the turn's events as Slack Web API calls (status, reply, snippet, buttons).
 //! - [`hitl`]: questions and approvals as buttons, and the card once answered.
 //! - [`web_api`]: the calls' wire format.
+//! - [`words`]: what the channel writes, in eve's English or in Simplified Chinese.
 //! - [`store`], [`sql`]: event ids already handled, and one session per thread.
 
 pub mod hitl;
@@ -18,6 +19,7 @@ pub mod sql;
 pub mod store;
 pub mod verify;
 pub mod web_api;
+pub mod words;
 
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::hitl;
 use crate::web_api::Call;
+use crate::words::Words;
 
 /// The longest reply posted inline (eve's `SLACK_MARKDOWN_TEXT_MAX_LENGTH`).
 pub const MARKDOWN_MAX: usize = 12_000;
@@ -26,10 +27,8 @@ pub const MARKDOWN_MAX: usize = 12_000;
 pub const STATUS_MAX: usize = 50;
 /// The reply length after which the status says `Writing a reply...`.
 const WRITING_AFTER: usize = 280;
-pub const THINKING: &str = "Thinking...";
-/// The snippet's name and the note posted with it.
+/// The snippet's name.
 pub const SNIPPET_NAME: &str = "eve-response.md";
-pub const SNIPPET_NOTE: &str = "Here's a snippet with the full response.";
 
 /// One thing to do in Slack.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +46,7 @@ pub enum Action {
 pub struct Renderer {
     pub channel: String,
     pub thread_ts: String,
+    pub words: &'static Words,
     status: Option<String>,
     pending_tool_message: Option<String>,
     /// `(turn id, step index, reply characters so far)`.
@@ -56,10 +56,11 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    pub fn new(channel: &str, thread_ts: &str) -> Self {
+    pub fn new(channel: &str, thread_ts: &str, words: &'static Words) -> Self {
         Renderer {
             channel: channel.into(),
             thread_ts: thread_ts.into(),
+            words,
             status: None,
             pending_tool_message: None,
             reply: (String::new(), 0, 0),
@@ -69,7 +70,7 @@ impl Renderer {
 
     /// A message arrived (eve's `received`: `Thinking...` at once).
     pub fn received(&mut self) -> Vec<Action> {
-        self.show(THINKING, true)
+        self.show(self.words.thinking, true)
     }
 
     /// What `event` changes in the thread.
@@ -78,10 +79,13 @@ impl Renderer {
             Event::TurnStarted(_) => {
                 self.pending_tool_message = None;
                 self.calls = None;
-                self.show(THINKING, true)
+                self.show(self.words.thinking, true)
             }
             Event::StepStarted(s) if s.at.step_index > 0 => {
-                let text = self.status.clone().unwrap_or_else(|| THINKING.into());
+                let text = self
+                    .status
+                    .clone()
+                    .unwrap_or_else(|| self.words.thinking.into());
                 self.show(&text, true)
             }
             Event::ReasoningCompleted(c) => match reasoning_status(&c.reasoning) {
@@ -101,10 +105,10 @@ impl Renderer {
             Event::TurnWaiting(w) if w.on == "input" => self.hide(),
             Event::TurnCompleted(_) => self.clear(),
             Event::TurnFailed(f) if f.terminal != Some(true) => {
-                vec![self.post_markdown(&failure_text(TURN_FAILED, &f.message, &f.details))]
+                vec![self.post_markdown(&failure_text(self.words, false, &f.message, &f.details))]
             }
             Event::SessionFailed(f) => {
-                vec![self.post_markdown(&failure_text(SESSION_FAILED, &f.message, &f.details))]
+                vec![self.post_markdown(&failure_text(self.words, true, &f.message, &f.details))]
             }
             _ => vec![],
         }
@@ -117,7 +121,7 @@ impl Renderer {
         let before = self.reply.2;
         self.reply.2 += delta.chars().count();
         if before < WRITING_AFTER && self.reply.2 >= WRITING_AFTER {
-            return self.show("Writing a reply...", false);
+            return self.show(self.words.writing, false);
         }
         vec![]
     }
@@ -173,7 +177,7 @@ impl Renderer {
     fn questions(&mut self, requests: &[eve_api::eve::InputRequest]) -> Vec<Action> {
         requests
             .iter()
-            .filter_map(hitl::request_message)
+            .filter_map(|r| hitl::request_message(r, self.words))
             .map(|(blocks, text)| {
                 Action::Call(Call::new(
                     "chat.postMessage",
@@ -238,22 +242,18 @@ impl Renderer {
     }
 }
 
-/// eve's words for a failed turn and a failed session: the opening and the next step.
-pub const TURN_FAILED: (&str, &str) = (
-    "I hit an error while handling your request",
-    "Please try again, rephrase, or reach out if it keeps failing.",
-);
-pub const SESSION_FAILED: (&str, &str) = (
-    "This session couldn't recover from an error",
-    "Start a new thread to continue — I can't pick this one back up.",
-);
-
 /// eve's notice of a failure (`formatErrorHint`, the error id when there is one).
 pub fn failure_text(
-    (opening, next): (&str, &str),
+    words: &Words,
+    session: bool,
     message: &str,
     details: &Option<Value>,
 ) -> String {
+    let (opening, next) = if session {
+        words.session_failed
+    } else {
+        words.turn_failed
+    };
     let name = details
         .as_ref()
         .and_then(|d| d["name"].as_str())
@@ -271,7 +271,7 @@ pub fn failure_text(
         (None, false) => format!(" ({shown})"),
         (None, true) => String::new(),
     };
-    let mut text = format!("{opening}{hint}.\n\n{next}");
+    let mut text = format!("{opening}{hint}{}\n\n{next}", words.full_stop);
     if let Some(id) = details
         .as_ref()
         .and_then(|d| d["errorId"].as_str())

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::inbound::{self, Inbound, Kind};
 use crate::render::{Action, Renderer};
 use crate::store::{self, Thread};
+use crate::words::{self, EN, ZH};
 use crate::{hitl, web_api};
 
 fn mention(event: Value) -> Value {
@@ -111,7 +112,7 @@ fn question() -> InputRequest {
 
 #[test]
 fn questions_are_buttons_and_a_click_answers_them() {
-    let (blocks, text) = hitl::request_message(&question()).unwrap();
+    let (blocks, text) = hitl::request_message(&question(), &EN).unwrap();
     assert_eq!(text, "Which one?");
     assert_eq!(
         blocks,
@@ -146,7 +147,7 @@ fn questions_are_buttons_and_a_click_answers_them() {
         (a.thread_ts.as_str(), a.message_ts.as_str()),
         ("1.1", "9.9")
     );
-    let answered = hitl::answered_blocks(&a.blocks, "req_1", &a.label, &a.user);
+    let answered = hitl::answered_blocks(&a.blocks, "req_1", &a.label, &a.user, &EN);
     assert_eq!(
         answered[0]["subtext"]["text"],
         ":white_check_mark: *Banana* by <@U1>"
@@ -176,7 +177,7 @@ fn calls(actions: Vec<Action>) -> Vec<(String, String)> {
 
 #[test]
 fn a_turn_renders_as_eves_default_renderer() {
-    let mut r = Renderer::new("C1", "1.1");
+    let mut r = Renderer::new("C1", "1.1", &EN);
     let mut out = calls(r.received());
     let turn = json!({"sequence": 0, "turnId": "turn_0"});
     let step = json!({"sequence": 0, "turnId": "turn_0", "stepIndex": 0});
@@ -205,7 +206,7 @@ fn a_turn_renders_as_eves_default_renderer() {
 
 #[test]
 fn long_replies_tools_and_questions() {
-    let mut r = Renderer::new("C1", "1.1");
+    let mut r = Renderer::new("C1", "1.1", &EN);
     let at = json!({"sequence": 0, "turnId": "turn_0", "stepIndex": 0});
     let mut with = |mut v: Value| {
         v["data"]
@@ -334,10 +335,11 @@ fn reasoning_shows_its_heading_or_last_sentence() {
 
 #[test]
 fn failures_are_said_in_eves_words() {
-    use crate::render::{failure_text, SESSION_FAILED, TURN_FAILED};
+    use crate::render::failure_text;
     assert_eq!(
         failure_text(
-            TURN_FAILED,
+            &EN,
+            false,
             "model refused",
             &Some(json!({"name": "APICallError", "errorId": "e1"}))
         ),
@@ -345,7 +347,36 @@ fn failures_are_said_in_eves_words() {
          Please try again, rephrase, or reach out if it keeps failing.\n\n_Error id: `e1`_"
     );
     assert_eq!(
-        failure_text(SESSION_FAILED, "", &None),
+        failure_text(&EN, true, "", &None),
         "This session couldn't recover from an error.\n\nStart a new thread to continue — I can't pick this one back up."
     );
+}
+
+#[test]
+fn the_channel_speaks_chinese_when_asked() {
+    assert_eq!(words::for_language(None), &EN);
+    assert_eq!(words::for_language(Some("en")), &EN);
+    for zh in ["zh", "ZH", "zh-CN", "zh-Hans", "zh_CN"] {
+        assert_eq!(words::for_language(Some(zh)), &ZH, "{zh}");
+    }
+    let mut r = Renderer::new("C1", "1.1", &ZH);
+    assert!(calls(r.received())[0]
+        .1
+        .contains(&form("status", "思考中...")));
+    assert_eq!(
+        crate::render::failure_text(&ZH, false, "", &None),
+        "处理你的请求时出错了。\n\n请重试或换个说法；如果一直失败，请联系管理员。"
+    );
+    let (blocks, _) = hitl::request_message(&question(), &ZH).unwrap();
+    let answered = hitl::answered_blocks(&blocks, "req_1", "苹果", "U1", &ZH);
+    assert_eq!(
+        answered[0]["subtext"]["text"],
+        ":white_check_mark: *苹果* 由 <@U1> 回答"
+    );
+}
+
+fn form(key: &str, value: &str) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .append_pair(key, value)
+        .finish()
 }
