@@ -64,6 +64,9 @@ function answer(method, body, base) {
       return { ok: true, channel: { id: channel, is_im: String(channel).startsWith("D"), is_private: false, is_mpim: false } };
     case "conversations.replies":
       return { ok: true, messages: [], has_more: false, response_metadata: { next_cursor: "" } };
+    case "views.open":
+      if (!body.trigger_id) return { ok: false, error: "invalid_trigger_id" };
+      return { ok: true, view: { id: "V00000001", ...(typeof body.view === "string" ? JSON.parse(body.view) : body.view) } };
     case "files.getUploadURLExternal": {
       const id = `F${String(++files).padStart(8, "0")}`;
       return { ok: true, upload_url: `${base}/upload/${id}`, file_id: id };

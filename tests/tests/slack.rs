@@ -5,6 +5,11 @@
 
 use std::time::Duration;
 
+// Shared with the provider suites; this one scripts a question without options.
+#[allow(dead_code)]
+#[path = "eve/llm_server.rs"]
+mod llm_server;
+
 use eve_chat_tests::accounts::database;
 use eve_chat_tests::slack_sim::{
     envelope, mention, methods, now_secs, post_event, post_signed, SlackSim, BOT_TOKEN, ROUTE,
@@ -557,4 +562,137 @@ fn the_channel_speaks_chinese_with_slack_language_zh() {
             .any(|(_, s)| s == "正在撰写回复..."),
         "{calls:?}"
     );
+}
+
+/// An OpenAI stream that calls `tool` with `arguments`.
+fn openai_tool_call(tool: &str, arguments: &Value) -> llm_server::Script {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    llm_server::Script::new(vec![
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": tool, "arguments": arguments.to_string()}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("tool_calls")),
+        "data: [DONE]\n\n".into(),
+    ])
+}
+
+fn form_payload(payload: &Value) -> String {
+    format!("payload={}", urlencode(&payload.to_string()))
+}
+
+#[test]
+fn a_question_without_options_is_answered_in_eves_modal() {
+    let sim = SlackSim::start();
+    let model = llm_server::LlmServer::start(vec![
+        openai_tool_call("ask_user", &json!({"prompt": "What is your name?"})),
+        llm_server::Script::openai_text("Nice to meet you."),
+    ]);
+    let base = format!("{}/v1", model.base);
+    let h = host_with(
+        &sim,
+        &[
+            ("llm_provider", "openai"),
+            ("llm_api_key", "k"),
+            ("llm_base_url", &base),
+            ("llm_model", "m"),
+        ],
+    );
+    ok(&post_event(
+        &h,
+        &envelope("EvFree", mention("U1", "guess my name", "950.000001", None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        let card = c
+            .iter()
+            .position(|p| p["method"] == "chat.postMessage" && p["body"]["blocks"].is_string());
+        card.is_some_and(|i| c[i..].iter().any(|x| x["body"]["status"] == ""))
+    });
+    let card = calls
+        .iter()
+        .find(|p| p["body"]["blocks"].is_string())
+        .unwrap();
+    let blocks: Value = serde_json::from_str(card["body"]["blocks"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        blocks[0],
+        json!({"type": "section", "text": {"type": "mrkdwn", "text": "What is your name?"}})
+    );
+    let button = blocks[1]["elements"][0].clone();
+    assert_eq!(button["text"]["text"], "Type your answer");
+    assert!(button["action_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("eve_input_freeform:"));
+
+    // "Type your answer" opens eve's modal before the click is answered.
+    let message = json!({"type": "message", "ts": "1700000003.000100", "thread_ts": "950.000001", "blocks": blocks});
+    let click = json!({"type": "block_actions", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+        "channel": {"id": "C1"}, "message": message, "actions": [button], "trigger_id": "trigger-1"});
+    ok(&post_signed(
+        &h,
+        &form_payload(&click),
+        "application/x-www-form-urlencoded",
+        now_secs(),
+        SIGNING_SECRET,
+        &[],
+    ));
+    let calls = sim.calls();
+    let open = calls
+        .iter()
+        .find(|c| c["method"] == "views.open")
+        .expect("the modal is opened");
+    assert_eq!(open["body"]["trigger_id"], "trigger-1");
+    let view: Value = serde_json::from_str(open["body"]["view"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (view["callback_id"].as_str(), view["title"]["text"].as_str()),
+        (
+            Some("eve_input_freeform_submit"),
+            Some("What is your name?")
+        )
+    );
+
+    // The submission answers the question with its text; the message shows the answer.
+    let submit = json!({"type": "view_submission", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+        "view": {"id": "V00000001", "callback_id": "eve_input_freeform_submit",
+            "private_metadata": view["private_metadata"],
+            "state": {"values": {"eve_freeform_block": {"eve_freeform_text": {"type": "plain_text_input", "value": "Ada"}}}}}});
+    let r = post_signed(
+        &h,
+        &form_payload(&submit),
+        "application/x-www-form-urlencoded",
+        now_secs(),
+        SIGNING_SECRET,
+        &[],
+    );
+    assert_eq!((r.status, r.text().as_str()), (200, ""));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "950.000001")
+            .iter()
+            .any(|p| p["body"]["markdown_text"] == "Nice to meet you.")
+    });
+    let update = calls
+        .iter()
+        .find(|c| c["method"] == "chat.update")
+        .expect("the question is updated");
+    assert_eq!(
+        (
+            update["body"]["ts"].as_str(),
+            update["body"]["text"].as_str()
+        ),
+        (Some("1700000003.000100"), Some("Answered: Ada"))
+    );
+    assert!(update["body"]["blocks"]
+        .as_str()
+        .unwrap()
+        .contains("Answered by <@U2>"));
+    let second = &model.bodies()[1];
+    assert!(second.to_string().contains("Ada"), "{second}");
 }

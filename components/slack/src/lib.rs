@@ -8,7 +8,8 @@
 //!    `http_timeout`) is answered `ok` and dropped.
 //! 3. `url_verification` answers its challenge; an app mention or a DM becomes a turn unless
 //!    its `event_id` was seen before (SQLite, `eve_slack::store`); a click on a question's
-//!    button answers it; everything else is `ok`.
+//!    button answers it, "Type your answer" opens the answer modal and its submission answers;
+//!    everything else is `ok`.
 //! 4. The answer (200) goes out at once; the turn then runs in this same invocation, after the
 //!    response, as the agent's `drain` does ([`turn`]).
 //!
@@ -95,8 +96,14 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
             turn::on_message(&m);
         }
         Inbound::Answer(a) => {
-            text(out, 200, "ok");
+            // eve answers a modal's submission with an empty 200 (the modal closes), a click "ok".
+            text(out, 200, if a.text.is_some() { "" } else { "ok" });
             turn::on_answer(&a);
+        }
+        Inbound::OpenModal(m) => {
+            // The trigger id lasts about three seconds: the modal opens before the answer.
+            turn::open_modal(&m);
+            text(out, 200, "ok");
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use eve_api::eve::Event;
-use eve_slack::inbound::{self, Answer, Kind, Message};
+use eve_slack::inbound::{self, Answer, Kind, Message, OpenModal};
 use eve_slack::render::{self, Renderer};
 use eve_slack::store::{self, Thread};
 use eve_slack::words::{self, Words};
@@ -102,7 +102,11 @@ pub fn on_answer(a: &Answer) {
     let Some((session, owner)) = known else {
         return eprintln!("slack: an answer for a thread without a session");
     };
-    let body = json!({"inputResponses": [{"requestId": a.request_id, "optionId": a.option_id}]});
+    let response = match &a.text {
+        Some(text) => json!({"requestId": a.request_id, "text": text}),
+        None => json!({"requestId": a.request_id, "optionId": a.option_id}),
+    };
+    let body = json!({ "inputResponses": [response] });
     let sent = Agent::as_principal(&owner).and_then(|agent| {
         let tail = agent.tail(&session)?;
         agent.send(&session, &body)?;
@@ -111,8 +115,10 @@ pub fn on_answer(a: &Answer) {
     let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
     match sent {
         Ok((agent, start)) => {
-            let blocks =
-                hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words);
+            let blocks = match &a.text {
+                Some(text) => hitl::answered_freeform_blocks(text, &a.user, r.words),
+                None => hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words),
+            };
             let update = Call::new(
                 "chat.update",
                 vec![
@@ -130,6 +136,21 @@ pub fn on_answer(a: &Answer) {
         }
         // eve leaves the buttons active when an answer is not taken.
         Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
+    }
+}
+
+/// "Type your answer" on a free-form question: eve's answer modal (`views.open`).
+pub fn open_modal(m: &OpenModal) {
+    let Some(slack) = Slack::from_env() else {
+        return eprintln!("slack: slack_bot_token is not set; no modal");
+    };
+    let view = hitl::freeform_modal(m.prompt.as_deref(), &m.metadata(), words());
+    let call = Call::new(
+        "views.open",
+        vec![("trigger_id", json!(m.trigger_id)), ("view", view)],
+    );
+    if let Err(e) = slack.call(&call) {
+        eprintln!("slack: views.open failed: {e}");
     }
 }
 

@@ -10,13 +10,21 @@ use eve_api::eve::InputRequest;
 use crate::words::Words;
 use serde_json::{json, Value};
 
-/// What starts every action id of ours (eve's `HITL_ACTION_PREFIX`).
+/// What starts every action id of ours (eve's `HITL_ACTION_PREFIX`), and of a free-form
+/// question's button (`HITL_FREEFORM_ACTION_PREFIX`).
 pub const ACTION_PREFIX: &str = "eve_input:";
+pub const FREEFORM_PREFIX: &str = "eve_input_freeform:";
+/// The free-form modal's callback id, its input block and action (eve's names).
+pub const MODAL_CALLBACK_ID: &str = "eve_input_freeform_submit";
+pub const MODAL_BLOCK_ID: &str = "eve_freeform_block";
+pub const MODAL_ACTION_ID: &str = "eve_freeform_text";
 const APPROVAL: &str = "tool-approval";
 
 /// Slack's limits eve truncates to.
 const PLAIN_TEXT_MAX: usize = 75;
 const CARD_TEXT_MAX: usize = 200;
+const SECTION_TEXT_MAX: usize = 3000;
+const MODAL_TITLE_MAX: usize = 24;
 
 fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -26,12 +34,11 @@ fn truncate(text: &str, max: usize) -> String {
     format!("{}...", cut.trim_end())
 }
 
-/// The blocks and notification text of one request; `None` for one without options (eve
-/// opens a modal for a free-form answer, which this channel does not offer: the user answers
-/// in the thread instead).
+/// The blocks and notification text of one request: a card of buttons, or for a question
+/// without options the prompt and a "Type your answer" button that opens a modal.
 pub fn request_message(request: &InputRequest, words: &Words) -> Option<(Vec<Value>, String)> {
     if request.options.is_empty() {
-        return None;
+        return Some((freeform_blocks(request, words), request.prompt.clone()));
     }
     let approval = request.kind == APPROVAL;
     let kind = if approval { "tool-approval:" } else { "" };
@@ -128,4 +135,78 @@ pub fn answered_blocks(
             card
         })
         .collect()
+}
+
+/// A question without options, as eve renders it: the prompt, and a button that opens the
+/// answer modal (`eve_input_freeform:<requestId>`).
+fn freeform_blocks(request: &InputRequest, words: &Words) -> Vec<Value> {
+    vec![
+        json!({"text": {"text": truncate(&request.prompt, SECTION_TEXT_MAX), "type": "mrkdwn"}, "type": "section"}),
+        json!({"type": "actions", "elements": [{
+            "type": "button",
+            "action_id": format!("{FREEFORM_PREFIX}{}", request.request_id),
+            "text": {"type": "plain_text", "text": words.type_answer},
+            "style": "primary",
+            "value": request.request_id,
+        }]}),
+    ]
+}
+
+/// The request id of a free-form question's button.
+pub fn decode_freeform(action_id: &str) -> Option<String> {
+    let id = action_id.strip_prefix(FREEFORM_PREFIX)?;
+    (!id.is_empty() && !id.starts_with("route:")).then(|| id.to_string())
+}
+
+/// The prompt of a question's message: its first section's text (eve's
+/// `readPromptTextFromBlocks`).
+pub fn prompt_of(blocks: &[Value]) -> Option<String> {
+    blocks
+        .iter()
+        .take_while(|b| b["type"] != "actions")
+        .find(|b| {
+            matches!(
+                b["type"].as_str(),
+                Some("section" | "context" | "divider" | "image")
+            )
+        })
+        .and_then(|b| b["text"]["text"].as_str())
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+/// eve's answer modal (`buildFreeformModalView`); `metadata` comes back with the submission.
+pub fn freeform_modal(prompt: Option<&str>, metadata: &Value, words: &Words) -> Value {
+    let title = prompt.map_or(words.your_answer.to_string(), |p| {
+        truncate(p, MODAL_TITLE_MAX)
+    });
+    let mut blocks: Vec<Value> = prompt
+        .map(|p| json!({"type": "section", "text": {"type": "mrkdwn", "text": truncate(p, SECTION_TEXT_MAX)}}))
+        .into_iter()
+        .collect();
+    blocks.push(json!({
+        "type": "input",
+        "block_id": MODAL_BLOCK_ID,
+        "element": {"type": "plain_text_input", "action_id": MODAL_ACTION_ID, "multiline": true,
+            "placeholder": {"type": "plain_text", "text": words.answer_placeholder}},
+        "label": {"type": "plain_text", "text": words.answer_label},
+    }));
+    json!({
+        "type": "modal",
+        "callback_id": MODAL_CALLBACK_ID,
+        "private_metadata": metadata.to_string(),
+        "title": {"type": "plain_text", "text": title},
+        "submit": {"type": "plain_text", "text": words.submit},
+        "close": {"type": "plain_text", "text": words.cancel},
+        "blocks": blocks,
+    })
+}
+
+/// A free-form question's message once answered (eve's `buildAnsweredBlocks`).
+pub fn answered_freeform_blocks(answer: &str, user: &str, words: &Words) -> Vec<Value> {
+    let label = truncate(answer, SECTION_TEXT_MAX - 21);
+    vec![
+        json!({"type": "section", "text": {"type": "mrkdwn", "text": format!(":white_check_mark: *{label}*")}}),
+        json!({"type": "context", "elements": [{"type": "mrkdwn", "text": format!("{}<@{user}>", words.answered_by_context)}]}),
+    ]
 }

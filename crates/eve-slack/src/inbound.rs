@@ -54,11 +54,43 @@ pub struct Answer {
     /// The message the buttons are on (updated to show the answer).
     pub message_ts: String,
     pub request_id: String,
+    /// The option chosen (empty for a free-form answer).
     pub option_id: String,
-    /// The button's label (what the updated card shows).
+    /// A free-form answer's text (from the modal).
+    pub text: Option<String>,
+    /// The button's label, or the free-form answer (what the updated message shows).
     pub label: String,
     /// The blocks of the message the buttons are on.
     pub blocks: Vec<Value>,
+}
+
+/// A click on a free-form question's "Type your answer": the modal to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenModal {
+    /// Slack's `trigger_id` (good for about three seconds).
+    pub trigger_id: String,
+    pub team: String,
+    pub channel: String,
+    pub thread_ts: String,
+    pub message_ts: String,
+    pub request_id: String,
+    /// The question, read from the message's first section.
+    pub prompt: Option<String>,
+}
+
+impl OpenModal {
+    /// What the modal carries back with the submission (eve's `private_metadata` fields).
+    pub fn metadata(&self) -> Value {
+        serde_json::json!({
+            "continuationToken": format!("{}:{}", self.channel, self.thread_ts),
+            "channelId": self.channel,
+            "installationTeamId": self.team,
+            "messageChannelId": self.channel,
+            "threadTs": self.thread_ts,
+            "messageTs": self.message_ts,
+            "requestId": self.request_id,
+        })
+    }
 }
 
 /// What a verified request asks for.
@@ -67,6 +99,7 @@ pub enum Inbound {
     Challenge(String),
     Message(Message),
     Answer(Answer),
+    OpenModal(OpenModal),
     Ignored,
 }
 
@@ -199,10 +232,75 @@ fn parse_interaction(body: &[u8]) -> Inbound {
     let Some(o) = v.as_object() else {
         return Inbound::Ignored;
     };
-    if o.get("type").and_then(Value::as_str) != Some("block_actions") {
-        return Inbound::Ignored;
+    match o.get("type").and_then(Value::as_str) {
+        Some("block_actions") => match open_modal(o) {
+            Some(m) => Inbound::OpenModal(m),
+            None => answer(o).map_or(Inbound::Ignored, Inbound::Answer),
+        },
+        Some("view_submission") => submission(o).map_or(Inbound::Ignored, Inbound::Answer),
+        _ => Inbound::Ignored,
     }
-    answer(o).map_or(Inbound::Ignored, Inbound::Answer)
+}
+
+/// The team of an interaction (eve's `readInstallationTeamId`).
+fn interaction_team(o: &Map<String, Value>) -> Option<String> {
+    let obj = |k: &str| o.get(k).and_then(Value::as_object);
+    obj("view")
+        .and_then(|v| text(v, "app_installed_team_id"))
+        .or_else(|| text(o, "app_installed_team_id"))
+        .or_else(|| obj("team").and_then(|t| text(t, "id")))
+        .or_else(|| obj("user").and_then(|u| text(u, "team_id")))
+}
+
+fn open_modal(o: &Map<String, Value>) -> Option<OpenModal> {
+    let obj = |k: &str| o.get(k).and_then(Value::as_object);
+    let actions = o.get("actions").and_then(Value::as_array)?;
+    let request_id = actions
+        .iter()
+        .find_map(|a| hitl::decode_freeform(a.get("action_id")?.as_str()?))?;
+    let message = obj("message")?;
+    let message_ts = text(message, "ts")?;
+    let blocks = message
+        .get("blocks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    Some(OpenModal {
+        trigger_id: text(o, "trigger_id")?,
+        team: interaction_team(o)?,
+        channel: obj("channel").and_then(|c| text(c, "id"))?,
+        thread_ts: text(message, "thread_ts").unwrap_or_else(|| message_ts.clone()),
+        message_ts,
+        request_id,
+        prompt: hitl::prompt_of(&blocks),
+    })
+}
+
+/// A submitted answer modal: the answer to the request its metadata names.
+fn submission(o: &Map<String, Value>) -> Option<Answer> {
+    let view = o.get("view").and_then(Value::as_object)?;
+    if text(view, "callback_id").as_deref() != Some(hitl::MODAL_CALLBACK_ID) {
+        return None;
+    }
+    let meta: Value = serde_json::from_str(&text(view, "private_metadata")?).ok()?;
+    let meta = meta.as_object()?;
+    let answer = view.get("state")?["values"][hitl::MODAL_BLOCK_ID][hitl::MODAL_ACTION_ID]["value"]
+        .as_str()
+        .filter(|v| !v.is_empty())?
+        .to_string();
+    let user = o.get("user").and_then(Value::as_object)?;
+    Some(Answer {
+        team: text(meta, "installationTeamId").or_else(|| interaction_team(o))?,
+        user: text(user, "id")?,
+        channel: text(meta, "channelId")?,
+        thread_ts: text(meta, "threadTs")?,
+        message_ts: text(meta, "messageTs")?,
+        request_id: text(meta, "requestId")?,
+        option_id: String::new(),
+        text: Some(answer.clone()),
+        label: answer,
+        blocks: Vec::new(),
+    })
 }
 
 fn answer(o: &Map<String, Value>) -> Option<Answer> {
@@ -212,11 +310,7 @@ fn answer(o: &Map<String, Value>) -> Option<Answer> {
     let message_ts = text(message, "ts")?;
     let thread_ts = text(message, "thread_ts").unwrap_or_else(|| message_ts.clone());
     let user = obj("user")?;
-    let team = obj("view")
-        .and_then(|v| text(v, "app_installed_team_id"))
-        .or_else(|| text(o, "app_installed_team_id"))
-        .or_else(|| obj("team").and_then(|t| text(t, "id")))
-        .or_else(|| text(user, "team_id"))?;
+    let team = interaction_team(o)?;
     let actions = o.get("actions").and_then(Value::as_array)?;
     let (request_id, option_id, label) =
         actions.iter().filter_map(Value::as_object).find_map(|a| {
@@ -238,6 +332,7 @@ fn answer(o: &Map<String, Value>) -> Option<Answer> {
         message_ts,
         request_id,
         option_id,
+        text: None,
         label,
         blocks: message
             .get("blocks")

@@ -380,3 +380,57 @@ fn form(key: &str, value: &str) -> String {
         .append_pair(key, value)
         .finish()
 }
+
+#[test]
+fn a_question_without_options_opens_eves_modal_and_its_submission_answers() {
+    let mut q = question();
+    q.options.clear();
+    let (blocks, _) = hitl::request_message(&q, &EN).unwrap();
+    assert_eq!(
+        blocks[1]["elements"][0]["action_id"],
+        "eve_input_freeform:req_1"
+    );
+    assert_eq!(hitl::prompt_of(&blocks).as_deref(), Some("Which one?"));
+    let click = json!({"type": "block_actions", "user": {"id": "U1"}, "team": {"id": "T1"},
+        "channel": {"id": "C1"}, "trigger_id": "tr", "actions": [blocks[1]["elements"][0]],
+        "message": {"ts": "9.9", "thread_ts": "1.1", "blocks": blocks}});
+    let body = form("payload", &click.to_string());
+    let Inbound::OpenModal(m) = inbound::parse(body.as_bytes(), true) else {
+        panic!()
+    };
+    assert_eq!(
+        (m.request_id.as_str(), m.trigger_id.as_str()),
+        ("req_1", "tr")
+    );
+    let view = hitl::freeform_modal(m.prompt.as_deref(), &m.metadata(), &EN);
+    assert_eq!(view["title"]["text"], "Which one?");
+    let submit = json!({"type": "view_submission", "user": {"id": "U2"}, "team": {"id": "T1"},
+        "view": {"callback_id": "eve_input_freeform_submit", "private_metadata": view["private_metadata"],
+            "state": {"values": {"eve_freeform_block": {"eve_freeform_text": {"value": "Banana"}}}}}});
+    let Inbound::Answer(a) = inbound::parse(form("payload", &submit.to_string()).as_bytes(), true)
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            a.text.as_deref(),
+            a.request_id.as_str(),
+            a.message_ts.as_str()
+        ),
+        (Some("Banana"), "req_1", "9.9")
+    );
+    // An empty answer, or another app's modal, is nothing.
+    let mut empty = submit.clone();
+    empty["view"]["state"]["values"]["eve_freeform_block"]["eve_freeform_text"]["value"] =
+        json!("");
+    assert_eq!(
+        inbound::parse(form("payload", &empty.to_string()).as_bytes(), true),
+        Inbound::Ignored
+    );
+    let mut other = submit;
+    other["view"]["callback_id"] = json!("someone_else");
+    assert_eq!(
+        inbound::parse(form("payload", &other.to_string()).as_bytes(), true),
+        Inbound::Ignored
+    );
+}

@@ -23,6 +23,14 @@ pub struct Words {
     /// A card once answered: its text (`answered` + the answer), and around `<@user>`.
     pub answered: &'static str,
     pub answered_by: (&'static str, &'static str),
+    /// A free-form question: its button, the modal's default title, the input's label and
+    /// placeholder, the submit button; "Answered by <@user>" once answered.
+    pub type_answer: &'static str,
+    pub your_answer: &'static str,
+    pub answer_label: &'static str,
+    pub answer_placeholder: &'static str,
+    pub submit: &'static str,
+    pub answered_by_context: &'static str,
 }
 
 pub const EN: Words = Words {
@@ -43,6 +51,12 @@ pub const EN: Words = Words {
     approve: "Approve",
     answered: "Answered: ",
     answered_by: (" by <@", ">"),
+    type_answer: "Type your answer",
+    your_answer: "Your answer",
+    answer_label: "Answer",
+    answer_placeholder: "Type your answer here...",
+    submit: "Submit",
+    answered_by_context: "Answered by ",
 };
 
 pub const ZH: Words = Words {
@@ -63,6 +77,12 @@ pub const ZH: Words = Words {
     approve: "批准",
     answered: "已回答：",
     answered_by: (" 由 <@", "> 回答"),
+    type_answer: "输入回答",
+    your_answer: "你的回答",
+    answer_label: "回答",
+    answer_placeholder: "在这里输入你的回答...",
+    submit: "提交",
+    answered_by_context: "回答者：",
 };
 
 /// The words of `language` (`zh`, `zh-CN`, `zh-Hans`: Chinese; anything else: English).
