@@ -24,6 +24,7 @@ const APPROVAL: &str = "tool-approval";
 const PLAIN_TEXT_MAX: usize = 75;
 const CARD_TEXT_MAX: usize = 200;
 const SECTION_TEXT_MAX: usize = 3000;
+const MESSAGE_TEXT_MAX: usize = 40_000;
 const MODAL_TITLE_MAX: usize = 24;
 
 fn truncate(text: &str, max: usize) -> String {
@@ -34,12 +35,84 @@ fn truncate(text: &str, max: usize) -> String {
     format!("{}...", cut.trim_end())
 }
 
-/// The blocks and notification text of one request: a card of buttons, or for a question
-/// without options the prompt and a "Type your answer" button that opens a modal.
-pub fn request_message(request: &InputRequest, words: &Words) -> Option<(Vec<Value>, String)> {
-    if request.options.is_empty() {
-        return Some((freeform_blocks(request, words), request.prompt.clone()));
+/// The most blocks in one Slack message.
+const MAX_BLOCKS: usize = 50;
+
+/// The messages that ask `requests`, as eve posts them (`buildInputRequestPosts`): first the
+/// approvals' tool inputs, then the questions and cards, each kind grouped into as few
+/// messages as Slack's 50-block limit allows; `(blocks, notification text)` each.
+pub fn request_messages(requests: &[InputRequest], words: &Words) -> Vec<(Vec<Value>, String)> {
+    let (mut details, mut controls) = (Vec::new(), Vec::new());
+    for r in requests {
+        let blocks = request_blocks(r, words);
+        let split = r.kind == APPROVAL && blocks.len() > 1 && blocks[0]["type"] == "card";
+        if split {
+            details.push((blocks[1..].to_vec(), fallback_text(r)));
+            controls.push((vec![blocks[0].clone()], r.prompt.clone()));
+        } else {
+            controls.push((blocks, fallback_text(r)));
+        }
     }
+    let mut posts = group(details);
+    posts.extend(group(controls));
+    posts
+}
+
+fn group(parts: Vec<(Vec<Value>, String)>) -> Vec<(Vec<Value>, String)> {
+    let mut out: Vec<(Vec<Value>, Vec<String>)> = Vec::new();
+    for (blocks, text) in parts {
+        match out.last_mut() {
+            Some((b, t)) if b.len() + blocks.len() <= MAX_BLOCKS => {
+                b.extend(blocks);
+                t.push(text);
+            }
+            _ => out.push((blocks, vec![text])),
+        }
+    }
+    out.into_iter()
+        .map(|(b, t)| (b, truncate(&t.join("\n"), MESSAGE_TEXT_MAX)))
+        .collect()
+}
+
+/// eve's `formatInputRequestFallbackText`: the prompt, and an approval's tool input.
+fn fallback_text(request: &InputRequest) -> String {
+    match tool_input_json(request, SECTION_TEXT_MAX - 21) {
+        Some(json) => format!("{}\n*Tool input*\n```\n{json}\n```", request.prompt),
+        None => request.prompt.clone(),
+    }
+}
+
+/// An approval's tool input as eve shows it (`JSON.stringify(input, null, 2)`), cut to
+/// `max`; `None` for a question or an empty input.
+fn tool_input_json(request: &InputRequest, max: usize) -> Option<String> {
+    if request.kind != APPROVAL {
+        return None;
+    }
+    let json = serde_json::to_string_pretty(&request.action.input).ok()?;
+    (json != "{}").then(|| truncate(&json, max))
+}
+
+/// eve's `renderInputRequestBlocks`: a card of buttons (and an approval's collapsed tool
+/// input), or for a question without options the prompt and a "Type your answer" button.
+pub fn request_blocks(request: &InputRequest, words: &Words) -> Vec<Value> {
+    if request.options.is_empty() {
+        return freeform_blocks(request, words);
+    }
+    let mut blocks = vec![card(request, words)];
+    if let Some(json) = tool_input_json(request, SECTION_TEXT_MAX - 8) {
+        blocks.push(json!({
+            "type": "container",
+            "title": {"type": "plain_text", "text": words.tool_input},
+            "is_collapsible": true,
+            "default_collapsed": true,
+            "child_blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": format!("```\n{json}\n```")}}],
+        }));
+    }
+    blocks
+}
+
+/// A request's card: its prompt and one button per option.
+fn card(request: &InputRequest, words: &Words) -> Value {
     let approval = request.kind == APPROVAL;
     let kind = if approval { "tool-approval:" } else { "" };
     let base = format!("{ACTION_PREFIX}{kind}{}", request.request_id);
@@ -81,7 +154,7 @@ pub fn request_message(request: &InputRequest, words: &Words) -> Option<(Vec<Val
     if approval {
         card["subtext"] = json!({"type": "mrkdwn", "text": words.paused});
     }
-    Some((vec![card], request.prompt.clone()))
+    card
 }
 
 /// The request id of one of our buttons' `action_id`.

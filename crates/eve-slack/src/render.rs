@@ -175,9 +175,8 @@ impl Renderer {
     }
 
     fn questions(&mut self, requests: &[eve_api::eve::InputRequest]) -> Vec<Action> {
-        requests
-            .iter()
-            .filter_map(|r| hitl::request_message(r, self.words))
+        hitl::request_messages(requests, self.words)
+            .into_iter()
             .map(|(blocks, text)| {
                 Action::Call(Call::new(
                     "chat.postMessage",

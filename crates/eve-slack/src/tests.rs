@@ -112,7 +112,7 @@ fn question() -> InputRequest {
 
 #[test]
 fn questions_are_buttons_and_a_click_answers_them() {
-    let (blocks, text) = hitl::request_message(&question(), &EN).unwrap();
+    let (blocks, text) = hitl::request_messages(&[question()], &EN).remove(0);
     assert_eq!(text, "Which one?");
     assert_eq!(
         blocks,
@@ -367,7 +367,7 @@ fn the_channel_speaks_chinese_when_asked() {
         crate::render::failure_text(&ZH, false, "", &None),
         "处理你的请求时出错了。\n\n请重试或换个说法；如果一直失败，请联系管理员。"
     );
-    let (blocks, _) = hitl::request_message(&question(), &ZH).unwrap();
+    let (blocks, _) = hitl::request_messages(&[question()], &ZH).remove(0);
     let answered = hitl::answered_blocks(&blocks, "req_1", "苹果", "U1", &ZH);
     assert_eq!(
         answered[0]["subtext"]["text"],
@@ -385,7 +385,7 @@ fn form(key: &str, value: &str) -> String {
 fn a_question_without_options_opens_eves_modal_and_its_submission_answers() {
     let mut q = question();
     q.options.clear();
-    let (blocks, _) = hitl::request_message(&q, &EN).unwrap();
+    let (blocks, _) = hitl::request_messages(&[q], &EN).remove(0);
     assert_eq!(
         blocks[1]["elements"][0]["action_id"],
         "eve_input_freeform:req_1"
@@ -432,5 +432,84 @@ fn a_question_without_options_opens_eves_modal_and_its_submission_answers() {
     assert_eq!(
         inbound::parse(form("payload", &other.to_string()).as_bytes(), true),
         Inbound::Ignored
+    );
+}
+
+/// eve's own renderings (tests/slack/record-hitl.mjs ran eve 0.80.1's `renderInputRequestBlocks`,
+/// `deriveHitlResponse`, `answeredBlocksFromActionBlock`, `buildFreeformModalView` and
+/// `buildAnsweredBlocks`), replayed.
+#[test]
+fn recorded_eve_question_and_approval_blocks_match() {
+    let rec: Value =
+        serde_json::from_str(include_str!("../../../tests/slack/recordings/hitl.json")).unwrap();
+    for case in rec["cases"].as_array().unwrap() {
+        let request: InputRequest = serde_json::from_value(case["request"].clone()).unwrap();
+        let blocks = hitl::request_blocks(&request, &EN);
+        assert_eq!(
+            Value::Array(blocks.clone()),
+            case["blocks"],
+            "{}",
+            request.request_id
+        );
+        let buttons: Vec<&Value> = blocks
+            .iter()
+            .flat_map(|b| {
+                b["actions"]
+                    .as_array()
+                    .or(b["elements"].as_array())
+                    .into_iter()
+                    .flatten()
+            })
+            .collect();
+        for (b, decoded) in buttons.iter().zip(case["decoded"].as_array().unwrap()) {
+            let id = b["action_id"].as_str().unwrap();
+            match decoded["response"]["requestId"].as_str() {
+                Some(want) => assert_eq!(hitl::decode_button(id).as_deref(), Some(want), "{id}"),
+                None => assert_eq!(hitl::decode_button(id), None, "{id}"),
+            }
+        }
+        if !case["answered"].is_null() {
+            let label = buttons[0]["text"]["text"].as_str().unwrap();
+            let answered = hitl::answered_blocks(&blocks, &request.request_id, label, "U2", &EN);
+            assert_eq!(answered[0], case["answered"][0], "{}", request.request_id);
+        }
+    }
+    // Posted as eve's buildInputRequestPosts posts them: the approval's tool input first, then
+    // every card and question together in one message.
+    let all: Vec<InputRequest> = rec["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::from_value(c["request"].clone()).unwrap())
+        .collect();
+    let posts = hitl::request_messages(&all, &EN);
+    assert_eq!(posts.len(), 2);
+    assert_eq!(posts[0].0, vec![rec["cases"][2]["blocks"][1].clone()]);
+    assert!(
+        posts[0]
+            .1
+            .starts_with("Allow write_file?\n*Tool input*\n```\n{"),
+        "{}",
+        posts[0].1
+    );
+    let kinds: Vec<&str> = posts[1]
+        .0
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["card", "card", "card", "section", "actions"]);
+    assert_eq!(
+        posts[1].1.lines().next(),
+        Some("Which city should I check the weather for?")
+    );
+    let modal = hitl::freeform_modal(
+        Some("What is your name?"),
+        &json!({"requestId": "req_f1"}),
+        &EN,
+    );
+    assert_eq!(modal, rec["modal"]);
+    assert_eq!(
+        Value::Array(hitl::answered_freeform_blocks("Ada", "U2", &EN)),
+        rec["answeredFreeform"]
     );
 }

@@ -31,6 +31,8 @@ pub struct Words {
     pub answer_placeholder: &'static str,
     pub submit: &'static str,
     pub answered_by_context: &'static str,
+    /// An approval's collapsed tool input.
+    pub tool_input: &'static str,
 }
 
 pub const EN: Words = Words {
@@ -57,6 +59,7 @@ pub const EN: Words = Words {
     answer_placeholder: "Type your answer here...",
     submit: "Submit",
     answered_by_context: "Answered by ",
+    tool_input: "Tool input",
 };
 
 pub const ZH: Words = Words {
@@ -83,6 +86,7 @@ pub const ZH: Words = Words {
     answer_placeholder: "在这里输入你的回答...",
     submit: "提交",
     answered_by_context: "回答者：",
+    tool_input: "工具输入",
 };
 
 /// The words of `language` (`zh`, `zh-CN`, `zh-Hans`: Chinese; anything else: English).
