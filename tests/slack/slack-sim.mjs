@@ -51,6 +51,10 @@ function answer(method, body, base) {
     case "assistant.threads.setStatus":
       return { ok: true };
     case "chat.postMessage": {
+      // A post whose text carries `[[slack-sim:<error>` is refused with that error (tests of
+      // the reply's fallbacks; a quoting model may cut the closing brackets).
+      const refused = String(body.markdown_text ?? body.text ?? "").match(/\[\[slack-sim:([a-z_]+)/);
+      if (refused) return { ok: false, error: refused[1] };
       const t = nextTs();
       return { ok: true, channel, ts: t, message: { type: "message", text: body.text ?? body.markdown_text ?? "", user: "UBOT", bot_id: "BBOT", ts: t, thread_ts: body.thread_ts } };
     }

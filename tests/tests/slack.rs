@@ -696,3 +696,50 @@ fn a_question_without_options_is_answered_in_eves_modal() {
     let second = &model.bodies()[1];
     assert!(second.to_string().contains("Ada"), "{second}");
 }
+
+#[test]
+fn a_reply_slack_refuses_goes_as_a_snippet_and_one_that_fails_leaves_a_notice() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    // The demo model quotes the message, so the simulator refuses the reply as too long...
+    ok(&post_event(
+        &h,
+        &envelope(
+            "EvRef",
+            mention("U1", "[[slack-sim:msg_too_long]]", "960.000001", None),
+        ),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        c.iter()
+            .any(|x| x["method"] == "files.completeUploadExternal")
+    });
+    let done = calls
+        .iter()
+        .find(|x| x["method"] == "files.completeUploadExternal")
+        .unwrap();
+    assert_eq!(done["body"]["thread_ts"], "960.000001");
+    // ...or fails it for another reason: no retry, a notice with an error id instead.
+    ok(&post_event(
+        &h,
+        &envelope(
+            "EvErr",
+            mention("U1", "[[slack-sim:internal_error]]", "961.000001", None),
+        ),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "961.000001").len() == 2);
+    let notice = posts_in(&calls, "961.000001")[1]["body"]["markdown_text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        notice.starts_with("I finished, but couldn't deliver my answer in Slack (error id `")
+            && notice.ends_with("`). Please ask me to resend it."),
+        "{notice}"
+    );
+    assert!(
+        !notice.contains("slack-sim"),
+        "the notice carries no reply content"
+    );
+}

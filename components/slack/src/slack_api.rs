@@ -2,7 +2,7 @@
 //! (`eve_slack::render`), made in order; a failed one is logged and the turn goes on, as eve
 //! logs and skips a failed status or post.
 
-use eve_slack::render::{Action, Renderer, SNIPPET_NAME};
+use eve_slack::render::{self, Action, Delivery, Renderer, SNIPPET_NAME};
 use eve_slack::web_api::{self, Call, DEFAULT_API_BASE};
 use serde_json::{json, Value};
 use spin_sdk::http::Method;
@@ -46,10 +46,38 @@ impl Slack {
         for a in actions {
             let result = match &a {
                 Action::Call(c) => self.call(c).map(|_| ()),
-                Action::Snippet { markdown } => self.snippet(markdown, r),
+                Action::Reply { markdown } => {
+                    self.reply(markdown, r);
+                    Ok(())
+                }
             };
             if let Err(e) = result {
                 eprintln!("slack: a Slack call failed: {e}");
+            }
+        }
+    }
+
+    /// Delivers a final reply as eve does: inline, else (too long, or refused for its size) as
+    /// a snippet; when neither arrives, a notice with an error id that the log names too.
+    fn reply(&self, markdown: &str, r: &Renderer) {
+        let delivered = match render::first_delivery(markdown) {
+            Delivery::Inline => {
+                match self.call(&r.markdown_call(markdown)) {
+                    Err(e) if render::is_refused_payload(&e) => {
+                        eprintln!("slack: Slack refused the final reply ({e}); delivering it as a snippet");
+                        self.snippet(markdown, r)
+                    }
+                    other => other.map(|_| ()),
+                }
+            }
+            Delivery::Snippet => self.snippet(markdown, r),
+        };
+        if let Err(e) = delivered {
+            let id = error_id();
+            eprintln!("slack: final reply was not delivered to Slack (error id {id}): {e}");
+            let notice = r.markdown_call(&render::undelivered_notice(r.words, &id));
+            if let Err(e) = self.call(&notice) {
+                eprintln!("slack: the undelivered-reply notice failed too: {e}");
             }
         }
     }
@@ -104,4 +132,20 @@ impl Slack {
         );
         self.call(&complete).map(|_| ())
     }
+}
+
+/// A fresh error id (a UUID v4, as eve's), naming one failure in the log and in the thread.
+fn error_id() -> String {
+    let mut b = eve_auth::crypto::random_bytes::<16>();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = eve_auth::crypto::hex(&b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
 }

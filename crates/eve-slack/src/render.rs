@@ -6,8 +6,9 @@
 //!   `Writing a reply...` once a reply passes 280 characters; cleared (an empty status) when
 //!   the turn completes or waits on a person;
 //! - the final reply is posted in the thread (`chat.postMessage` with `markdown_text`, links
-//!   not unfurled); one longer than 12,000 characters is uploaded as the snippet
-//!   `eve-response.md` with a short note ([`Action::Snippet`]);
+//!   not unfurled); one longer than 12,000 characters, or one Slack refuses as too large, is
+//!   uploaded as the snippet `eve-response.md` with a short note ([`Action::Reply`],
+//!   [`Delivery`]);
 //! - a question is posted as buttons ([`crate::hitl`]);
 //! - a failed turn or session says so in the thread, in eve's words.
 //!
@@ -34,11 +35,47 @@ pub const SNIPPET_NAME: &str = "eve-response.md";
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Call(Call),
-    /// Upload `markdown` as the `eve-response.md` snippet in the thread
-    /// (`files.getUploadURLExternal`, the upload, `files.completeUploadExternal`).
-    Snippet {
+    /// The turn's final reply, delivered with eve's fallbacks ([`Delivery`]).
+    Reply {
         markdown: String,
     },
+}
+
+/// How a final reply goes out (eve's `deliverCompletedSlackReply`): posted inline when it fits
+/// ([`Renderer::post_markdown`]); uploaded as the `eve-response.md` snippet
+/// (`files.getUploadURLExternal`, the upload, `files.completeUploadExternal`) when it is longer
+/// or Slack refuses the post as too large or malformed ([`is_refused_payload`]); and when
+/// neither arrives, a notice without its content ([`undelivered_notice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    Inline,
+    Snippet,
+}
+
+/// The first way to try for a reply of `markdown`.
+pub fn first_delivery(markdown: &str) -> Delivery {
+    if markdown.chars().count() <= MARKDOWN_MAX {
+        Delivery::Inline
+    } else {
+        Delivery::Snippet
+    }
+}
+
+/// Whether Slack refused a post for its size or shape (then eve uploads it as a snippet).
+pub fn is_refused_payload(error: &str) -> bool {
+    matches!(
+        error,
+        "invalid_blocks"
+            | "invalid_blocks_format"
+            | "msg_blocks_too_long"
+            | "msg_blocks_too_many"
+            | "msg_too_long"
+    )
+}
+
+/// eve's notice for a reply that could not be delivered (no reply content in it).
+pub fn undelivered_notice(words: &Words, error_id: &str) -> String {
+    format!("{}{error_id}{}", words.undelivered.0, words.undelivered.1)
 }
 
 /// The thread a turn renders into, and what it has shown so far.
@@ -165,13 +202,9 @@ impl Renderer {
             return self.clear();
         }
         self.status = None;
-        if message.chars().count() <= MARKDOWN_MAX {
-            vec![self.post_markdown(message)]
-        } else {
-            vec![Action::Snippet {
-                markdown: message.to_string(),
-            }]
-        }
+        vec![Action::Reply {
+            markdown: message.to_string(),
+        }]
     }
 
     fn questions(&mut self, requests: &[eve_api::eve::InputRequest]) -> Vec<Action> {
@@ -195,7 +228,12 @@ impl Renderer {
 
     /// A reply or notice in the thread, as eve's `thread.post(markdown)`.
     pub fn post_markdown(&self, markdown: &str) -> Action {
-        Action::Call(Call::new(
+        Action::Call(self.markdown_call(markdown))
+    }
+
+    /// The `chat.postMessage` of [`Renderer::post_markdown`].
+    pub fn markdown_call(&self, markdown: &str) -> Call {
+        Call::new(
             "chat.postMessage",
             vec![
                 ("channel", json!(self.channel)),
@@ -204,7 +242,7 @@ impl Renderer {
                 ("unfurl_links", json!(false)),
                 ("unfurl_media", json!(false)),
             ],
-        ))
+        )
     }
 
     /// eve's `showStatus`: the same text again is not sent unless `force`d.

@@ -170,7 +170,10 @@ fn calls(actions: Vec<Action>) -> Vec<(String, String)> {
         .into_iter()
         .map(|a| match a {
             Action::Call(c) => (c.method.to_string(), c.form()),
-            Action::Snippet { markdown } => ("snippet".into(), markdown.len().to_string()),
+            Action::Reply { markdown } if markdown.len() > 100 => {
+                ("reply".into(), markdown.len().to_string())
+            }
+            Action::Reply { markdown } => ("reply".into(), markdown),
         })
         .collect()
 }
@@ -198,8 +201,11 @@ fn a_turn_renders_as_eves_default_renderer() {
         vec![
             ("assistant.threads.setStatus".into(), thinking.into()),
             ("assistant.threads.setStatus".into(), thinking.into()),
-            ("chat.postMessage".into(), "channel=C1&markdown_text=Hello&thread_ts=1.1&unfurl_links=false&unfurl_media=false".into()),
-            ("assistant.threads.setStatus".into(), "channel_id=C1&thread_ts=1.1&status=".into()),
+            ("reply".into(), "Hello".into()),
+            (
+                "assistant.threads.setStatus".into(),
+                "channel_id=C1&thread_ts=1.1&status=".into()
+            ),
         ]
     );
 }
@@ -226,7 +232,7 @@ fn long_replies_tools_and_questions() {
     let done = with(
         json!({"type": "message.completed", "data": {"finishReason": "stop", "message": big}}),
     );
-    assert_eq!(done, vec![("snippet".to_string(), "12001".to_string())]);
+    assert_eq!(done, vec![("reply".to_string(), "12001".to_string())]);
     let q = serde_json::to_value(question()).unwrap();
     let asked = with(json!({"type": "input.requested", "data": {"callId": "c1", "requests": [q]}}));
     assert_eq!(asked[0].0, "chat.postMessage");
@@ -511,5 +517,18 @@ fn recorded_eve_question_and_approval_blocks_match() {
     assert_eq!(
         Value::Array(hitl::answered_freeform_blocks("Ada", "U2", &EN)),
         rec["answeredFreeform"]
+    );
+}
+
+#[test]
+fn a_reply_is_inline_until_it_is_too_long_or_refused() {
+    use crate::render::{first_delivery, is_refused_payload, undelivered_notice, Delivery};
+    assert_eq!(first_delivery(&"x".repeat(12_000)), Delivery::Inline);
+    assert_eq!(first_delivery(&"x".repeat(12_001)), Delivery::Snippet);
+    assert!(is_refused_payload("msg_too_long") && is_refused_payload("invalid_blocks"));
+    assert!(!is_refused_payload("channel_not_found") && !is_refused_payload("ratelimited"));
+    assert_eq!(
+        undelivered_notice(&EN, "e-1"),
+        "I finished, but couldn't deliver my answer in Slack (error id `e-1`). Please ask me to resend it."
     );
 }

@@ -33,6 +33,8 @@ pub struct Words {
     pub answered_by_context: &'static str,
     /// An approval's collapsed tool input.
     pub tool_input: &'static str,
+    /// A final reply that could not be delivered: around the error id.
+    pub undelivered: (&'static str, &'static str),
 }
 
 pub const EN: Words = Words {
@@ -60,6 +62,10 @@ pub const EN: Words = Words {
     submit: "Submit",
     answered_by_context: "Answered by ",
     tool_input: "Tool input",
+    undelivered: (
+        "I finished, but couldn't deliver my answer in Slack (error id `",
+        "`). Please ask me to resend it.",
+    ),
 };
 
 pub const ZH: Words = Words {
@@ -87,6 +93,10 @@ pub const ZH: Words = Words {
     submit: "提交",
     answered_by_context: "回答者：",
     tool_input: "工具输入",
+    undelivered: (
+        "我已完成，但没能在 Slack 中送达回答（错误编号 `",
+        "`）。请让我重新发送。",
+    ),
 };
 
 /// The words of `language` (`zh`, `zh-CN`, `zh-Hans`: Chinese; anything else: English).
