@@ -166,7 +166,12 @@ fn the_url_verification_challenge_is_answered() {
         &[],
     ));
     // Only POST is routed, as in eve.
-    assert_eq!(h.get(ROUTE).status, 404);
+    let r = h.get(ROUTE);
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        r.json(),
+        json!({"ok": false, "error": "Cannot find any route matching [GET] /eve/v1/slack"})
+    );
     assert!(sim.calls().is_empty());
 }
 

@@ -51,9 +51,13 @@ fn text(out: ResponseOutparam, status: u16, body: &str) {
 #[http_component]
 async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
     let req = eve_spin::body::head(&incoming);
-    // eve routes POST only: any other method finds no route (404), as there.
-    if req.method().to_string() != "POST" {
-        return text(out, 404, "not found");
+    // eve routes POST only: any other method finds no route (404 with eve's error body, as
+    // eve-proxy answers a wrong method).
+    let method = req.method().to_string();
+    if method != "POST" {
+        let refusal = eve_agent::protocol::Refusal::no_route(&method, req.path());
+        let headers = vec![("content-type".to_string(), b"application/json".to_vec())];
+        return streaming::respond(out, refusal.status, &headers, refusal.to_json().as_bytes());
     }
     let body = match eve_spin::body::read_capped(incoming, MAX_BODY).await {
         Ok(b) => b,
