@@ -42,6 +42,8 @@ pub mod engines;
 pub mod eve;
 pub mod mcp_servers;
 pub mod raw;
+/// The local Slack Web API simulator (tests/slack/slack-sim.mjs) and Slack-signed events.
+pub mod slack_sim;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {

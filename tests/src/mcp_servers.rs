@@ -40,9 +40,21 @@ pub fn node_server(script: &str, args: &[&str], env: &[(&str, &str)], ready: &st
         dir.join("node_modules/@modelcontextprotocol/sdk").exists(),
         "tests/mcp-servers has no node_modules: run scripts/prepare (npm ci there)"
     );
+    node_in(&dir, script, args, env, ready)
+}
+
+/// Starts `script args` under node in `dir` with `PORT` set and waits until it says `ready`
+/// on stderr; panics (with what it printed) if it does not.
+pub fn node_in(
+    dir: &std::path::Path,
+    script: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    ready: &str,
+) -> NodeServer {
     let port = free_port();
     let mut cmd = Command::new("node");
-    cmd.current_dir(&dir)
+    cmd.current_dir(dir)
         .arg(script)
         .args(args)
         .env("PORT", port.to_string())

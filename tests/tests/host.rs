@@ -201,6 +201,7 @@ fn host_only_every_route_answers_from_its_own_component_per_the_request_log() {
         ("/api/chats/abc/export", "chats"),
         ("/api/chats/abc/events", "events"),
         ("/eve/v1/session/abc/stream", "eve-proxy"),
+        ("/eve/v1/slack", "slack"),
     ];
     for (path, _) in &cases {
         host.get(path);

@@ -248,12 +248,25 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
         "\"mcp_connections\"",
         "a local model server (llm_base_url) or MCP server (mcp_connections)",
     ),
+    (
+        "slack",
+        "http://127.0.0.1:*",
+        "\"slack_api_base_url\"",
+        "a Slack Web API simulator on this machine (or an eve agent: eve_upstream_url)",
+    ),
+    (
+        "slack",
+        "http://localhost:*",
+        "\"slack_api_base_url\"",
+        "a Slack Web API simulator on this machine (or an eve agent: eve_upstream_url)",
+    ),
 ];
 
 /// Shared code a component sends its requests through, searched for named hosts (the model
 /// providers and the ready-made MCP servers live in the agent library).
 const HOST_LIBRARIES: &[(&str, &str)] = &[
     ("agent", "crates/eve-agent/src"),
+    ("slack", "crates/eve-slack/src"),
     // An MCP server's tools refresh and a provider's "Test connection" use the agent's clients.
     ("admin", "crates/eve-agent/src"),
 ];

@@ -89,6 +89,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0014_runtime",
         sql: include_str!("../../../migrations/0014_runtime.sql"),
     },
+    Migration {
+        version: 15,
+        name: "0015_slack",
+        sql: include_str!("../../../migrations/0015_slack.sql"),
+    },
 ];
 
 /// The bookkeeping table.

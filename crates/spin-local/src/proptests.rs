@@ -110,6 +110,8 @@ fn expected_component(segments: &[String]) -> &'static str {
         ["api", "chats", _] => "chats",
         ["api", "chats", _, "export"] => "chats",
         ["api", "chats", _, _, ..] => "events",
+        // The Slack channel's exact route beats the proxy's wildcard (issue 23).
+        ["eve", "v1", "slack"] => "slack",
         ["eve", "v1", ..] => "eve-proxy",
         _ => "shell",
     }
@@ -235,6 +237,7 @@ proptest! {
                 Just("api".to_string()), Just("chats".to_string()), Just("auth".to_string()),
                 Just("setup".to_string()), Just("export".to_string()), Just("events".to_string()),
                 Just("eve".to_string()), Just("v1".to_string()), Just("session".to_string()),
+                Just("slack".to_string()),
                 "[a-zA-Z0-9_-]{1,8}", "%[0-9A-F]{2}", Just("..".to_string()),
             ],
             0..6,

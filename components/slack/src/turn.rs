@@ -1,0 +1,224 @@
+//! The work after the 200: a message or an answer delivered to the thread's session, and the
+//! session's events followed and rendered into the thread until the turn settles.
+
+use std::time::Duration;
+
+use eve_api::eve::Event;
+use eve_slack::inbound::{self, Answer, Kind, Message, OpenModal};
+use eve_slack::render::{self, Renderer};
+use eve_slack::store::{self, Thread};
+use eve_slack::words::{self, Words};
+use eve_slack::{hitl, web_api::Call};
+use eve_spin::streaming::Read;
+use serde_json::{json, Value};
+
+use crate::agent::{Agent, Failure};
+use crate::slack_api::Slack;
+use crate::variable;
+
+/// The words the channel writes (`slack_language`: `zh` for Simplified Chinese).
+fn words() -> &'static Words {
+    words::for_language(variable("slack_language").as_deref())
+}
+
+/// The longest silence on a followed stream (the agent sends keep-alives every few seconds).
+const QUIET_LIMIT: Duration = Duration::from_secs(600);
+const READ_POLL: Duration = Duration::from_secs(5);
+
+/// A mention or DM: `Thinking...`, then the thread's session (a new one for a new thread, as
+/// the message's author), the message sent, the turn rendered.
+pub fn on_message(m: &Message) {
+    let Some(slack) = Slack::from_env() else {
+        return eprintln!("slack: slack_bot_token is not set; the message is not answered");
+    };
+    let mut r = Renderer::new(&m.channel, &m.thread_ts, words());
+    let received = r.received();
+    slack.run(received, &r);
+    if m.kind == Kind::AppMention && m.channel_type.is_none() {
+        // eve asks whether the conversation is private (for its run title and audience).
+        slack.is_private(&m.channel);
+    }
+    let thread = Thread {
+        team: m.team.clone(),
+        channel: m.channel.clone(),
+        thread_ts: m.thread_ts.clone(),
+    };
+    let author = inbound::principal(&m.team, &m.user, m.is_bot);
+    let text = inbound::model_text(m);
+    match deliver(&thread, &author, &text) {
+        Ok((agent, session, start, delivery)) => {
+            follow(&agent, &slack, &mut r, &session, start, delivery.as_deref())
+        }
+        Err(e) => refused(&slack, &r, e),
+    }
+}
+
+/// Sends the message to the thread's session, or starts one: the agent (as the session's
+/// owner), the session, where its new events start, the delivery to follow.
+fn deliver(
+    thread: &Thread,
+    author: &str,
+    text: &str,
+) -> Result<(Agent, String, i64, Option<String>), Failure> {
+    let db = eve_spin::db::open().map_err(|e| Failure::Unreachable(e.message))?;
+    let known = store::thread_session(&db, thread).map_err(|e| Failure::Unreachable(e.message))?;
+    if let Some((session, owner)) = known {
+        let agent = Agent::as_principal(&owner)?;
+        let sent = agent.tail(&session).and_then(|tail| {
+            let d = agent.send(&session, &json!({ "message": text }))?;
+            Ok((tail + 1, d))
+        });
+        match sent {
+            Ok((start, d)) => return Ok((agent, session, start, d)),
+            Err(Failure::Gone) => {
+                let _ = store::forget_thread(&db, thread, &session);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let agent = Agent::as_principal(author)?;
+    let session = agent.create(text)?;
+    let now = eve_spin::db::now_ms();
+    if let Err(e) = store::record_thread(&db, thread, &session, author, now) {
+        eprintln!("slack: recording the thread's session: {}", e.message);
+    }
+    Ok((agent, session, 0, None))
+}
+
+/// A click on a question's button: the answer sent to the thread's session, the card updated
+/// to show it, the rest of the turn rendered.
+pub fn on_answer(a: &Answer) {
+    let Some(slack) = Slack::from_env() else {
+        return eprintln!("slack: slack_bot_token is not set; the answer is not delivered");
+    };
+    let thread = Thread {
+        team: a.team.clone(),
+        channel: a.channel.clone(),
+        thread_ts: a.thread_ts.clone(),
+    };
+    let known = eve_spin::db::open()
+        .ok()
+        .and_then(|db| store::thread_session(&db, &thread).ok().flatten());
+    let Some((session, owner)) = known else {
+        return eprintln!("slack: an answer for a thread without a session");
+    };
+    let response = match &a.text {
+        Some(text) => json!({"requestId": a.request_id, "text": text}),
+        None => json!({"requestId": a.request_id, "optionId": a.option_id}),
+    };
+    let body = json!({ "inputResponses": [response] });
+    let sent = Agent::as_principal(&owner).and_then(|agent| {
+        let tail = agent.tail(&session)?;
+        agent.send(&session, &body)?;
+        Ok((agent, tail + 1))
+    });
+    let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
+    match sent {
+        Ok((agent, start)) => {
+            let blocks = match &a.text {
+                Some(text) => hitl::answered_freeform_blocks(text, &a.user, r.words),
+                None => hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words),
+            };
+            let update = Call::new(
+                "chat.update",
+                vec![
+                    ("channel", json!(a.channel)),
+                    ("ts", json!(a.message_ts)),
+                    ("blocks", Value::Array(blocks)),
+                    ("text", json!(format!("{}{}", r.words.answered, a.label))),
+                ],
+            );
+            if let Err(e) = slack.call(&update) {
+                eprintln!("slack: updating the answered card: {e}");
+            }
+            // An answer's events carry the turn's first delivery, not the answer's own.
+            follow(&agent, &slack, &mut r, &session, start, None);
+        }
+        // eve leaves the buttons active when an answer is not taken.
+        Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
+    }
+}
+
+/// "Type your answer" on a free-form question: eve's answer modal (`views.open`).
+pub fn open_modal(m: &OpenModal) {
+    let Some(slack) = Slack::from_env() else {
+        return eprintln!("slack: slack_bot_token is not set; no modal");
+    };
+    let view = hitl::freeform_modal(m.prompt.as_deref(), &m.metadata(), words());
+    let call = Call::new(
+        "views.open",
+        vec![("trigger_id", json!(m.trigger_id)), ("view", view)],
+    );
+    if let Err(e) = slack.call(&call) {
+        eprintln!("slack: views.open failed: {e}");
+    }
+}
+
+/// A message the agent would not take: said in the thread (eve's words for a failed turn).
+fn refused(slack: &Slack, r: &Renderer, e: Failure) {
+    eprintln!("slack: the message was not delivered: {e}");
+    let why = match e {
+        Failure::Refused(_, why) => why,
+        _ => String::new(),
+    };
+    let text = render::failure_text(r.words, false, &why, &None);
+    slack.run(vec![r.post_markdown(&text)], r);
+}
+
+/// Follows the session from `start`, rendering the events of `delivery` (every event when
+/// `None`), until one of them settles the turn.
+fn follow(
+    agent: &Agent,
+    slack: &Slack,
+    r: &mut Renderer,
+    session: &str,
+    start: i64,
+    delivery: Option<&str>,
+) {
+    let mut stream = match agent.follow(session, start) {
+        Ok(s) => s,
+        Err(e) => return eprintln!("slack: following session {session}: {e}"),
+    };
+    let (mut buf, mut quiet) = (Vec::<u8>::new(), Duration::ZERO);
+    loop {
+        match stream.read(READ_POLL) {
+            Ok(Read::Data(bytes)) => {
+                quiet = Duration::ZERO;
+                buf.extend_from_slice(&bytes);
+                while let Some(i) = buf.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = buf.drain(..=i).collect();
+                    if render_line(&line, r, slack, delivery) {
+                        return;
+                    }
+                }
+            }
+            Ok(Read::Idle) => {
+                quiet += READ_POLL;
+                if quiet >= QUIET_LIMIT {
+                    return eprintln!("slack: session {session} went quiet; stopped following");
+                }
+            }
+            Ok(Read::End) => return,
+            Err(e) => return eprintln!("slack: the stream of {session} broke: {e}"),
+        }
+    }
+}
+
+/// Renders one NDJSON line; `true` once the followed turn has settled.
+fn render_line(line: &[u8], r: &mut Renderer, slack: &Slack, delivery: Option<&str>) -> bool {
+    let Ok(v) = serde_json::from_slice::<Value>(line) else {
+        return false;
+    };
+    let ours = delivery.is_none_or(|d| {
+        v["meta"]["deliveryIds"]
+            .as_array()
+            .is_some_and(|ids| ids.iter().any(|i| i == d))
+    });
+    let event = serde_json::from_value::<Event>(json!({"type": v["type"], "data": v["data"]}));
+    let (true, Ok(event)) = (ours, event) else {
+        return false;
+    };
+    let actions = r.on_event(&event);
+    slack.run(actions, r);
+    event.is_settling()
+}
