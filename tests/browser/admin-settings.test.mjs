@@ -164,7 +164,7 @@ describe("local-dev: the local developer is an admin", () => {
       await page.waitForURL(/\/admin$/);
       await page.locator("#tab-settings").waitFor();
       const tabs = await page.locator('[role="tab"]').evaluateAll((els) => els.map((e) => e.id));
-      assert.deepEqual(tabs, ["tab-settings", "tab-usage", "tab-audit"]);
+      assert.deepEqual(tabs, ["tab-settings", "tab-providers", "tab-mcp", "tab-usage", "tab-audit"]);
       await page.locator('[data-setting="toolDisplay"]').waitFor();
       await page.check("#setting-logModelRequests");
       await page.click(".settings-save");

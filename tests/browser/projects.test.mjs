@@ -185,8 +185,12 @@ for (const pass of PASSES) {
       const row = page.locator(`.project-chats li[data-chat-id="${chatId}"]`);
       await row.hover();
       await row.locator('button[aria-haspopup="menu"]').click();
+      // The sidebar moves the row at once; the server has it when the PATCH has answered.
+      const patched = () => page.waitForResponse((r) => r.url().endsWith(`/api/chats/${chatId}`) && r.request().method() === "PATCH");
+      const movedOut = patched();
       await row.locator(".menu-item.move-out").click();
       await page.locator(`nav.history > ul > li[data-chat-id="${chatId}"]`).waitFor();
+      assert.equal((await movedOut).status(), 200);
       const out = await page.evaluate(async (id) => (await fetch(`/api/chats?projectId=${id}`)).json(), projectId);
       assert.equal(out.chats.some((x) => x.id === chatId), false);
       const back = page.locator(`nav.history > ul > li[data-chat-id="${chatId}"]`);
