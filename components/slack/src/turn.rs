@@ -115,27 +115,38 @@ pub fn on_answer(a: &Answer) {
     let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
     match sent {
         Ok((agent, start)) => {
-            let blocks = match &a.text {
-                Some(text) => hitl::answered_freeform_blocks(text, &a.user, r.words),
-                None => hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words),
-            };
-            let update = Call::new(
-                "chat.update",
-                vec![
-                    ("channel", json!(a.channel)),
-                    ("ts", json!(a.message_ts)),
-                    ("blocks", Value::Array(blocks)),
-                    ("text", json!(format!("{}{}", r.words.answered, a.label))),
-                ],
-            );
-            if let Err(e) = slack.call(&update) {
-                eprintln!("slack: updating the answered card: {e}");
+            if a.approval {
+                // eve retires an approval's card when the agent settles it (`approval.settled`,
+                // rendered as it arrives below), naming who clicked.
+                r.responder = Some(a.user.clone());
+            } else {
+                update_answered(&slack, a, &r);
             }
             // An answer's events carry the turn's first delivery, not the answer's own.
             follow(&agent, &slack, &mut r, &session, start, None);
         }
         // eve leaves the buttons active when an answer is not taken.
         Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
+    }
+}
+
+/// A question's message once answered: the answer and who gave it, no buttons.
+fn update_answered(slack: &Slack, a: &Answer, r: &Renderer) {
+    let blocks = match &a.text {
+        Some(text) => hitl::answered_freeform_blocks(text, &a.user, r.words),
+        None => hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words),
+    };
+    let update = Call::new(
+        "chat.update",
+        vec![
+            ("channel", json!(a.channel)),
+            ("ts", json!(a.message_ts)),
+            ("blocks", Value::Array(blocks)),
+            ("text", json!(format!("{}{}", r.words.answered, a.label))),
+        ],
+    );
+    if let Err(e) = slack.call(&update) {
+        eprintln!("slack: updating the answered card: {e}");
     }
 }
 

@@ -20,6 +20,8 @@ pub struct Words {
     pub paused: &'static str,
     pub cancel: &'static str,
     pub approve: &'static str,
+    /// An approval card settled without an answer (the person wrote something else instead).
+    pub no_longer_needed: &'static str,
     /// A card once answered: its text (`answered` + the answer), and around `<@user>`.
     pub answered: &'static str,
     pub answered_by: (&'static str, &'static str),
@@ -53,6 +55,7 @@ pub const EN: Words = Words {
     paused: "I've paused until someone approves or cancels.",
     cancel: "Cancel",
     approve: "Approve",
+    no_longer_needed: "No longer needed",
     answered: "Answered: ",
     answered_by: (" by <@", ">"),
     type_answer: "Type your answer",
@@ -84,6 +87,7 @@ pub const ZH: Words = Words {
     paused: "我已暂停，等待有人批准或取消。",
     cancel: "取消",
     approve: "批准",
+    no_longer_needed: "已不再需要",
     answered: "已回答：",
     answered_by: (" 由 <@", "> 回答"),
     type_answer: "输入回答",
