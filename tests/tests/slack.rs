@@ -788,11 +788,11 @@ fn ask_for_approval(
     (posts[0].clone(), posts[1].clone(), calls)
 }
 
-/// A click on button `n` of an approval card posted as `card` (whose `ts` is `card_ts`).
-fn click(h: &Host, card_ts: &str, thread_ts: &str, blocks: &Value, n: usize) {
+/// `user`'s click on button `n` of an approval card (`blocks`, posted as `card_ts`).
+fn click(h: &Host, user: &str, card_ts: &str, thread_ts: &str, blocks: &Value, n: usize) {
     let message =
         json!({"type": "message", "ts": card_ts, "thread_ts": thread_ts, "blocks": blocks});
-    let payload = json!({"type": "block_actions", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+    let payload = json!({"type": "block_actions", "user": {"id": user, "team_id": "T1"}, "team": {"id": "T1"},
         "api_app_id": "A1", "channel": {"id": "C1"}, "message": message,
         "actions": [blocks[0]["actions"][n]], "trigger_id": "t1"});
     ok(&post_signed(
@@ -864,10 +864,21 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
         "nothing settled yet"
     );
 
-    // Approve: the card is retired when the agent settles it, its tool input deleted, the tool
-    // runs and the answer follows in the thread.
+    // Someone else's click is refused in eve's words; the card stays and the turn waits.
     let (details_ts, card_ts) = (posted_ts(&calls, &details), posted_ts(&calls, &card));
-    click(&h, &card_ts, "970.000001", &blocks, 1);
+    click(&h, "U2", &card_ts, "970.000001", &blocks, 1);
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "970.000001").len() == 3);
+    let notice = &posts_in(&calls, "970.000001")[2];
+    assert_eq!(
+        notice["body"]["markdown_text"],
+        "Only the person who requested this action can respond to this approval."
+    );
+    assert!(!calls.iter().any(|c| c["method"] == "chat.update"));
+    assert_eq!(model.bodies().len(), 1, "the agent was not asked again");
+
+    // The requester's Approve: the card is retired when the agent settles it, its tool input
+    // deleted, the tool runs and the answer follows in the thread.
+    click(&h, "U1", &card_ts, "970.000001", &blocks, 1);
     let calls = sim.wait_for(WAIT, |c| {
         posts_in(c, "970.000001")
             .iter()
@@ -891,7 +902,7 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
     let settled: Value = serde_json::from_str(update["body"]["blocks"].as_str().unwrap()).unwrap();
     assert_eq!(
         settled[0]["subtext"]["text"],
-        ":white_check_mark: *Approve* by <@U2>"
+        ":white_check_mark: *Approve* by <@U1>"
     );
     assert!(settled[0].get("actions").is_none(), "{settled}");
     assert_eq!(delete["body"]["ts"].as_str(), Some(details_ts.as_str()));
@@ -905,7 +916,7 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
     let (details, card, calls) = ask_for_approval(&h, &sim, "EvAp2", "971.000001");
     let blocks: Value = serde_json::from_str(card["body"]["blocks"].as_str().unwrap()).unwrap();
     let (details_ts, card_ts) = (posted_ts(&calls, &details), posted_ts(&calls, &card));
-    click(&h, &card_ts, "971.000001", &blocks, 0);
+    click(&h, "U1", &card_ts, "971.000001", &blocks, 0);
     let calls = sim.wait_for(WAIT, |c| {
         posts_in(c, "971.000001")
             .iter()
@@ -925,12 +936,17 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
     assert!(update["body"]["blocks"]
         .as_str()
         .unwrap()
-        .contains(":white_check_mark: *Cancel* by <@U2>"));
-    let delete = calls
+        .contains(":white_check_mark: *Cancel* by <@U1>"));
+    let at = calls
         .iter()
-        .rfind(|c| c["method"] == "chat.delete")
+        .rposition(|c| c["method"] == "chat.delete")
         .unwrap();
-    assert_eq!(delete["body"]["ts"].as_str(), Some(details_ts.as_str()));
+    assert_eq!(calls[at]["body"]["ts"].as_str(), Some(details_ts.as_str()));
+    // The resumed turn's next step shows the status the thread had when it paused, as eve's.
+    let next = calls[at..]
+        .iter()
+        .find(|c| c["method"] == "assistant.threads.setStatus");
+    assert_eq!(next.unwrap()["body"]["status"], "Get weather");
     assert!(
         model.bodies()[3]
             .to_string()
@@ -940,7 +956,7 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
     );
     // A second click on a settled card changes nothing in Slack (the agent refuses it).
     let before = sim.calls().len();
-    click(&h, &card_ts, "971.000001", &blocks, 1);
+    click(&h, "U1", &card_ts, "971.000001", &blocks, 1);
     assert!(sim.calls()[before..]
         .iter()
         .all(|c| c["method"] != "chat.update"));

@@ -96,6 +96,7 @@ impl Slack {
                 message_ts: ts.to_string(),
                 blocks: post.blocks.clone(),
                 details_ts: details.get(id).cloned(),
+                requester: r.requester.clone(),
             };
             store::record_card(&db, &card, eve_spin::db::now_ms()).map_err(|e| e.message)?;
         }

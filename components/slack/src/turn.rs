@@ -44,10 +44,12 @@ pub fn on_message(m: &Message) {
         thread_ts: m.thread_ts.clone(),
     };
     let author = inbound::principal(&m.team, &m.user, m.is_bot);
+    r.requester = author.clone();
     let text = inbound::model_text(m);
     match deliver(&thread, &author, &text) {
         Ok((agent, session, start, delivery)) => {
-            follow(&agent, &slack, &mut r, &session, start, delivery.as_deref())
+            follow(&agent, &slack, &mut r, &session, start, delivery.as_deref());
+            remember_status(&thread, &r);
         }
         Err(e) => refused(&slack, &r, e),
     }
@@ -96,12 +98,34 @@ pub fn on_answer(a: &Answer) {
         channel: a.channel.clone(),
         thread_ts: a.thread_ts.clone(),
     };
-    let known = eve_spin::db::open()
-        .ok()
-        .and_then(|db| store::thread_session(&db, &thread).ok().flatten());
+    let db = eve_spin::db::open().ok();
+    let known = db
+        .as_ref()
+        .and_then(|db| store::thread_session(db, &thread).ok().flatten());
     let Some((session, owner)) = known else {
         return eprintln!("slack: an answer for a thread without a session");
     };
+    let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
+    let status = db
+        .as_ref()
+        .and_then(|db| store::thread_status(db, &thread).ok().flatten());
+    r.resume(status);
+    // Who asked: an approval's card says (only they may answer it, as in eve); a question's
+    // answer keeps the thread's owner.
+    let card = db.as_ref().filter(|_| a.approval).and_then(|db| {
+        store::card_requester(db, &a.channel, &a.thread_ts, &a.request_id)
+            .ok()
+            .flatten()
+    });
+    if card
+        .as_ref()
+        .is_some_and(|c| *c != inbound::principal(&a.team, &a.user, false))
+    {
+        let refusal = r.refused_answer();
+        slack.run(refusal, &r);
+        return remember_status(&thread, &r);
+    }
+    r.requester = card.unwrap_or(owner.clone());
     let response = match &a.text {
         Some(text) => json!({"requestId": a.request_id, "text": text}),
         None => json!({"requestId": a.request_id, "optionId": a.option_id}),
@@ -112,7 +136,6 @@ pub fn on_answer(a: &Answer) {
         agent.send(&session, &body)?;
         Ok((agent, tail + 1))
     });
-    let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
     match sent {
         Ok((agent, start)) => {
             if a.approval {
@@ -124,6 +147,7 @@ pub fn on_answer(a: &Answer) {
             }
             // An answer's events carry the turn's first delivery, not the answer's own.
             follow(&agent, &slack, &mut r, &session, start, None);
+            remember_status(&thread, &r);
         }
         // eve leaves the buttons active when an answer is not taken.
         Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
@@ -147,6 +171,16 @@ fn update_answered(slack: &Slack, a: &Answer, r: &Renderer) {
     );
     if let Err(e) = slack.call(&update) {
         eprintln!("slack: updating the answered card: {e}");
+    }
+}
+
+/// Keeps the thread's status text for the invocation that resumes the turn (eve's persisted
+/// `threadStatus`).
+fn remember_status(thread: &Thread, r: &Renderer) {
+    let saved =
+        eve_spin::db::open().and_then(|db| store::set_thread_status(&db, thread, r.status()));
+    if let Err(e) = saved {
+        eprintln!("slack: remembering the thread's status: {}", e.message);
     }
 }
 

@@ -106,6 +106,9 @@ pub struct Renderer {
     calls: Option<(String, u64, usize, String)>,
     /// The Slack user whose click is being answered (named on the approval card it settles).
     pub responder: Option<String>,
+    /// The principal whose message started the turn (the only one who may answer its
+    /// approvals).
+    pub requester: String,
 }
 
 impl Renderer {
@@ -119,7 +122,18 @@ impl Renderer {
             reply: (String::new(), 0, 0),
             calls: None,
             responder: None,
+            requester: String::new(),
         }
+    }
+
+    /// The status text as last shown (eve keeps it with the thread: [`Renderer::resume`]).
+    pub fn status(&self) -> Option<&str> {
+        self.status.as_deref()
+    }
+
+    /// Carries on in a thread whose status was last `status` (a turn resumed by a click).
+    pub fn resume(&mut self, status: Option<String>) {
+        self.status = status;
     }
 
     /// A message arrived (eve's `received`: `Thinking...` at once).
@@ -269,6 +283,18 @@ impl Renderer {
             _ if settled => self.words.cancel,
             _ => self.words.no_longer_needed,
         }
+    }
+
+    /// An approval answered by someone other than the person who asked: eve's coordinator
+    /// refuses it with a notice (a completed message) and the turn waits on (status cleared).
+    pub fn refused_answer(&mut self) -> Vec<Action> {
+        self.status = None;
+        vec![
+            Action::Reply {
+                markdown: self.words.only_requester.into(),
+            },
+            self.set_status(""),
+        ]
     }
 
     /// A reply or notice in the thread, as eve's `thread.post(markdown)`.

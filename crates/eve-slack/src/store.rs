@@ -79,6 +79,22 @@ pub fn forget_thread<S: Sql>(db: &S, t: &Thread, session_id: &str) -> Result<(),
     exec(db, DELETE_THREAD, params).map(|_| ())
 }
 
+/// The thread's status text as last shown (`None`: none, or no such thread).
+pub fn thread_status<S: Sql>(db: &S, t: &Thread) -> Result<Option<String>, ApiError> {
+    let rows = exec(db, SELECT_THREAD_STATUS, t.key())?;
+    Ok(rows.first().and_then(|r| match &r[0] {
+        SqlValue::Text(s) => Some(s.clone()),
+        _ => None,
+    }))
+}
+
+/// Remembers the thread's status text (`None`: none).
+pub fn set_thread_status<S: Sql>(db: &S, t: &Thread, status: Option<&str>) -> Result<(), ApiError> {
+    let mut params = t.key();
+    params.push(status.map_or(SqlValue::Null, SqlValue::text));
+    exec(db, UPDATE_THREAD_STATUS, params).map(|_| ())
+}
+
 /// An approval card posted in a thread and not settled yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Card {
@@ -90,6 +106,8 @@ pub struct Card {
     pub blocks: Vec<serde_json::Value>,
     /// The message showing the tool's input, when it has one.
     pub details_ts: Option<String>,
+    /// The principal whose message started the turn that asks (only they may answer).
+    pub requester: String,
 }
 
 /// Records an open card (again: the same request posted anew replaces it).
@@ -107,6 +125,7 @@ pub fn record_card<S: Sql>(db: &S, c: &Card, now_ms: i64) -> Result<(), ApiError
         details,
         SqlValue::text(&blocks),
         SqlValue::Integer(now_ms),
+        SqlValue::text(&c.requester),
     ];
     exec(db, UPSERT_CARD, params).map(|_| ())
 }
@@ -135,7 +154,24 @@ pub fn take_card<S: Sql>(
             _ => None,
         },
         blocks: serde_json::from_str(&text_at(r, 2)).unwrap_or_default(),
+        requester: text_at(r, 3),
     }))
+}
+
+/// Who may answer request `request_id`'s open card in the thread (`None`: no open card).
+pub fn card_requester<S: Sql>(
+    db: &S,
+    channel: &str,
+    thread_ts: &str,
+    request_id: &str,
+) -> Result<Option<String>, ApiError> {
+    let params = vec![
+        SqlValue::text(channel),
+        SqlValue::text(thread_ts),
+        SqlValue::text(request_id),
+    ];
+    let rows = exec(db, SELECT_CARD_REQUESTER, params)?;
+    Ok(rows.first().map(|r| text_at(r, 0)))
 }
 
 /// The blocks a settled card left on its message, for the cards still open on it.

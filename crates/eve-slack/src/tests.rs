@@ -631,19 +631,37 @@ fn an_open_card_is_taken_once_and_its_tool_input_outlives_it_while_shared() {
         message_ts: "2.2".into(),
         blocks: vec![json!({"type": "card", "id": id})],
         details_ts: Some("1.9".into()),
+        requester: "slack:T1:U1".into(),
     };
     store::record_card(&db, &card("a"), 1).unwrap();
     store::record_card(&db, &card("b"), 1).unwrap();
+    let requester = store::card_requester(&db, "C1", "1.1", "a").unwrap();
+    assert_eq!(requester.as_deref(), Some("slack:T1:U1"));
     assert_eq!(
         store::take_card(&db, "C1", "1.1", "a").unwrap(),
         Some(card("a"))
     );
     assert_eq!(store::take_card(&db, "C1", "1.1", "a").unwrap(), None);
+    assert_eq!(store::card_requester(&db, "C1", "1.1", "a").unwrap(), None);
     assert!(store::details_in_use(&db, "C1", "1.9").unwrap());
     store::update_card_blocks(&db, "C1", "2.2", &[json!("settled")]).unwrap();
     let b = store::take_card(&db, "C1", "1.1", "b").unwrap().unwrap();
     assert_eq!(b.blocks, [json!("settled")]);
     assert!(!store::details_in_use(&db, "C1", "1.9").unwrap());
+    let t = Thread {
+        team: "T1".into(),
+        channel: "C1".into(),
+        thread_ts: "1.1".into(),
+    };
+    store::record_thread(&db, &t, "s1", "slack:T1:U1", 1).unwrap();
+    assert_eq!(store::thread_status(&db, &t).unwrap(), None);
+    store::set_thread_status(&db, &t, Some("Get weather")).unwrap();
+    assert_eq!(
+        store::thread_status(&db, &t).unwrap().as_deref(),
+        Some("Get weather")
+    );
+    store::set_thread_status(&db, &t, None).unwrap();
+    assert_eq!(store::thread_status(&db, &t).unwrap(), None);
     let mut none = card("c");
     none.details_ts = None;
     store::record_card(&db, &none, 1).unwrap();
