@@ -106,26 +106,10 @@ pub fn on_answer(a: &Answer) {
         return eprintln!("slack: an answer for a thread without a session");
     };
     let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
-    let status = db
-        .as_ref()
-        .and_then(|db| store::thread_status(db, &thread).ok().flatten());
-    r.resume(status);
-    // Who asked: an approval's card says (only they may answer it, as in eve); a question's
-    // answer keeps the thread's owner.
-    let card = db.as_ref().filter(|_| a.approval).and_then(|db| {
-        store::card_requester(db, &a.channel, &a.thread_ts, &a.request_id)
-            .ok()
-            .flatten()
-    });
-    if card
-        .as_ref()
-        .is_some_and(|c| *c != inbound::principal(&a.team, &a.user, false))
-    {
-        let refusal = r.refused_answer();
-        slack.run(refusal, &r);
-        return remember_status(&thread, &r);
-    }
-    r.requester = card.unwrap_or(owner.clone());
+    let Some(requester) = requester(db.as_ref(), a, &thread, &owner, &slack, &mut r) else {
+        return;
+    };
+    r.requester = requester;
     let response = match &a.text {
         Some(text) => json!({"requestId": a.request_id, "text": text}),
         None => json!({"requestId": a.request_id, "optionId": a.option_id}),
@@ -152,6 +136,35 @@ pub fn on_answer(a: &Answer) {
         // eve leaves the buttons active when an answer is not taken.
         Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
     }
+}
+
+/// Who asked what `a` answers, with the thread's last status resumed into `r`: an approval's
+/// card says, and only they may answer it, as in eve (anyone else is told so, in eve's words:
+/// `None`); a question's answer keeps the thread's owner.
+fn requester(
+    db: Option<&eve_spin::db::Db>,
+    a: &Answer,
+    thread: &Thread,
+    owner: &str,
+    slack: &Slack,
+    r: &mut Renderer,
+) -> Option<String> {
+    r.resume(db.and_then(|db| store::thread_status(db, thread).ok().flatten()));
+    let card = db.filter(|_| a.approval).and_then(|db| {
+        store::card_requester(db, &a.channel, &a.thread_ts, &a.request_id)
+            .ok()
+            .flatten()
+    });
+    if card
+        .as_ref()
+        .is_some_and(|c| *c != inbound::principal(&a.team, &a.user, false))
+    {
+        let refusal = r.refused_answer();
+        slack.run(refusal, r);
+        remember_status(thread, r);
+        return None;
+    }
+    Some(card.unwrap_or_else(|| owner.to_string()))
 }
 
 /// A question's message once answered: the answer and who gave it, no buttons.
