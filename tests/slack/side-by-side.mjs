@@ -242,6 +242,14 @@ async function main() {
     });
   await approval("Ev6", "1700000600.000100", "approve", true);
   await approval("Ev7", "1700000700.000100", "cancel", false);
+  await both("an approval, passed over by a message", async (b, s) => {
+    const ts = "1700000800.000100";
+    const asked = await post(b, envelope("Ev8", mention("U1", "approval always please", ts)));
+    await turnsDone(s, ts, 2);
+    const steered = await post(b, envelope("Ev9", mention("U1", "never mind", "1700000800.000200", ts)));
+    await turnsDone(s, ts, 3); // the card no longer needed, the turn answering the message
+    return [asked, steered];
+  });
   await both("a failing model", async (b, s) => {
     const r = await post(b, envelope("Ev5", mention("U1", "please fail now", "1700000500.000100")));
     for (let i = 0; i < 1200; i++) {

@@ -814,6 +814,8 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
         llm_server::Script::openai_text("Sunny in Paris."),
         openai_tool_call("get_weather", &city),
         llm_server::Script::openai_text("I did not look it up."),
+        openai_tool_call("get_weather", &city),
+        llm_server::Script::openai_text("Fine, no weather then."),
     ]);
     let base = format!("{}/v1", model.base);
     let h = host_with(
@@ -960,4 +962,33 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
     assert!(sim.calls()[before..]
         .iter()
         .all(|c| c["method"] != "chat.update"));
+
+    // A message instead of a click: the agent ignores the approval and the card is no longer
+    // needed (eve's input.resolved), the turn goes on with the message.
+    let (_, card, calls) = ask_for_approval(&h, &sim, "EvAp3", "972.000001");
+    let card_ts = posted_ts(&calls, &card);
+    ok(&post_event(
+        &h,
+        &envelope(
+            "EvAp4",
+            mention("U1", "never mind", "972.000009", Some("972.000001")),
+        ),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "972.000001")
+            .iter()
+            .any(|p| p["body"]["markdown_text"] == "Fine, no weather then.")
+    });
+    let update = calls
+        .iter()
+        .rfind(|c| c["method"] == "chat.update")
+        .unwrap();
+    assert_eq!(
+        (
+            update["body"]["ts"].as_str(),
+            update["body"]["text"].as_str()
+        ),
+        (Some(card_ts.as_str()), Some("Answered: No longer needed"))
+    );
 }

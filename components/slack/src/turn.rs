@@ -45,6 +45,10 @@ pub fn on_message(m: &Message) {
     };
     let author = inbound::principal(&m.team, &m.user, m.is_bot);
     r.requester = author.clone();
+    let status = eve_spin::db::open()
+        .ok()
+        .and_then(|db| store::thread_status(&db, &thread).ok().flatten());
+    r.resume(status);
     let text = inbound::model_text(m);
     match deliver(&thread, &author, &text) {
         Ok((agent, session, start, delivery)) => {

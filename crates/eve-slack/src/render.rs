@@ -136,9 +136,11 @@ impl Renderer {
         self.status = status;
     }
 
-    /// A message arrived (eve's `received`: `Thinking...` at once).
+    /// A message arrived (eve's `received`: `Thinking...` at once, without it becoming the
+    /// thread's status: a turn the message resumes shows its own again when its next step
+    /// starts).
     pub fn received(&mut self) -> Vec<Action> {
-        self.show(self.words.thinking, true)
+        vec![self.set_status(self.words.thinking)]
     }
 
     /// What `event` changes in the thread.
