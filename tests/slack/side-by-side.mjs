@@ -108,6 +108,16 @@ async function turnsDone(simBase, thread, n) {
   throw new Error(`thread ${thread} never got ${n} replies at ${simBase}: ${JSON.stringify(await calls(simBase), null, 1)}`);
 }
 
+function sortedJson(text) {
+  const sort = (v) =>
+    Array.isArray(v) ? v.map(sort) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort(v[k])])) : v;
+  try {
+    return JSON.stringify(sort(JSON.parse(text)));
+  } catch {
+    return text;
+  }
+}
+
 function normalise(log) {
   const names = new Map();
   const name = (v) => {
@@ -118,6 +128,12 @@ function normalise(log) {
     const b = { ...body };
     for (const k of ["ts", "thread_ts"]) if (typeof b[k] === "string") b[k] = /^\d+\.\d+$/.test(b[k]) ? name(b[k]) : b[k];
     if (method === "upload") delete b.fileId;
+    // An approval's request id is each agent's own (eve's a random `aitxt-…`, ours
+    // `approval_<callId>`); clients treat it as opaque.
+    if (typeof b.blocks === "string") b.blocks = b.blocks.replace(/eve_input:tool-approval:[^:"]+:button/g, "eve_input:tool-approval:<request>:button");
+    // Blocks are compared as JSON values: eve-chat writes an object's keys sorted, eve in its
+    // own order, and Slack reads them alike.
+    if (typeof b.blocks === "string") b.blocks = sortedJson(b.blocks);
     // get_time answers the clock (the reference's tool a fixed time).
     if (typeof b.markdown_text === "string") b.markdown_text = b.markdown_text.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>");
     // A failure's hint and error id are the agent's words (its failure event), not the
@@ -149,7 +165,7 @@ async function main() {
   const refPort = 20000 + Math.floor(Math.random() * 20000);
   const refEnv = { ...process.env, EVE_TELEMETRY_DISABLED: "1", FAKE_MODEL_BASE_URL: model, SLACK_BOT_TOKEN: TOKEN, SLACK_SIGNING_SECRET: SECRET, SLACK_API_BASE_URL: `${simRef}/api` };
   const refReady = start("reference", path.join(ref, "node_modules/.bin/eve"), ["dev", "--no-ui", "--host", "127.0.0.1", "--port", String(refPort), "--no-default-extensions", "--logs", "all"], { cwd: ref, env: refEnv }, /([\s\S])/);
-  const vars = { auth_mode: "local-dev", llm_provider: "openai", llm_base_url: modelOurs, llm_model: "fake-model", chat_send_per_hour: "100000", slack_bot_token: TOKEN, slack_signing_secret: SECRET, slack_api_base_url: `${simOurs}/api` };
+  const vars = { auth_mode: "local-dev", llm_provider: "openai", llm_base_url: modelOurs, llm_model: "fake-model", chat_send_per_hour: "100000", slack_bot_token: TOKEN, slack_signing_secret: SECRET, slack_api_base_url: `${simOurs}/api`, tool_approvals: '{"get_weather":"always"}' };
   const args = ["up", "--listen", "127.0.0.1:0", "--state-dir", path.join(run, "state")];
   for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
   const ours = await start("eve-chat", host, args, { cwd: repo }, /Serving (http:\/\/127\.0\.0\.1:\d+)/);
@@ -194,6 +210,46 @@ async function main() {
     await turnsDone(s, "1700000400.000100", 1);
     return r;
   });
+  // A tool approval (the reference's get_weather is always(), ours under
+  // tool_approvals={"get_weather":"always"}): the turn waits on the card; clicks come back as
+  // Slack sends them, naming the message and blocks that side posted. First someone other than
+  // the requester clicks (refused in the thread, the card stays), then the requester.
+  const clickAs = async (b, s, ts, user, option) => {
+    const card = (await calls(s)).filter((x) => x.method === "chat.postMessage" && x.body.thread_ts === ts)[1];
+    const blocks = JSON.parse(card.body.blocks);
+    const button = blocks[0].actions.find((a) => a.value === option);
+    const payload = {
+      type: "block_actions", user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: "T1" }, api_app_id: "A1",
+      token: "legacy", container: { type: "message", message_ts: card.ts, channel_id: "C1", is_ephemeral: false, thread_ts: ts },
+      trigger_id: "1.2.3", team: { id: "T1", domain: "t1" }, channel: { id: "C1", name: "general" },
+      message: { type: "message", user: "UBOT", ts: card.ts, thread_ts: ts, bot_id: "BBOT", text: card.body.text, blocks },
+      response_url: "http://127.0.0.1:9/unused", actions: [{ ...button, block_id: "b1", action_ts: "1700000999.000001" }],
+    };
+    return post(b, `payload=${encodeURIComponent(JSON.stringify(payload))}`, { type: "application/x-www-form-urlencoded" });
+  };
+  const approval = (eventId, ts, option, intruder) =>
+    both(`an approval, ${option}`, async (b, s) => {
+      const answers = [await post(b, envelope(eventId, mention("U1", "approval always please", ts)))];
+      let posts = 2; // the tool input, the card, and the status cleared after them
+      await turnsDone(s, ts, posts);
+      if (intruder) {
+        answers.push(await clickAs(b, s, ts, "U2", option));
+        await turnsDone(s, ts, ++posts); // "Only the person who requested this action …"
+      }
+      answers.push(await clickAs(b, s, ts, "U1", option));
+      await turnsDone(s, ts, ++posts);
+      return answers;
+    });
+  await approval("Ev6", "1700000600.000100", "approve", true);
+  await approval("Ev7", "1700000700.000100", "cancel", false);
+  await both("an approval, passed over by a message", async (b, s) => {
+    const ts = "1700000800.000100";
+    const asked = await post(b, envelope("Ev8", mention("U1", "approval always please", ts)));
+    await turnsDone(s, ts, 2);
+    const steered = await post(b, envelope("Ev9", mention("U1", "never mind", "1700000800.000200", ts)));
+    await turnsDone(s, ts, 3); // the card no longer needed, the turn answering the message
+    return [asked, steered];
+  });
   await both("a failing model", async (b, s) => {
     const r = await post(b, envelope("Ev5", mention("U1", "please fail now", "1700000500.000100")));
     for (let i = 0; i < 1200; i++) {
@@ -227,11 +283,18 @@ async function main() {
     console.log(`${x === y ? "  same" : "* DIFF"} #${i}\n    reference: ${x}\n    eve-chat:  ${y}`);
     if (x !== y) same = false;
   }
-  // What each model was asked: the last user message of every request (the <slack_message>).
+  // What each model was asked: the last user message of every request (the <slack_message>),
+  // and the tool's result when the request follows a call (an approved call's output, a
+  // refused one's "Tool execution was denied."; the clock's time named).
+  const textOf = (c) => (typeof c === "string" ? c : (c ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n"));
   const asked = (name) =>
     fs.readFileSync(path.join(run, `${name}.jsonl`), "utf8").split("\n").filter(Boolean).map((l) => {
-      const user = JSON.parse(l).body.messages.filter((m) => m.role === "user").at(-1);
-      return typeof user?.content === "string" ? user.content : (user?.content ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n");
+      const messages = JSON.parse(l).body.messages;
+      // eve adds a "[Pending approvals]" context message to the history of a turn that waited
+      // on an approval; eve-chat's agent does not (docs/approvals.md, deliberate differences).
+      const user = textOf(messages.filter((m) => m.role === "user" && !textOf(m.content).startsWith("[Pending approvals]")).at(-1)?.content);
+      const last = messages.at(-1);
+      return last?.role === "tool" ? `${user}\n[tool] ${textOf(last.content).replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>")}` : user;
     });
   const [askedRef, askedOurs] = [asked("model-reference"), asked("model-eve-chat")];
   for (let i = 0; i < Math.max(askedRef.length, askedOurs.length); i++) {

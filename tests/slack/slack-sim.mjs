@@ -5,7 +5,8 @@
 // upload URL files.getUploadURLExternal hands out. It records every call, in order:
 //
 //   GET  /_calls   the record: [{method, contentType, body, authorized}] (uploads: method
-//                  "upload", body {fileId, length, text})
+//                  "upload", body {fileId, length, text}; a chat.postMessage Slack accepted
+//                  also has the `ts` it was given, which a button click names)
 //   POST /_reset   forgets it
 //
 // Usage: node slack-sim.mjs [--port N]   (PORT env too; 0 picks one). Prints
@@ -116,10 +117,13 @@ const server = http.createServer((req, res) => {
     if (req.method !== "POST" || !m) return send(404, { ok: false, error: "unknown_method" });
     const contentType = req.headers["content-type"] ?? "";
     const body = parseBody(raw.toString("utf8"), contentType);
-    record({ method: m[1], contentType, authorized, body });
+    const call = { method: m[1], contentType, authorized, body };
+    record(call);
     if (!authorized) return send(200, { ok: false, error: "invalid_auth" });
     const base = `http://${req.headers.host}`;
-    return send(200, answer(m[1], body, base));
+    const a = answer(m[1], body, base);
+    if (m[1] === "chat.postMessage" && a.ok) call.ts = a.ts;
+    return send(200, a);
   });
 });
 

@@ -748,3 +748,247 @@ fn a_reply_slack_refuses_goes_as_a_snippet_and_one_that_fails_leaves_a_notice() 
         "the notice carries no reply content"
     );
 }
+
+/// The `ts` the simulator gave the `n`th (0-based) `chat.postMessage` of `calls` (it numbers
+/// every accepted post from 1700000001).
+fn posted_ts(calls: &[Value], call: &Value) -> String {
+    let n = calls
+        .iter()
+        .filter(|c| c["method"] == "chat.postMessage")
+        .position(|c| c == call)
+        .expect("a post");
+    format!("{}.000100", 1_700_000_001 + n)
+}
+
+/// Mentions the app in thread `ts` asking for the weather; the approval's two messages (the
+/// tool input, then the card) once the turn waits on them, and every call so far.
+fn ask_for_approval(
+    h: &Host,
+    sim: &SlackSim,
+    event_id: &str,
+    ts: &str,
+) -> (Value, Value, Vec<Value>) {
+    ok(&post_event(
+        h,
+        &envelope(event_id, mention("U1", "weather in Paris please", ts, None)),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        let posts = posts_in(c, ts);
+        let card = c.iter().position(|p| {
+            p["body"]["thread_ts"] == ts
+                && p["body"]["blocks"]
+                    .as_str()
+                    .is_some_and(|b| b.contains("\"card\""))
+        });
+        posts.len() >= 2 && card.is_some_and(|i| c[i..].iter().any(|x| x["body"]["status"] == ""))
+    });
+    let posts = posts_in(&calls, ts);
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    (posts[0].clone(), posts[1].clone(), calls)
+}
+
+/// `user`'s click on button `n` of an approval card (`blocks`, posted as `card_ts`).
+fn click(h: &Host, user: &str, card_ts: &str, thread_ts: &str, blocks: &Value, n: usize) {
+    let message =
+        json!({"type": "message", "ts": card_ts, "thread_ts": thread_ts, "blocks": blocks});
+    let payload = json!({"type": "block_actions", "user": {"id": user, "team_id": "T1"}, "team": {"id": "T1"},
+        "api_app_id": "A1", "channel": {"id": "C1"}, "message": message,
+        "actions": [blocks[0]["actions"][n]], "trigger_id": "t1"});
+    ok(&post_signed(
+        h,
+        &form_payload(&payload),
+        "application/x-www-form-urlencoded",
+        now_secs(),
+        SIGNING_SECRET,
+        &[],
+    ));
+}
+
+#[test]
+fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
+    let sim = SlackSim::start();
+    let city = json!({"city": "Paris"});
+    let model = llm_server::LlmServer::start(vec![
+        openai_tool_call("get_weather", &city),
+        llm_server::Script::openai_text("Sunny in Paris."),
+        openai_tool_call("get_weather", &city),
+        llm_server::Script::openai_text("I did not look it up."),
+        openai_tool_call("get_weather", &city),
+        llm_server::Script::openai_text("Fine, no weather then."),
+    ]);
+    let base = format!("{}/v1", model.base);
+    let h = host_with(
+        &sim,
+        &[
+            ("llm_provider", "openai"),
+            ("llm_api_key", "k"),
+            ("llm_base_url", &base),
+            ("llm_model", "m"),
+            ("tool_approvals", r#"{"get_weather":"always"}"#),
+        ],
+    );
+    let (details, card, calls) = ask_for_approval(&h, &sim, "EvAp1", "970.000001");
+    // eve's format: the tool input in its own message, then the card: the prompt, Cancel and
+    // Approve (primary), and the paused subtext.
+    let shown: Value = serde_json::from_str(details["body"]["blocks"].as_str().unwrap()).unwrap();
+    assert_eq!(shown[0]["type"], "container");
+    assert_eq!(shown[0]["title"]["text"], "Tool input");
+    assert!(shown[0].to_string().contains("Paris"), "{shown}");
+    let blocks: Value = serde_json::from_str(card["body"]["blocks"].as_str().unwrap()).unwrap();
+    assert_eq!(blocks.as_array().unwrap().len(), 1, "{blocks}");
+    assert_eq!(blocks[0]["type"], "card");
+    assert_eq!(blocks[0]["body"]["text"], "*Approve Get weather?*");
+    assert_eq!(
+        blocks[0]["subtext"]["text"],
+        "I've paused until someone approves or cancels."
+    );
+    let buttons = blocks[0]["actions"].as_array().unwrap();
+    let labels: Vec<_> = buttons
+        .iter()
+        .map(|b| (b["text"]["text"].clone(), b["value"].clone()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (json!("Cancel"), json!("cancel")),
+            (json!("Approve"), json!("approve"))
+        ]
+    );
+    assert_eq!(buttons[1]["style"], "primary");
+    assert!(buttons[1]["action_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("eve_input:tool-approval:"));
+    assert_eq!(card["body"]["text"], "Approve Get weather?");
+    assert!(
+        !calls.iter().any(|c| c["method"] == "chat.update"),
+        "nothing settled yet"
+    );
+
+    // Someone else's click is refused in eve's words; the card stays and the turn waits.
+    let (details_ts, card_ts) = (posted_ts(&calls, &details), posted_ts(&calls, &card));
+    click(&h, "U2", &card_ts, "970.000001", &blocks, 1);
+    let calls = sim.wait_for(WAIT, |c| posts_in(c, "970.000001").len() == 3);
+    let notice = &posts_in(&calls, "970.000001")[2];
+    assert_eq!(
+        notice["body"]["markdown_text"],
+        "Only the person who requested this action can respond to this approval."
+    );
+    assert!(!calls.iter().any(|c| c["method"] == "chat.update"));
+    assert_eq!(model.bodies().len(), 1, "the agent was not asked again");
+
+    // The requester's Approve: the card is retired when the agent settles it, its tool input
+    // deleted, the tool runs and the answer follows in the thread.
+    click(&h, "U1", &card_ts, "970.000001", &blocks, 1);
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "970.000001")
+            .iter()
+            .any(|p| p["body"]["markdown_text"] == "Sunny in Paris.")
+    });
+    let at = |m: &str| {
+        calls
+            .iter()
+            .position(|c| c["method"] == m)
+            .unwrap_or_else(|| panic!("no {m}: {calls:?}"))
+    };
+    let (update, delete) = (&calls[at("chat.update")], &calls[at("chat.delete")]);
+    assert!(at("chat.update") < at("chat.delete"));
+    assert_eq!(
+        (
+            update["body"]["ts"].as_str(),
+            update["body"]["text"].as_str()
+        ),
+        (Some(card_ts.as_str()), Some("Answered: Approve"))
+    );
+    let settled: Value = serde_json::from_str(update["body"]["blocks"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        settled[0]["subtext"]["text"],
+        ":white_check_mark: *Approve* by <@U1>"
+    );
+    assert!(settled[0].get("actions").is_none(), "{settled}");
+    assert_eq!(delete["body"]["ts"].as_str(), Some(details_ts.as_str()));
+    let asked = model.bodies()[1].to_string();
+    assert!(
+        asked.contains("\"role\":\"tool\"") && !asked.contains("denied"),
+        "{asked}"
+    );
+
+    // Cancel: the card says so, the tool does not run, the model is told it was refused.
+    let (details, card, calls) = ask_for_approval(&h, &sim, "EvAp2", "971.000001");
+    let blocks: Value = serde_json::from_str(card["body"]["blocks"].as_str().unwrap()).unwrap();
+    let (details_ts, card_ts) = (posted_ts(&calls, &details), posted_ts(&calls, &card));
+    click(&h, "U1", &card_ts, "971.000001", &blocks, 0);
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "971.000001")
+            .iter()
+            .any(|p| p["body"]["markdown_text"] == "I did not look it up.")
+    });
+    let update = calls
+        .iter()
+        .rfind(|c| c["method"] == "chat.update")
+        .unwrap();
+    assert_eq!(
+        (
+            update["body"]["ts"].as_str(),
+            update["body"]["text"].as_str()
+        ),
+        (Some(card_ts.as_str()), Some("Answered: Cancel"))
+    );
+    assert!(update["body"]["blocks"]
+        .as_str()
+        .unwrap()
+        .contains(":white_check_mark: *Cancel* by <@U1>"));
+    let at = calls
+        .iter()
+        .rposition(|c| c["method"] == "chat.delete")
+        .unwrap();
+    assert_eq!(calls[at]["body"]["ts"].as_str(), Some(details_ts.as_str()));
+    // The resumed turn's next step shows the status the thread had when it paused, as eve's.
+    let next = calls[at..]
+        .iter()
+        .find(|c| c["method"] == "assistant.threads.setStatus");
+    assert_eq!(next.unwrap()["body"]["status"], "Get weather");
+    assert!(
+        model.bodies()[3]
+            .to_string()
+            .contains("Tool execution was denied."),
+        "{:?}",
+        model.bodies()[3]
+    );
+    // A second click on a settled card changes nothing in Slack (the agent refuses it).
+    let before = sim.calls().len();
+    click(&h, "U1", &card_ts, "971.000001", &blocks, 1);
+    assert!(sim.calls()[before..]
+        .iter()
+        .all(|c| c["method"] != "chat.update"));
+
+    // A message instead of a click: the agent ignores the approval and the card is no longer
+    // needed (eve's input.resolved), the turn goes on with the message.
+    let (_, card, calls) = ask_for_approval(&h, &sim, "EvAp3", "972.000001");
+    let card_ts = posted_ts(&calls, &card);
+    ok(&post_event(
+        &h,
+        &envelope(
+            "EvAp4",
+            mention("U1", "never mind", "972.000009", Some("972.000001")),
+        ),
+        &[],
+    ));
+    let calls = sim.wait_for(WAIT, |c| {
+        posts_in(c, "972.000001")
+            .iter()
+            .any(|p| p["body"]["markdown_text"] == "Fine, no weather then.")
+    });
+    let update = calls
+        .iter()
+        .rfind(|c| c["method"] == "chat.update")
+        .unwrap();
+    assert_eq!(
+        (
+            update["body"]["ts"].as_str(),
+            update["body"]["text"].as_str()
+        ),
+        (Some(card_ts.as_str()), Some("Answered: No longer needed"))
+    );
+}

@@ -2,7 +2,11 @@
 //! (`eve_slack::render`), made in order; a failed one is logged and the turn goes on, as eve
 //! logs and skips a failed status or post.
 
+use std::collections::HashMap;
+
+use eve_slack::hitl::{self, Post};
 use eve_slack::render::{self, Action, Delivery, Renderer, SNIPPET_NAME};
+use eve_slack::store::{self, Card};
 use eve_slack::web_api::{self, Call, DEFAULT_API_BASE};
 use serde_json::{json, Value};
 use spin_sdk::http::Method;
@@ -43,6 +47,8 @@ impl Slack {
 
     /// Does each action in order, logging what Slack refuses.
     pub fn run(&self, actions: Vec<Action>, r: &Renderer) {
+        // The tool-input messages posted so far, by approval request (their cards follow).
+        let mut details = HashMap::new();
         for a in actions {
             let result = match &a {
                 Action::Call(c) => self.call(c).map(|_| ()),
@@ -50,11 +56,92 @@ impl Slack {
                     self.reply(markdown, r);
                     Ok(())
                 }
+                Action::Ask { call, post } => self.ask(call, post, r, &mut details),
+                Action::Settle {
+                    request_id,
+                    label,
+                    user,
+                } => self.settle(request_id, label, user.as_deref().unwrap_or(""), r),
             };
             if let Err(e) = result {
                 eprintln!("slack: a Slack call failed: {e}");
             }
         }
+    }
+
+    /// Posts a message asking for input; its approval cards are kept open until settled.
+    fn ask(
+        &self,
+        call: &Call,
+        post: &Post,
+        r: &Renderer,
+        details: &mut HashMap<String, String>,
+    ) -> Result<(), String> {
+        let v = self.call(call)?;
+        let Some(ts) = v["ts"].as_str() else {
+            return Ok(());
+        };
+        if post.details {
+            for id in &post.approvals {
+                details.insert(id.clone(), ts.to_string());
+            }
+            return Ok(());
+        }
+        let db = eve_spin::db::open().map_err(|e| e.message)?;
+        for id in &post.approvals {
+            let card = Card {
+                channel: r.channel.clone(),
+                thread_ts: r.thread_ts.clone(),
+                request_id: id.clone(),
+                message_ts: ts.to_string(),
+                blocks: post.blocks.clone(),
+                details_ts: details.get(id).cloned(),
+                requester: r.requester.clone(),
+            };
+            store::record_card(&db, &card, eve_spin::db::now_ms()).map_err(|e| e.message)?;
+        }
+        Ok(())
+    }
+
+    /// Retires a settled approval's open card (eve's `settleApprovalCard`): the card shows the
+    /// answer and loses its buttons (`chat.update`), and its tool input's message goes
+    /// (`chat.delete`) once no open card refers to it. Nothing when another invocation took it.
+    fn settle(
+        &self,
+        request_id: &str,
+        label: &str,
+        user: &str,
+        r: &Renderer,
+    ) -> Result<(), String> {
+        let db = eve_spin::db::open().map_err(|e| e.message)?;
+        let taken = store::take_card(&db, &r.channel, &r.thread_ts, request_id);
+        let Some(card) = taken.map_err(|e| e.message)? else {
+            return Ok(());
+        };
+        let blocks = hitl::answered_blocks(&card.blocks, request_id, label, user, r.words);
+        store::update_card_blocks(&db, &r.channel, &card.message_ts, &blocks)
+            .map_err(|e| e.message)?;
+        let update = Call::new(
+            "chat.update",
+            vec![
+                ("blocks", Value::Array(blocks)),
+                ("channel", json!(r.channel)),
+                ("text", json!(format!("{}{label}", r.words.answered))),
+                ("ts", json!(card.message_ts)),
+            ],
+        );
+        self.call(&update)?;
+        let Some(d) = card.details_ts else {
+            return Ok(());
+        };
+        if store::details_in_use(&db, &r.channel, &d).map_err(|e| e.message)? {
+            return Ok(());
+        }
+        let delete = Call::new(
+            "chat.delete",
+            vec![("channel", json!(r.channel)), ("ts", json!(d))],
+        );
+        self.call(&delete).map(|_| ())
     }
 
     /// Delivers a final reply as eve does: inline, else (too long, or refused for its size) as

@@ -44,10 +44,16 @@ pub fn on_message(m: &Message) {
         thread_ts: m.thread_ts.clone(),
     };
     let author = inbound::principal(&m.team, &m.user, m.is_bot);
+    r.requester = author.clone();
+    let status = eve_spin::db::open()
+        .ok()
+        .and_then(|db| store::thread_status(&db, &thread).ok().flatten());
+    r.resume(status);
     let text = inbound::model_text(m);
     match deliver(&thread, &author, &text) {
         Ok((agent, session, start, delivery)) => {
-            follow(&agent, &slack, &mut r, &session, start, delivery.as_deref())
+            follow(&agent, &slack, &mut r, &session, start, delivery.as_deref());
+            remember_status(&thread, &r);
         }
         Err(e) => refused(&slack, &r, e),
     }
@@ -96,12 +102,18 @@ pub fn on_answer(a: &Answer) {
         channel: a.channel.clone(),
         thread_ts: a.thread_ts.clone(),
     };
-    let known = eve_spin::db::open()
-        .ok()
-        .and_then(|db| store::thread_session(&db, &thread).ok().flatten());
+    let db = eve_spin::db::open().ok();
+    let known = db
+        .as_ref()
+        .and_then(|db| store::thread_session(db, &thread).ok().flatten());
     let Some((session, owner)) = known else {
         return eprintln!("slack: an answer for a thread without a session");
     };
+    let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
+    let Some(requester) = requester(db.as_ref(), a, &thread, &owner, &slack, &mut r) else {
+        return;
+    };
+    r.requester = requester;
     let response = match &a.text {
         Some(text) => json!({"requestId": a.request_id, "text": text}),
         None => json!({"requestId": a.request_id, "optionId": a.option_id}),
@@ -112,30 +124,80 @@ pub fn on_answer(a: &Answer) {
         agent.send(&session, &body)?;
         Ok((agent, tail + 1))
     });
-    let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
     match sent {
         Ok((agent, start)) => {
-            let blocks = match &a.text {
-                Some(text) => hitl::answered_freeform_blocks(text, &a.user, r.words),
-                None => hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words),
-            };
-            let update = Call::new(
-                "chat.update",
-                vec![
-                    ("channel", json!(a.channel)),
-                    ("ts", json!(a.message_ts)),
-                    ("blocks", Value::Array(blocks)),
-                    ("text", json!(format!("{}{}", r.words.answered, a.label))),
-                ],
-            );
-            if let Err(e) = slack.call(&update) {
-                eprintln!("slack: updating the answered card: {e}");
+            if a.approval {
+                // eve retires an approval's card when the agent settles it (`approval.settled`,
+                // rendered as it arrives below), naming who clicked.
+                r.responder = Some(a.user.clone());
+            } else {
+                update_answered(&slack, a, &r);
             }
             // An answer's events carry the turn's first delivery, not the answer's own.
             follow(&agent, &slack, &mut r, &session, start, None);
+            remember_status(&thread, &r);
         }
         // eve leaves the buttons active when an answer is not taken.
         Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
+    }
+}
+
+/// Who asked what `a` answers, with the thread's last status resumed into `r`: an approval's
+/// card says, and only they may answer it, as in eve (anyone else is told so, in eve's words:
+/// `None`); a question's answer keeps the thread's owner.
+fn requester(
+    db: Option<&eve_spin::db::Db>,
+    a: &Answer,
+    thread: &Thread,
+    owner: &str,
+    slack: &Slack,
+    r: &mut Renderer,
+) -> Option<String> {
+    r.resume(db.and_then(|db| store::thread_status(db, thread).ok().flatten()));
+    let card = db.filter(|_| a.approval).and_then(|db| {
+        store::card_requester(db, &a.channel, &a.thread_ts, &a.request_id)
+            .ok()
+            .flatten()
+    });
+    if card
+        .as_ref()
+        .is_some_and(|c| *c != inbound::principal(&a.team, &a.user, false))
+    {
+        let refusal = r.refused_answer();
+        slack.run(refusal, r);
+        remember_status(thread, r);
+        return None;
+    }
+    Some(card.unwrap_or_else(|| owner.to_string()))
+}
+
+/// A question's message once answered: the answer and who gave it, no buttons.
+fn update_answered(slack: &Slack, a: &Answer, r: &Renderer) {
+    let blocks = match &a.text {
+        Some(text) => hitl::answered_freeform_blocks(text, &a.user, r.words),
+        None => hitl::answered_blocks(&a.blocks, &a.request_id, &a.label, &a.user, r.words),
+    };
+    let update = Call::new(
+        "chat.update",
+        vec![
+            ("channel", json!(a.channel)),
+            ("ts", json!(a.message_ts)),
+            ("blocks", Value::Array(blocks)),
+            ("text", json!(format!("{}{}", r.words.answered, a.label))),
+        ],
+    );
+    if let Err(e) = slack.call(&update) {
+        eprintln!("slack: updating the answered card: {e}");
+    }
+}
+
+/// Keeps the thread's status text for the invocation that resumes the turn (eve's persisted
+/// `threadStatus`).
+fn remember_status(thread: &Thread, r: &Renderer) {
+    let saved =
+        eve_spin::db::open().and_then(|db| store::set_thread_status(&db, thread, r.status()));
+    if let Err(e) = saved {
+        eprintln!("slack: remembering the thread's status: {}", e.message);
     }
 }
 

@@ -38,39 +38,67 @@ fn truncate(text: &str, max: usize) -> String {
 /// The most blocks in one Slack message.
 const MAX_BLOCKS: usize = 50;
 
+/// One message asking for input: its blocks and notification text; whether it only shows
+/// approvals' tool inputs (`details`, posted before the cards); the approval requests it
+/// shows (their cards are retired when settled, and their details deleted then).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Post {
+    pub blocks: Vec<Value>,
+    pub text: String,
+    pub details: bool,
+    pub approvals: Vec<String>,
+}
+
 /// The messages that ask `requests`, as eve posts them (`buildInputRequestPosts`): first the
 /// approvals' tool inputs, then the questions and cards, each kind grouped into as few
 /// messages as Slack's 50-block limit allows; `(blocks, notification text)` each.
 pub fn request_messages(requests: &[InputRequest], words: &Words) -> Vec<(Vec<Value>, String)> {
+    request_posts(requests, words)
+        .into_iter()
+        .map(|p| (p.blocks, p.text))
+        .collect()
+}
+
+/// [`request_messages`] with what each message is for.
+pub fn request_posts(requests: &[InputRequest], words: &Words) -> Vec<Post> {
     let (mut details, mut controls) = (Vec::new(), Vec::new());
     for r in requests {
         let blocks = request_blocks(r, words);
-        let split = r.kind == APPROVAL && blocks.len() > 1 && blocks[0]["type"] == "card";
+        let approval = (r.kind == APPROVAL).then(|| r.request_id.clone());
+        let split = approval.is_some() && blocks.len() > 1 && blocks[0]["type"] == "card";
         if split {
-            details.push((blocks[1..].to_vec(), fallback_text(r)));
-            controls.push((vec![blocks[0].clone()], r.prompt.clone()));
+            details.push((blocks[1..].to_vec(), fallback_text(r), approval.clone()));
+            controls.push((vec![blocks[0].clone()], r.prompt.clone(), approval));
         } else {
-            controls.push((blocks, fallback_text(r)));
+            controls.push((blocks, fallback_text(r), approval));
         }
     }
-    let mut posts = group(details);
-    posts.extend(group(controls));
+    let mut posts = group(details, true);
+    posts.extend(group(controls, false));
     posts
 }
 
-fn group(parts: Vec<(Vec<Value>, String)>) -> Vec<(Vec<Value>, String)> {
-    let mut out: Vec<(Vec<Value>, Vec<String>)> = Vec::new();
-    for (blocks, text) in parts {
+type Part = (Vec<Value>, String, Option<String>);
+
+fn group(parts: Vec<Part>, details: bool) -> Vec<Post> {
+    let mut out: Vec<(Vec<Value>, Vec<String>, Vec<String>)> = Vec::new();
+    for (blocks, text, approval) in parts {
         match out.last_mut() {
-            Some((b, t)) if b.len() + blocks.len() <= MAX_BLOCKS => {
+            Some((b, t, a)) if b.len() + blocks.len() <= MAX_BLOCKS => {
                 b.extend(blocks);
                 t.push(text);
+                a.extend(approval);
             }
-            _ => out.push((blocks, vec![text])),
+            _ => out.push((blocks, vec![text], approval.into_iter().collect())),
         }
     }
     out.into_iter()
-        .map(|(b, t)| (b, truncate(&t.join("\n"), MESSAGE_TEXT_MAX)))
+        .map(|(blocks, t, approvals)| Post {
+            blocks,
+            text: truncate(&t.join("\n"), MESSAGE_TEXT_MAX),
+            details,
+            approvals,
+        })
         .collect()
 }
 
@@ -157,6 +185,13 @@ fn card(request: &InputRequest, words: &Words) -> Value {
     card
 }
 
+/// Whether one of our buttons' `action_id` is a tool approval's.
+pub fn is_approval_button(action_id: &str) -> bool {
+    action_id
+        .strip_prefix(ACTION_PREFIX)
+        .is_some_and(|rest| rest.starts_with("tool-approval:"))
+}
+
 /// The request id of one of our buttons' `action_id`.
 pub fn decode_button(action_id: &str) -> Option<String> {
     let rest = action_id.strip_prefix(ACTION_PREFIX)?;
@@ -172,7 +207,8 @@ pub fn decode_button(action_id: &str) -> Option<String> {
 }
 
 /// The card's blocks once answered: the card without its buttons and with the answer, who
-/// gave it, as its subtext (eve's `answeredBlocksFromActionBlock`); other blocks unchanged.
+/// gave it (`user`, left out when empty, as eve does), as its subtext (eve's
+/// `answeredBlocksFromActionBlock`); other blocks unchanged.
 pub fn answered_blocks(
     blocks: &[Value],
     request_id: &str,
@@ -180,7 +216,11 @@ pub fn answered_blocks(
     user: &str,
     words: &Words,
 ) -> Vec<Value> {
-    let by = format!("{}{user}{}", words.answered_by.0, words.answered_by.1);
+    let by = if user.is_empty() {
+        String::new()
+    } else {
+        format!("{}{user}{}", words.answered_by.0, words.answered_by.1)
+    };
     let room = CARD_TEXT_MAX.saturating_sub(21 + by.chars().count());
     let subtext = truncate(
         &format!(":white_check_mark: *{}*{by}", truncate(label, room)),

@@ -62,6 +62,8 @@ pub struct Answer {
     pub label: String,
     /// The blocks of the message the buttons are on.
     pub blocks: Vec<Value>,
+    /// A tool approval's button (its card is retired when the agent settles it).
+    pub approval: bool,
 }
 
 /// A click on a free-form question's "Type your answer": the modal to open.
@@ -300,6 +302,7 @@ fn submission(o: &Map<String, Value>) -> Option<Answer> {
         text: Some(answer.clone()),
         label: answer,
         blocks: Vec::new(),
+        approval: false,
     })
 }
 
@@ -312,9 +315,10 @@ fn answer(o: &Map<String, Value>) -> Option<Answer> {
     let user = obj("user")?;
     let team = interaction_team(o)?;
     let actions = o.get("actions").and_then(Value::as_array)?;
-    let (request_id, option_id, label) =
+    let (request_id, option_id, label, approval) =
         actions.iter().filter_map(Value::as_object).find_map(|a| {
-            let id = hitl::decode_button(a.get("action_id")?.as_str()?)?;
+            let action_id = a.get("action_id")?.as_str()?;
+            let id = hitl::decode_button(action_id)?;
             let value = text(a, "value")?;
             let label = a
                 .get("text")
@@ -322,7 +326,7 @@ fn answer(o: &Map<String, Value>) -> Option<Answer> {
                 .and_then(Value::as_str)
                 .unwrap_or(&value)
                 .to_string();
-            Some((id, value, label))
+            Some((id, value, label, hitl::is_approval_button(action_id)))
         })?;
     Some(Answer {
         team,
@@ -339,6 +343,7 @@ fn answer(o: &Map<String, Value>) -> Option<Answer> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
+        approval,
     })
 }
 

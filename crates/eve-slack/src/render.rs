@@ -39,6 +39,20 @@ pub enum Action {
     Reply {
         markdown: String,
     },
+    /// A message asking for input ([`hitl::Post`]): posted; its approval cards are kept open
+    /// (`store::Card`) until settled.
+    Ask {
+        call: Call,
+        post: hitl::Post,
+    },
+    /// Approval request `request_id` was settled: its open card, if any, shows `label` (and
+    /// who answered, when known) and loses its buttons; its tool input's message, when no other
+    /// open card refers to it, is deleted (eve's `settleApprovalCard`).
+    Settle {
+        request_id: String,
+        label: String,
+        user: Option<String>,
+    },
 }
 
 /// How a final reply goes out (eve's `deliverCompletedSlackReply`): posted inline when it fits
@@ -90,6 +104,11 @@ pub struct Renderer {
     reply: (String, u64, usize),
     /// `(turn id, step index, calls so far, label)` of the step's tool calls.
     calls: Option<(String, u64, usize, String)>,
+    /// The Slack user whose click is being answered (named on the approval card it settles).
+    pub responder: Option<String>,
+    /// The principal whose message started the turn (the only one who may answer its
+    /// approvals).
+    pub requester: String,
 }
 
 impl Renderer {
@@ -102,12 +121,26 @@ impl Renderer {
             pending_tool_message: None,
             reply: (String::new(), 0, 0),
             calls: None,
+            responder: None,
+            requester: String::new(),
         }
     }
 
-    /// A message arrived (eve's `received`: `Thinking...` at once).
+    /// The status text as last shown (eve keeps it with the thread: [`Renderer::resume`]).
+    pub fn status(&self) -> Option<&str> {
+        self.status.as_deref()
+    }
+
+    /// Carries on in a thread whose status was last `status` (a turn resumed by a click).
+    pub fn resume(&mut self, status: Option<String>) {
+        self.status = status;
+    }
+
+    /// A message arrived (eve's `received`: `Thinking...` at once, without it becoming the
+    /// thread's status: a turn the message resumes shows its own again when its next step
+    /// starts).
     pub fn received(&mut self) -> Vec<Action> {
-        self.show(self.words.thinking, true)
+        vec![self.set_status(self.words.thinking)]
     }
 
     /// What `event` changes in the thread.
@@ -139,6 +172,21 @@ impl Renderer {
             },
             Event::MessageCompleted(m) => self.completed(&m.finish_reason, &m.message),
             Event::InputRequested(r) => self.questions(&r.requests),
+            Event::ApprovalSettled(s) => vec![Action::Settle {
+                request_id: s.request_id.clone(),
+                label: self.approval_label(&s.outcome, true).into(),
+                user: self.responder.clone(),
+            }],
+            Event::InputResolved(r) => r
+                .resolutions
+                .iter()
+                .filter(|x| x.kind == "tool-approval")
+                .map(|x| Action::Settle {
+                    request_id: x.request_id.clone(),
+                    label: self.approval_label(&x.outcome, false).into(),
+                    user: None,
+                })
+                .collect(),
             Event::TurnWaiting(w) if w.on == "input" => self.hide(),
             Event::TurnCompleted(_) => self.clear(),
             Event::TurnFailed(f) if f.terminal != Some(true) => {
@@ -208,22 +256,47 @@ impl Renderer {
     }
 
     fn questions(&mut self, requests: &[eve_api::eve::InputRequest]) -> Vec<Action> {
-        hitl::request_messages(requests, self.words)
+        hitl::request_posts(requests, self.words)
             .into_iter()
-            .map(|(blocks, text)| {
-                Action::Call(Call::new(
+            .map(|post| Action::Ask {
+                call: Call::new(
                     "chat.postMessage",
                     vec![
-                        ("blocks", Value::Array(blocks)),
+                        ("blocks", Value::Array(post.blocks.clone())),
                         ("channel", json!(self.channel)),
-                        ("text", json!(text)),
+                        ("text", json!(post.text)),
                         ("thread_ts", json!(self.thread_ts)),
                         ("unfurl_links", json!(false)),
                         ("unfurl_media", json!(false)),
                     ],
-                ))
+                ),
+                post,
             })
             .collect()
+    }
+
+    /// The label a settled approval's card shows, as eve's: on `approval.settled`, Approve or
+    /// else Cancel; on `input.resolved`, `approved` → Approve, `denied` → Cancel, anything else
+    /// (ignored, cancelled with the turn) no longer needed.
+    fn approval_label(&self, outcome: &str, settled: bool) -> &'static str {
+        match outcome {
+            "approved" => self.words.approve,
+            "denied" => self.words.cancel,
+            _ if settled => self.words.cancel,
+            _ => self.words.no_longer_needed,
+        }
+    }
+
+    /// An approval answered by someone other than the person who asked: eve's coordinator
+    /// refuses it with a notice (a completed message) and the turn waits on (status cleared).
+    pub fn refused_answer(&mut self) -> Vec<Action> {
+        self.status = None;
+        vec![
+            Action::Reply {
+                markdown: self.words.only_requester.into(),
+            },
+            self.set_status(""),
+        ]
     }
 
     /// A reply or notice in the thread, as eve's `thread.post(markdown)`.

@@ -1,4 +1,4 @@
-//! Every statement of the Slack channel (migration 0015).
+//! Every statement of the Slack channel (migrations 0015 and 0016).
 
 /// `?1` event id, `?2` now (ms): a row returned when this request is the first to see it.
 pub const CLAIM_EVENT: &str = "INSERT INTO slack_event (event_id, received_at) VALUES (?1, ?2) \
@@ -20,3 +20,37 @@ pub const INSERT_THREAD: &str = "INSERT INTO slack_thread \
 /// Forgets the thread's session (`?1 ?2 ?3`) when it is `?4` (the agent no longer has it).
 pub const DELETE_THREAD: &str = "DELETE FROM slack_thread \
     WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3 AND session_id = ?4";
+
+/// Records the open approval card of request `?3` in thread `?1 ?2`: its message `?4`, the
+/// message showing its tool input `?5` (or NULL), the message's blocks `?6` (JSON), who may
+/// answer it `?8`, at `?7`.
+pub const UPSERT_CARD: &str = "INSERT INTO slack_card \
+    (channel_id, thread_ts, request_id, message_ts, details_ts, blocks, created_at, requester) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (channel_id, thread_ts, request_id) \
+    DO UPDATE SET message_ts = ?4, details_ts = ?5, blocks = ?6, created_at = ?7, requester = ?8";
+
+/// Who may answer the open card of request `?3` in thread `?1 ?2`.
+pub const SELECT_CARD_REQUESTER: &str = "SELECT requester FROM slack_card \
+    WHERE channel_id = ?1 AND thread_ts = ?2 AND request_id = ?3";
+
+/// Takes the open card of request `?3` in thread `?1 ?2` (a row returned to the one
+/// invocation that settles it).
+pub const TAKE_CARD: &str = "DELETE FROM slack_card \
+    WHERE channel_id = ?1 AND thread_ts = ?2 AND request_id = ?3 \
+    RETURNING message_ts, details_ts, blocks, requester";
+
+/// The other open cards on message `?2` of channel `?1` show its new blocks `?3`.
+pub const UPDATE_CARD_BLOCKS: &str = "UPDATE slack_card SET blocks = ?3 \
+    WHERE channel_id = ?1 AND message_ts = ?2";
+
+/// How many open cards of channel `?1` still refer to tool-input message `?2`.
+pub const COUNT_DETAILS_USERS: &str = "SELECT COUNT(*) FROM slack_card \
+    WHERE channel_id = ?1 AND details_ts = ?2";
+
+/// The thread's (`?1 ?2 ?3`) last status text (NULL: none).
+pub const SELECT_THREAD_STATUS: &str = "SELECT status FROM slack_thread \
+    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3";
+
+/// Remembers the thread's (`?1 ?2 ?3`) status text `?4` (NULL: none).
+pub const UPDATE_THREAD_STATUS: &str = "UPDATE slack_thread SET status = ?4 \
+    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3";

@@ -1,5 +1,5 @@
-//! The channel's two facts in SQLite: which `event_id`s were taken, and which session a thread
-//! belongs to. Each write is one self-contained statement, safe on several nodes at once.
+//! The channel's facts in SQLite: which `event_id`s were taken, which session a thread belongs
+//! to, and the approval cards still open. Each write is one self-contained statement, safe on several nodes at once.
 
 use eve_api::ApiError;
 use eve_store::sql::{text_at, Sql, SqlValue};
@@ -77,4 +77,125 @@ pub fn forget_thread<S: Sql>(db: &S, t: &Thread, session_id: &str) -> Result<(),
     let mut params = t.key();
     params.push(SqlValue::text(session_id));
     exec(db, DELETE_THREAD, params).map(|_| ())
+}
+
+/// The thread's status text as last shown (`None`: none, or no such thread).
+pub fn thread_status<S: Sql>(db: &S, t: &Thread) -> Result<Option<String>, ApiError> {
+    let rows = exec(db, SELECT_THREAD_STATUS, t.key())?;
+    Ok(rows.first().and_then(|r| match &r[0] {
+        SqlValue::Text(s) => Some(s.clone()),
+        _ => None,
+    }))
+}
+
+/// Remembers the thread's status text (`None`: none).
+pub fn set_thread_status<S: Sql>(db: &S, t: &Thread, status: Option<&str>) -> Result<(), ApiError> {
+    let mut params = t.key();
+    params.push(status.map_or(SqlValue::Null, SqlValue::text));
+    exec(db, UPDATE_THREAD_STATUS, params).map(|_| ())
+}
+
+/// An approval card posted in a thread and not settled yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    pub channel: String,
+    pub thread_ts: String,
+    pub request_id: String,
+    /// The message the card is on, and its blocks (other requests' cards may share it).
+    pub message_ts: String,
+    pub blocks: Vec<serde_json::Value>,
+    /// The message showing the tool's input, when it has one.
+    pub details_ts: Option<String>,
+    /// The principal whose message started the turn that asks (only they may answer).
+    pub requester: String,
+}
+
+/// Records an open card (again: the same request posted anew replaces it).
+pub fn record_card<S: Sql>(db: &S, c: &Card, now_ms: i64) -> Result<(), ApiError> {
+    let details = c
+        .details_ts
+        .as_deref()
+        .map_or(SqlValue::Null, SqlValue::text);
+    let blocks = serde_json::Value::Array(c.blocks.clone()).to_string();
+    let params = vec![
+        SqlValue::text(&c.channel),
+        SqlValue::text(&c.thread_ts),
+        SqlValue::text(&c.request_id),
+        SqlValue::text(&c.message_ts),
+        details,
+        SqlValue::text(&blocks),
+        SqlValue::Integer(now_ms),
+        SqlValue::text(&c.requester),
+    ];
+    exec(db, UPSERT_CARD, params).map(|_| ())
+}
+
+/// Takes request `request_id`'s open card in the thread; `None` when it has none or another
+/// invocation settled it first.
+pub fn take_card<S: Sql>(
+    db: &S,
+    channel: &str,
+    thread_ts: &str,
+    request_id: &str,
+) -> Result<Option<Card>, ApiError> {
+    let params = vec![
+        SqlValue::text(channel),
+        SqlValue::text(thread_ts),
+        SqlValue::text(request_id),
+    ];
+    let rows = exec(db, TAKE_CARD, params)?;
+    Ok(rows.first().map(|r| Card {
+        channel: channel.into(),
+        thread_ts: thread_ts.into(),
+        request_id: request_id.into(),
+        message_ts: text_at(r, 0),
+        details_ts: match &r[1] {
+            SqlValue::Text(t) => Some(t.clone()),
+            _ => None,
+        },
+        blocks: serde_json::from_str(&text_at(r, 2)).unwrap_or_default(),
+        requester: text_at(r, 3),
+    }))
+}
+
+/// Who may answer request `request_id`'s open card in the thread (`None`: no open card).
+pub fn card_requester<S: Sql>(
+    db: &S,
+    channel: &str,
+    thread_ts: &str,
+    request_id: &str,
+) -> Result<Option<String>, ApiError> {
+    let params = vec![
+        SqlValue::text(channel),
+        SqlValue::text(thread_ts),
+        SqlValue::text(request_id),
+    ];
+    let rows = exec(db, SELECT_CARD_REQUESTER, params)?;
+    Ok(rows.first().map(|r| text_at(r, 0)))
+}
+
+/// The blocks a settled card left on its message, for the cards still open on it.
+pub fn update_card_blocks<S: Sql>(
+    db: &S,
+    channel: &str,
+    message_ts: &str,
+    blocks: &[serde_json::Value],
+) -> Result<(), ApiError> {
+    let blocks = serde_json::Value::Array(blocks.to_vec()).to_string();
+    let params = vec![
+        SqlValue::text(channel),
+        SqlValue::text(message_ts),
+        SqlValue::text(&blocks),
+    ];
+    exec(db, UPDATE_CARD_BLOCKS, params).map(|_| ())
+}
+
+/// Whether an open card still refers to tool-input message `details_ts`.
+pub fn details_in_use<S: Sql>(db: &S, channel: &str, details_ts: &str) -> Result<bool, ApiError> {
+    let params = vec![SqlValue::text(channel), SqlValue::text(details_ts)];
+    let rows = exec(db, COUNT_DETAILS_USERS, params)?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.first())
+        .is_some_and(|v| matches!(v, SqlValue::Integer(n) if *n > 0)))
 }

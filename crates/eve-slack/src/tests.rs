@@ -174,6 +174,10 @@ fn calls(actions: Vec<Action>) -> Vec<(String, String)> {
                 ("reply".into(), markdown.len().to_string())
             }
             Action::Reply { markdown } => ("reply".into(), markdown),
+            Action::Ask { call, .. } => (call.method.to_string(), call.form()),
+            Action::Settle {
+                request_id, label, ..
+            } => ("settle".into(), format!("{request_id} {label}")),
         })
         .collect()
 }
@@ -530,5 +534,142 @@ fn a_reply_is_inline_until_it_is_too_long_or_refused() {
     assert_eq!(
         undelivered_notice(&EN, "e-1"),
         "I finished, but couldn't deliver my answer in Slack (error id `e-1`). Please ask me to resend it."
+    );
+}
+
+fn approval() -> InputRequest {
+    serde_json::from_value(json!({
+        "action": {"callId": "c1", "input": {"city": "Paris"}, "kind": "tool-call", "toolName": "get_weather"},
+        "allowFreeform": false, "display": "confirmation", "kind": "tool-approval",
+        "prompt": "Approve Get weather?", "requestId": "approval_c1",
+        "options": [{"id": "approve", "label": "Approve"}, {"id": "cancel", "label": "Cancel"}],
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_approval_is_its_tool_input_then_its_card_and_is_settled_by_the_agents_events() {
+    let posts = hitl::request_posts(&[approval(), question()], &EN);
+    let kinds: Vec<_> = posts
+        .iter()
+        .map(|p| (p.details, p.approvals.clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (true, vec!["approval_c1".to_string()]),
+            (false, vec!["approval_c1".to_string()])
+        ]
+    );
+    let mut r = Renderer::new("C1", "1.1", &EN);
+    r.responder = Some("U2".into());
+    let at = json!({"sequence": 3, "turnId": "t1", "stepIndex": 0});
+    let settled = |outcome: &str| {
+        let mut data = json!({"outcome": outcome, "requestId": "approval_c1", "responderPrincipalId": "slack:T1:U1"});
+        data.as_object_mut()
+            .unwrap()
+            .extend(at.as_object().unwrap().clone());
+        serde_json::from_value::<Event>(json!({"type": "approval.settled", "data": data})).unwrap()
+    };
+    let settle = |r: &mut Renderer, e: &Event| match r.on_event(e).remove(0) {
+        Action::Settle {
+            request_id,
+            label,
+            user,
+        } => (request_id, label, user),
+        other => panic!("{other:?}"),
+    };
+    let u2 = Some("U2".to_string());
+    assert_eq!(
+        settle(&mut r, &settled("approved")),
+        ("approval_c1".into(), "Approve".into(), u2.clone())
+    );
+    assert_eq!(
+        settle(&mut r, &settled("cancelled")),
+        ("approval_c1".into(), "Cancel".into(), u2)
+    );
+    // input.resolved settles what is still open, without naming anyone: denied is Cancel, an
+    // ignored or withdrawn request no longer needed.
+    for (outcome, label) in [
+        ("approved", "Approve"),
+        ("denied", "Cancel"),
+        ("ignored", "No longer needed"),
+    ] {
+        let mut data = json!({"resolutions": [{"kind": "tool-approval", "outcome": outcome, "requestId": "approval_c1"}]});
+        data.as_object_mut()
+            .unwrap()
+            .extend(at.as_object().unwrap().clone());
+        let e = serde_json::from_value::<Event>(json!({"type": "input.resolved", "data": data}))
+            .unwrap();
+        assert_eq!(
+            settle(&mut r, &e),
+            ("approval_c1".into(), label.into(), None)
+        );
+    }
+    // The answered card names the responder only when known.
+    let blocks = hitl::request_blocks(&approval(), &EN);
+    let card = vec![blocks[0].clone()];
+    let named = hitl::answered_blocks(&card, "approval_c1", "Approve", "U2", &EN);
+    assert_eq!(
+        named[0]["subtext"]["text"],
+        ":white_check_mark: *Approve* by <@U2>"
+    );
+    let anonymous = hitl::answered_blocks(&card, "approval_c1", "No longer needed", "", &EN);
+    assert_eq!(
+        anonymous[0]["subtext"]["text"],
+        ":white_check_mark: *No longer needed*"
+    );
+}
+
+#[test]
+fn an_open_card_is_taken_once_and_its_tool_input_outlives_it_while_shared() {
+    let db = db();
+    let card = |id: &str| store::Card {
+        channel: "C1".into(),
+        thread_ts: "1.1".into(),
+        request_id: id.into(),
+        message_ts: "2.2".into(),
+        blocks: vec![json!({"type": "card", "id": id})],
+        details_ts: Some("1.9".into()),
+        requester: "slack:T1:U1".into(),
+    };
+    store::record_card(&db, &card("a"), 1).unwrap();
+    store::record_card(&db, &card("b"), 1).unwrap();
+    let requester = store::card_requester(&db, "C1", "1.1", "a").unwrap();
+    assert_eq!(requester.as_deref(), Some("slack:T1:U1"));
+    assert_eq!(
+        store::take_card(&db, "C1", "1.1", "a").unwrap(),
+        Some(card("a"))
+    );
+    assert_eq!(store::take_card(&db, "C1", "1.1", "a").unwrap(), None);
+    assert_eq!(store::card_requester(&db, "C1", "1.1", "a").unwrap(), None);
+    assert!(store::details_in_use(&db, "C1", "1.9").unwrap());
+    store::update_card_blocks(&db, "C1", "2.2", &[json!("settled")]).unwrap();
+    let b = store::take_card(&db, "C1", "1.1", "b").unwrap().unwrap();
+    assert_eq!(b.blocks, [json!("settled")]);
+    assert!(!store::details_in_use(&db, "C1", "1.9").unwrap());
+    let t = Thread {
+        team: "T1".into(),
+        channel: "C1".into(),
+        thread_ts: "1.1".into(),
+    };
+    store::record_thread(&db, &t, "s1", "slack:T1:U1", 1).unwrap();
+    assert_eq!(store::thread_status(&db, &t).unwrap(), None);
+    store::set_thread_status(&db, &t, Some("Get weather")).unwrap();
+    assert_eq!(
+        store::thread_status(&db, &t).unwrap().as_deref(),
+        Some("Get weather")
+    );
+    store::set_thread_status(&db, &t, None).unwrap();
+    assert_eq!(store::thread_status(&db, &t).unwrap(), None);
+    let mut none = card("c");
+    none.details_ts = None;
+    store::record_card(&db, &none, 1).unwrap();
+    assert_eq!(
+        store::take_card(&db, "C1", "1.1", "c")
+            .unwrap()
+            .unwrap()
+            .details_ts,
+        None
     );
 }

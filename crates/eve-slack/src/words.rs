@@ -20,6 +20,10 @@ pub struct Words {
     pub paused: &'static str,
     pub cancel: &'static str,
     pub approve: &'static str,
+    /// An approval card settled without an answer (the person wrote something else instead).
+    pub no_longer_needed: &'static str,
+    /// Said in the thread when someone other than the person who asked answers an approval.
+    pub only_requester: &'static str,
     /// A card once answered: its text (`answered` + the answer), and around `<@user>`.
     pub answered: &'static str,
     pub answered_by: (&'static str, &'static str),
@@ -53,6 +57,8 @@ pub const EN: Words = Words {
     paused: "I've paused until someone approves or cancels.",
     cancel: "Cancel",
     approve: "Approve",
+    no_longer_needed: "No longer needed",
+    only_requester: "Only the person who requested this action can respond to this approval.",
     answered: "Answered: ",
     answered_by: (" by <@", ">"),
     type_answer: "Type your answer",
@@ -84,6 +90,8 @@ pub const ZH: Words = Words {
     paused: "我已暂停，等待有人批准或取消。",
     cancel: "取消",
     approve: "批准",
+    no_longer_needed: "已不再需要",
+    only_requester: "只有发起这个操作的人才能回应这个审批。",
     answered: "已回答：",
     answered_by: (" 由 <@", "> 回答"),
     type_answer: "输入回答",

@@ -94,6 +94,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0015_slack",
         sql: include_str!("../../../migrations/0015_slack.sql"),
     },
+    Migration {
+        version: 16,
+        name: "0016_slack_card",
+        sql: include_str!("../../../migrations/0016_slack_card.sql"),
+    },
 ];
 
 /// The bookkeeping table.
