@@ -1,7 +1,7 @@
 //! What one model call gets of a file in the history ([`model_file`]): images and PDFs as
 //! bytes where every provider reads them (eve's limits), text inlined, anything else as a
 //! labelled note; the stored bytes are read just before the call ([`resolve`], over a request by
-//! [`crate::providers::model::resolve_files`]). The upload
+//! `providers::model::resolve_files`). The upload
 //! policy that let the file in is [`crate::protocol::uploads`].
 
 use base64::Engine;

@@ -1,8 +1,8 @@
 //! Tool approvals, as eve 0.80.1 has them (docs/approvals.md): a tool's policy (`never`,
 //! `once` per session, `always`) decides whether a call waits for a person. The calls of a
 //! step that do park the turn on one `input.requested` of kind `tool-approval` — the question
-//! flow's machinery ([`crate::turn::questions`]), with eve's two options `approve` / `cancel`;
-//! the answers ([`crate::turn::approval_answers`]) settle them.
+//! flow's machinery (`turn::questions`), with eve's two options `approve` / `cancel`;
+//! the answers (`turn::approval_answers`) settle them.
 
 use std::collections::BTreeMap;
 
