@@ -450,8 +450,7 @@ fn a_question_without_options_opens_eves_modal_and_its_submission_answers() {
 /// `buildAnsweredBlocks`), replayed.
 #[test]
 fn recorded_eve_question_and_approval_blocks_match() {
-    let rec: Value =
-        serde_json::from_str(include_str!("../../../tests/slack/recordings/hitl.json")).unwrap();
+    let rec = recorded_hitl();
     for case in rec["cases"].as_array().unwrap() {
         let request: InputRequest = serde_json::from_value(case["request"].clone()).unwrap();
         let blocks = hitl::request_blocks(&request, &EN);
@@ -484,8 +483,17 @@ fn recorded_eve_question_and_approval_blocks_match() {
             assert_eq!(answered[0], case["answered"][0], "{}", request.request_id);
         }
     }
-    // Posted as eve's buildInputRequestPosts posts them: the approval's tool input first, then
-    // every card and question together in one message.
+}
+
+fn recorded_hitl() -> Value {
+    serde_json::from_str(include_str!("../../../tests/slack/recordings/hitl.json")).unwrap()
+}
+
+/// Posted as eve's buildInputRequestPosts posts them: the approval's tool input first, then
+/// every card and question together in one message; eve's free-form modal and its answer.
+#[test]
+fn recorded_eve_posts_and_modal_match() {
+    let rec = recorded_hitl();
     let all: Vec<InputRequest> = rec["cases"]
         .as_array()
         .unwrap()
