@@ -789,6 +789,18 @@ fn ask_for_approval(
 }
 
 /// `user`'s click on button `n` of an approval card (`blocks`, posted as `card_ts`).
+/// `update` (a `chat.update`) retires the card posted at `card_ts` as answered with `label`.
+fn assert_answered(update: &Value, card_ts: &str, label: &str) {
+    let text = format!("Answered: {label}");
+    assert_eq!(
+        (
+            update["body"]["ts"].as_str(),
+            update["body"]["text"].as_str()
+        ),
+        (Some(card_ts), Some(text.as_str()))
+    );
+}
+
 fn click(h: &Host, user: &str, card_ts: &str, thread_ts: &str, blocks: &Value, n: usize) {
     let message =
         json!({"type": "message", "ts": card_ts, "thread_ts": thread_ts, "blocks": blocks});
@@ -894,13 +906,7 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
     };
     let (update, delete) = (&calls[at("chat.update")], &calls[at("chat.delete")]);
     assert!(at("chat.update") < at("chat.delete"));
-    assert_eq!(
-        (
-            update["body"]["ts"].as_str(),
-            update["body"]["text"].as_str()
-        ),
-        (Some(card_ts.as_str()), Some("Answered: Approve"))
-    );
+    assert_answered(update, &card_ts, "Approve");
     let settled: Value = serde_json::from_str(update["body"]["blocks"].as_str().unwrap()).unwrap();
     assert_eq!(
         settled[0]["subtext"]["text"],
@@ -928,13 +934,7 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
         .iter()
         .rfind(|c| c["method"] == "chat.update")
         .unwrap();
-    assert_eq!(
-        (
-            update["body"]["ts"].as_str(),
-            update["body"]["text"].as_str()
-        ),
-        (Some(card_ts.as_str()), Some("Answered: Cancel"))
-    );
+    assert_answered(update, &card_ts, "Cancel");
     assert!(update["body"]["blocks"]
         .as_str()
         .unwrap()
@@ -984,11 +984,5 @@ fn a_tool_approval_is_eves_card_and_approve_or_cancel_settles_it() {
         .iter()
         .rfind(|c| c["method"] == "chat.update")
         .unwrap();
-    assert_eq!(
-        (
-            update["body"]["ts"].as_str(),
-            update["body"]["text"].as_str()
-        ),
-        (Some(card_ts.as_str()), Some("Answered: No longer needed"))
-    );
+    assert_answered(update, &card_ts, "No longer needed");
 }
