@@ -53,6 +53,20 @@ fn as_admin(h: &Host, admin: &User, method: &str, path: &str, body: Option<&Valu
     call(h, method, path, Some(&admin.cookie), body)
 }
 
+/// The fake provider, one node allowed to reach it with `secrets_key` set, and its admin.
+fn one_node() -> (FakeOpenAi, Host, User) {
+    let fake = FakeOpenAi::start(API_KEY, ANSWER);
+    let h = start(
+        None,
+        &[
+            ("secrets_key", KEY_1),
+            ("outbound_allowed_hosts", &fake.host),
+        ],
+    );
+    let admin = bootstrap(&h);
+    (fake, h, admin)
+}
+
 fn add(h: &Host, admin: &User, fake: &FakeOpenAi, api_key: &str) -> Value {
     let body = json!({"name": "fake", "kind": "openai", "baseUrl": fake.base, "apiKey": api_key,
         "models": [{"model": "fake-1", "label": "Fake One"}, {"model": "fake-2"}]});
@@ -91,15 +105,7 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[test]
 fn a_provider_added_at_runtime_answers_the_next_turn_with_its_sealed_key() {
-    let fake = FakeOpenAi::start(API_KEY, ANSWER);
-    let h = start(
-        None,
-        &[
-            ("secrets_key", KEY_1),
-            ("outbound_allowed_hosts", &fake.host),
-        ],
-    );
-    let admin = bootstrap(&h);
+    let (fake, h, admin) = one_node();
     let m = member(&h, &admin, "m@team.example");
     let before = offered_models(&call(&h, "GET", "/eve/v1/info", Some(&admin.cookie), None));
     assert_eq!(before, ["demo/eve-demo"]);
@@ -199,15 +205,7 @@ fn a_provider_added_at_runtime_answers_the_next_turn_with_its_sealed_key() {
 
 #[test]
 fn bad_inputs_are_400_and_change_nothing() {
-    let fake = FakeOpenAi::start(API_KEY, ANSWER);
-    let h = start(
-        None,
-        &[
-            ("secrets_key", KEY_1),
-            ("outbound_allowed_hosts", &fake.host),
-        ],
-    );
-    let admin = bootstrap(&h);
+    let (fake, h, admin) = one_node();
     let p = add(&h, &admin, &fake, API_KEY);
     let path = format!("/api/admin/providers/{}", p["id"].as_str().unwrap());
     let snapshot = || {
@@ -264,15 +262,7 @@ fn bad_inputs_are_400_and_change_nothing() {
 
 #[test]
 fn test_connection_reports_the_providers_answer_its_error_and_spins_refusal() {
-    let fake = FakeOpenAi::start(API_KEY, ANSWER);
-    let h = start(
-        None,
-        &[
-            ("secrets_key", KEY_1),
-            ("outbound_allowed_hosts", &fake.host),
-        ],
-    );
-    let admin = bootstrap(&h);
+    let (fake, h, admin) = one_node();
     let p = add(&h, &admin, &fake, API_KEY);
     let id = p["id"].as_str().unwrap();
     let test = || {
