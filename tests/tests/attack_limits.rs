@@ -463,6 +463,35 @@ fn one_user_holds_at_most_eight_open_streams_and_cannot_starve_another() {
     assert_clean_log(&h);
 }
 
+/// A raised limit stays raised: `max_streams_per_user` above the old ceiling of 1000 used to
+/// fall back to 8 without a word; now a value in range is taken and one past it is clamped to
+/// the ceiling, and the log says so.
+#[test]
+fn a_raised_stream_limit_is_honoured_and_one_past_its_range_is_clamped_and_logged() {
+    let Some(h) = Host::start(
+        password_options()
+            .var("agent_keepalive_secs", "1")
+            .var("max_streams_per_user", "2000000"),
+    ) else {
+        return;
+    };
+    let alice = cookie_of("alice");
+    let sid = settled_session(&h, &alice);
+    let open: Vec<TcpStream> = (0..12)
+        .map(|n| {
+            let (s, r) = open_stream(&h, &sid, &alice);
+            assert_eq!(r.status, 200, "stream {n}: {}", r.text());
+            s
+        })
+        .collect();
+    let log = h.log();
+    assert!(
+        log.contains("variable max_streams_per_user: 2000000 is outside 1..=100000; using 100000"),
+        "{log}"
+    );
+    drop(open);
+}
+
 // ------------------------------------------------------------------------ item 8: turns
 
 #[test]

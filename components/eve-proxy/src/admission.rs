@@ -11,27 +11,19 @@ use spin_sdk::http::Request;
 
 use crate::env::{api, header, variable};
 
-/// The `chat:send` policy: `chat_send_per_hour` (a positive integer) or the seed's 25.
+/// The `chat:send` policy: `chat_send_per_hour` or the seed's 25.
 fn send_policy() -> RatePolicy {
-    let limit = variable("chat_send_per_hour")
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|n| *n > 0);
-    RatePolicy {
-        limit: limit.unwrap_or(CHAT_SEND.limit),
-        ..CHAT_SEND
-    }
+    CHAT_SEND.from_variable(
+        "chat_send_per_hour",
+        variable("chat_send_per_hour").as_deref(),
+    )
 }
 
 /// The `chat:control` policy (clear, compact, a create without a message):
-/// `chat_control_per_hour` (a positive integer) or 120.
+/// `chat_control_per_hour` or 120.
 fn control_policy() -> RatePolicy {
-    let limit = variable("chat_control_per_hour")
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|n| *n > 0);
-    RatePolicy {
-        limit: limit.unwrap_or(CHAT_CONTROL.limit),
-        ..CHAT_CONTROL
-    }
+    let raw = variable("chat_control_per_hour");
+    CHAT_CONTROL.from_variable("chat_control_per_hour", raw.as_deref())
 }
 
 /// A refusal, with the refreshed session cookie to set on it (if any).

@@ -12,6 +12,7 @@
 //! - [`mcp_servers`]: the `/api/admin/mcp-servers` shapes (MCP servers as data, issue 22).
 //! - [`providers`]: model providers as data and secret rotation (`/api/admin/providers*`,
 //!   `/api/admin/secrets/rotate`; docs/runtime.md).
+//! - [`variables`]: the reader of the deployment's numeric variables (clamped and logged).
 
 pub mod accounts;
 pub mod auth;
@@ -25,5 +26,6 @@ pub mod settings;
 pub mod skills;
 pub mod tokens;
 pub mod usage;
+pub mod variables;
 
 pub use error::{ApiError, ErrorCode};

@@ -1,5 +1,5 @@
 //! How many streams one principal may hold open at once (variable `max_streams_per_user`,
-//! default [`DEFAULT_MAX_STREAMS`]), so that one client cannot take every connection the
+//! default [`DEFAULT_MAX_STREAMS`], at most 100,000), so that one client cannot take every connection the
 //! deployment has.
 //!
 //! Key-value has no expiring keys and no atomic "increment unless at the cap", and a counter
@@ -18,6 +18,7 @@
 //! our SET cannot overwrite it afterwards (its WATCH, or its compare, sees our write), so what
 //! the read-back shows is what the slot holds.
 
+use eve_api::variables::Bounded;
 use eve_api::{ApiError, ErrorCode};
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
@@ -31,13 +32,19 @@ pub const RENEW_SECS: u64 = 5;
 /// What the refused stream is told to wait before trying again.
 pub const RETRY_AFTER_SECS: u64 = 10;
 
-/// The cap: `max_streams_per_user` when it is a positive integer (at most 1000), else the
-/// default.
+/// The variable `max_streams_per_user`: a value past its range is clamped (and logged), never
+/// the default.
+pub const MAX_STREAMS_PER_USER: Bounded = Bounded {
+    name: "max_streams_per_user",
+    default: DEFAULT_MAX_STREAMS as u64,
+    min: 1,
+    max: 100_000,
+};
+
+/// The cap for the variable's raw value.
 pub fn max_streams(variable: Option<&str>) -> u32 {
-    variable
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .filter(|n| (1..=1000).contains(n))
-        .unwrap_or(DEFAULT_MAX_STREAMS)
+    // The range's maximum fits in u32.
+    MAX_STREAMS_PER_USER.read(variable) as u32
 }
 
 /// The key of `principal`'s slot `slot`.
@@ -190,12 +197,16 @@ mod tests {
     }
 
     #[test]
-    fn the_cap_is_a_positive_integer_or_the_default() {
+    fn the_cap_is_a_positive_integer_clamped_to_its_range_or_the_default() {
         assert_eq!(max_streams(None), DEFAULT_MAX_STREAMS);
         assert_eq!(max_streams(Some(" 3 ")), 3);
-        for bad in ["0", "-1", "many", "", "1001"] {
+        for bad in ["-1", "many", ""] {
             assert_eq!(max_streams(Some(bad)), DEFAULT_MAX_STREAMS, "{bad}");
         }
+        // A raised limit past the range stays the highest allowed, never the lower default.
+        assert_eq!(max_streams(Some("1001")), 1001);
+        assert_eq!(max_streams(Some("5000000")), 100_000);
+        assert_eq!(max_streams(Some("0")), 1);
         assert_eq!(slot_key("alice", 7), "streams:alice:7");
     }
 }

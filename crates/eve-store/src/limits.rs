@@ -1,5 +1,7 @@
 //! Every bound the chat store enforces, in one place (documented in `docs/chat-store.md`).
 
+use eve_api::variables::Bounded;
+
 /// A user message, counted in Unicode scalar values (seed `MAX_CHAT_MESSAGE_CHARS`). The UI
 /// counts UTF-16 units, which is never fewer, so whatever the UI accepts the server accepts.
 pub const MAX_MESSAGE_CHARS: usize = 8000;
@@ -46,6 +48,26 @@ pub struct RatePolicy {
     pub window_secs: u64,
 }
 
+/// The largest limit a rate variable takes: past it a window is no limit at all.
+pub const MAX_RATE_LIMIT: u64 = 1_000_000_000;
+
+impl RatePolicy {
+    /// This policy with its limit from the variable `name` (raw value `raw`): its default is
+    /// this policy's limit, a value out of 1..=[`MAX_RATE_LIMIT`] is clamped and logged.
+    pub fn from_variable(self, name: &'static str, raw: Option<&str>) -> RatePolicy {
+        let bounded = Bounded {
+            name,
+            default: self.limit,
+            min: 1,
+            max: MAX_RATE_LIMIT,
+        };
+        RatePolicy {
+            limit: bounded.read(raw),
+            ..self
+        }
+    }
+}
+
 /// Creating chats (seed `chat:create`, 25 per hour).
 pub const CHAT_CREATE: RatePolicy = RatePolicy {
     prefix: "chat:create",
@@ -56,13 +78,7 @@ pub const CHAT_CREATE: RatePolicy = RatePolicy {
 /// The `chat:create` policy with the limit from the `chat_create_per_hour` variable: a positive
 /// integer, else the seed's 25.
 pub fn chat_create_policy(per_hour: Option<&str>) -> RatePolicy {
-    let limit = per_hour
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0);
-    RatePolicy {
-        limit: limit.unwrap_or(CHAT_CREATE.limit),
-        ..CHAT_CREATE
-    }
+    CHAT_CREATE.from_variable("chat_create_per_hour", per_hour)
 }
 
 /// Sending messages to the agent (seed `chat:send`, 25 per hour; enforced by `eve-proxy`).
@@ -105,13 +121,16 @@ impl Default for StorageQuota {
 
 /// The caps from the two variables: positive integers (bytes), else the defaults.
 pub fn storage_quota(chat: Option<&str>, principal: Option<&str>) -> StorageQuota {
-    let parse = |v: Option<&str>| {
-        v.and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|n| *n > 0 && *n <= i64::MAX as u64)
+    // SQLite integers are i64: a cap past that could never be compared in SQL.
+    let bytes = |name, default| Bounded {
+        name,
+        default,
+        min: 1,
+        max: i64::MAX as u64,
     };
     StorageQuota {
-        chat_bytes: parse(chat).unwrap_or(DEFAULT_CHAT_MAX_BYTES),
-        principal_bytes: parse(principal).unwrap_or(DEFAULT_PRINCIPAL_MAX_BYTES),
+        chat_bytes: bytes("chat_max_bytes", DEFAULT_CHAT_MAX_BYTES).read(chat),
+        principal_bytes: bytes("principal_max_bytes", DEFAULT_PRINCIPAL_MAX_BYTES).read(principal),
     }
 }
 
@@ -133,13 +152,7 @@ pub const CHAT_EVENT_WRITE: RatePolicy = RatePolicy {
 
 /// The `chat:write` policy with the limit from its variable (a positive integer).
 pub fn event_write_policy(per_minute: Option<&str>) -> RatePolicy {
-    let limit = per_minute
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0);
-    RatePolicy {
-        limit: limit.unwrap_or(CHAT_EVENT_WRITE.limit),
-        ..CHAT_EVENT_WRITE
-    }
+    CHAT_EVENT_WRITE.from_variable("chat_event_writes_per_minute", per_minute)
 }
 
 #[cfg(test)]
@@ -147,10 +160,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chat_create_limit_comes_from_the_variable_or_defaults_to_25() {
+    fn chat_create_limit_comes_from_the_variable_clamped_or_defaults_to_25() {
         assert_eq!(chat_create_policy(None).limit, 25);
         assert_eq!(chat_create_policy(Some("")).limit, 25);
-        assert_eq!(chat_create_policy(Some("0")).limit, 25);
+        // Out of range: the nearest bound (logged), never the default.
+        assert_eq!(chat_create_policy(Some("0")).limit, 1);
+        assert_eq!(
+            chat_create_policy(Some("99999999999")).limit,
+            MAX_RATE_LIMIT
+        );
         assert_eq!(chat_create_policy(Some("-4")).limit, 25);
         assert_eq!(chat_create_policy(Some(" 1000 ")).limit, 1000);
         assert_eq!(chat_create_policy(Some("1000")).prefix, "chat:create");
@@ -163,9 +181,10 @@ mod tests {
         assert_eq!(q.chat_bytes, 4096);
         assert_eq!(q.principal_bytes, DEFAULT_PRINCIPAL_MAX_BYTES);
         assert_eq!(
-            storage_quota(Some("0"), Some("-1")),
+            storage_quota(Some("many"), Some("-1")),
             StorageQuota::default()
         );
+        assert_eq!(storage_quota(Some("0"), None).chat_bytes, 1);
         assert_eq!(event_write_policy(None).limit, 1200);
         assert_eq!(event_write_policy(Some("5")).limit, 5);
         assert_eq!(event_write_policy(Some("5")).prefix, "chat:write");

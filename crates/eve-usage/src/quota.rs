@@ -16,9 +16,15 @@ const DAY_SECS: i64 = 24 * 60 * 60;
 /// The deployment's default daily tokens: a positive integer, else no limit (unset, empty,
 /// `0` or not a number: an operator's typo must not lock everyone out).
 pub fn default_tokens_per_day(variable: Option<&str>) -> Option<u64> {
-    variable
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0)
+    let text = variable.map(str::trim).filter(|t| !t.is_empty())?;
+    match text.parse::<u64>() {
+        Ok(n) => Some(n).filter(|n| *n > 0),
+        Err(_) => {
+            // Logged: a limit that does not apply must not go unnoticed.
+            eprintln!("variable {TOKENS_PER_DAY_VARIABLE}: {text:?} is not a whole number; no daily limit applies");
+            None
+        }
+    }
 }
 
 /// The daily tokens that apply to `standing` (`None`: no limit).

@@ -8,6 +8,7 @@
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 use eve_api::eve::{MessagePart, UploadViolation};
+use eve_api::variables::Bounded;
 
 use crate::protocol::limits::MAX_BODY_BYTES;
 pub use crate::protocol::limits::MAX_MAX_BYTES;
@@ -42,10 +43,9 @@ impl Default for UploadPolicy {
 }
 
 impl UploadPolicy {
-    /// From the variables; an unset or unparsable value is its default (a cap above
-    /// [`MAX_MAX_BYTES`] is that).
+    /// From the variables: unset is the default, a number past its range is clamped (a cap
+    /// above [`MAX_MAX_BYTES`] is that) and anything else the default, both logged.
     pub fn from_vars(max: Option<&str>, types: Option<&str>, quota: Option<&str>) -> Self {
-        let num = |v: Option<&str>| v.and_then(|v| v.trim().parse::<u64>().ok());
         let types = types.map(str::trim).filter(|t| !t.is_empty());
         let allowed = match types.unwrap_or(DEFAULT_TYPES) {
             "*" => None,
@@ -56,12 +56,22 @@ impl UploadPolicy {
                     .collect(),
             ),
         };
+        let max_bytes = Bounded {
+            name: "attachment_max_bytes",
+            default: DEFAULT_MAX_BYTES,
+            min: 0,
+            max: MAX_MAX_BYTES,
+        };
+        let quota_bytes = Bounded {
+            name: "attachment_quota_bytes",
+            default: DEFAULT_QUOTA_BYTES,
+            min: 0,
+            max: i64::MAX as u64,
+        };
         UploadPolicy {
-            max_bytes: num(max).unwrap_or(DEFAULT_MAX_BYTES).min(MAX_MAX_BYTES),
+            max_bytes: max_bytes.read(max),
             allowed,
-            quota_bytes: num(quota)
-                .filter(|n| *n <= i64::MAX as u64)
-                .unwrap_or(DEFAULT_QUOTA_BYTES),
+            quota_bytes: quota_bytes.read(quota),
         }
     }
 

@@ -183,13 +183,16 @@ pub fn storage_max(env: &dyn AgentEnv) -> u64 {
 }
 
 pub fn mcp_timeout(env: &dyn AgentEnv) -> Duration {
-    let secs = env
-        .variable("mcp_timeout_secs")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|s| *s > 0)
-        .unwrap_or(30);
-    Duration::from_secs(secs)
+    Duration::from_secs(MCP_TIMEOUT_SECS.read(env.variable(MCP_TIMEOUT_SECS.name).as_deref()))
 }
+
+/// The variable of [`mcp_timeout`] (a value past its range is clamped and logged).
+pub const MCP_TIMEOUT_SECS: eve_api::variables::Bounded = eve_api::variables::Bounded {
+    name: "mcp_timeout_secs",
+    default: 30,
+    min: 1,
+    max: 3600,
+};
 
 /// A database error, logged and answered without details: 503 with `Retry-After` while the
 /// database is out of reach, 500 for a statement SQLite refused (a bug).

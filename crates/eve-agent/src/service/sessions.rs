@@ -111,14 +111,19 @@ pub fn check_room<S: Sql>(
 
 /// The sessions one principal may hold (`max_sessions_per_user`, default 1000).
 pub fn max_sessions(env: &dyn AgentEnv) -> u64 {
-    env.variable("max_sessions_per_user")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_MAX_SESSIONS)
+    MAX_SESSIONS_PER_USER.read(env.variable(MAX_SESSIONS_PER_USER.name).as_deref())
 }
 
 /// Default of [`max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: u64 = 1000;
+
+/// The variable of [`max_sessions`] (a value past its range is clamped and logged).
+pub const MAX_SESSIONS_PER_USER: eve_api::variables::Bounded = eve_api::variables::Bounded {
+    name: "max_sessions_per_user",
+    default: DEFAULT_MAX_SESSIONS,
+    min: 1,
+    max: 10_000_000,
+};
 
 /// How long a session that never held anything (an empty create) lives when no chat refers
 /// to it: it is freed at the principal's next create after this (issue 19 item 2).
