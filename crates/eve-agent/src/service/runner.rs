@@ -19,6 +19,19 @@ use crate::turn::host::{Fenced, TurnHost};
 
 /// How often the cancel request is read while a turn runs.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
+/// How long a streamed delta may wait to be written with the ones after it. Deltas (text,
+/// reasoning, a tool call's input) are written in batches, every other event at once with the
+/// deltas before it: a reader sees them at most this much later, and a deployment on a remote
+/// database writes one statement per batch instead of one per token (docs/performance.md).
+const DELTA_BATCH: Duration = Duration::from_millis(50);
+
+/// Whether `event` is a streamed delta, which may wait for its batch.
+fn batched(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::MessageAppended(_) | Event::ReasoningAppended(_) | Event::ActionInputAppended(_)
+    )
+}
 
 /// Where events also go as they are persisted: the reader whose request runs the work.
 pub trait Sink {
@@ -55,6 +68,9 @@ pub struct Runner<'a, 's, 'o, S: Sql> {
     last_renew: Instant,
     lost: bool,
     sink: Option<&'s mut (dyn Sink + 'o)>,
+    /// Deltas not written yet, and when the first of them was made.
+    pending: Vec<Envelope>,
+    pending_since: Instant,
 }
 
 impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
@@ -81,12 +97,18 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
             last_renew: Instant::now(),
             lost: false,
             sink,
+            pending: Vec::new(),
+            pending_since: Instant::now(),
         }
     }
 
     /// A checkpoint: renews the lease when due (else reads who holds it) and the cancel
     /// request, at most every [`CHECK_EVERY`]; gives the sink its chance for a keep-alive.
     fn check(&mut self) {
+        if !self.pending.is_empty() && self.pending_since.elapsed() >= DELTA_BATCH {
+            // A failed write fences this runner (`lost`), which the caller sees.
+            let _ = self.flush();
+        }
         if self.lost || self.last_check.elapsed() < CHECK_EVERY {
             return;
         }
@@ -133,8 +155,46 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
         Ok(())
     }
 
-    /// The session's log as envelopes (a read error stops this runner).
-    pub fn log(&self) -> Result<Vec<Envelope>, Fenced> {
+    /// Writes the events waiting for their batch, in one statement. One retry for a passing
+    /// error; then this runner gives up (the next reader or request takes the session over
+    /// once the lease expires).
+    fn flush(&mut self) -> Result<(), Fenced> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        for _ in 0..2 {
+            let written = self.store.append_all(
+                self.session_id,
+                &self.runner_id,
+                &self.pending,
+                self.env.now_ms(),
+            );
+            match written {
+                Ok(Some(indices)) => {
+                    let batch = std::mem::take(&mut self.pending);
+                    if let Some(sink) = self.sink.as_mut() {
+                        for (index, env) in indices.into_iter().zip(&batch) {
+                            sink.appended(index, env);
+                        }
+                    }
+                    return Ok(());
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    eprintln!("agent: append: {e}");
+                    self.env.sleep_ms(50);
+                }
+            }
+        }
+        self.pending.clear();
+        self.lost = true;
+        Err(Fenced)
+    }
+
+    /// The session's log as envelopes, the deltas waiting for their batch written first (a
+    /// read error stops this runner).
+    pub fn log(&mut self) -> Result<Vec<Envelope>, Fenced> {
+        self.flush()?;
         self.store.envelopes(self.session_id).map_err(|e| {
             eprintln!("agent: reading the log: {e}");
             Fenced
@@ -142,7 +202,7 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
     }
 
     /// The session's log as events.
-    pub fn events(&self) -> Result<Vec<Event>, Fenced> {
+    pub fn events(&mut self) -> Result<Vec<Event>, Fenced> {
         Ok(events_of(&self.log()?))
     }
 }
@@ -222,33 +282,18 @@ impl<S: Sql> ToolHost for Runner<'_, '_, '_, S> {
 
 impl<S: Sql> TurnHost for Runner<'_, '_, '_, S> {
     fn emit(&mut self, event: &Event) -> Result<(), Fenced> {
-        let env = envelope(event.clone(), &self.delivery_ids, self.env.now_ms());
-        // One retry for a passing error; then this runner gives up (the next reader or request
-        // takes the session over once the lease expires).
-        for _ in 0..2 {
-            match self.store.append(
-                self.session_id,
-                Some(&self.runner_id),
-                &env,
-                self.env.now_ms(),
-            ) {
-                Ok(Some(index)) => {
-                    if let Some(sink) = self.sink.as_mut() {
-                        sink.appended(index, &env);
-                    }
-                    return Ok(());
-                }
-                Ok(None) => {
-                    self.lost = true;
-                    return Err(Fenced);
-                }
-                Err(e) => {
-                    eprintln!("agent: append: {e}");
-                    self.env.sleep_ms(50);
-                }
-            }
+        if self.lost {
+            return Err(Fenced);
         }
-        Err(Fenced)
+        let env = envelope(event.clone(), &self.delivery_ids, self.env.now_ms());
+        if self.pending.is_empty() {
+            self.pending_since = Instant::now();
+        }
+        self.pending.push(env);
+        if batched(event) && self.pending_since.elapsed() < DELTA_BATCH {
+            return Ok(());
+        }
+        self.flush()
     }
 
     fn stop_requested(&mut self) -> bool {
@@ -328,5 +373,13 @@ impl<S: Sql> McpHttp for Runner<'_, '_, '_, S> {
         let platform = self.env;
         let timeout = env::mcp_timeout(platform);
         platform.mcp_post(url, headers, body, timeout, &mut || !self.stop_requested())
+    }
+}
+
+impl<S: Sql> Drop for Runner<'_, '_, '_, S> {
+    /// A runner that ends with deltas waiting (its turn stopped without a closing event)
+    /// still writes them: they were streamed by the model and belong to the log.
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }

@@ -28,11 +28,17 @@ use crate::session::store::{AgentStore, SessionState};
 
 /// Events read per query.
 const PAGE: u32 = 256;
-/// Poll interval while tailing: short after activity, backing off to this when quiet.
-const MIN_POLL_MS: u64 = 5;
+/// Poll interval while tailing: short after activity, backing off to this when quiet. On a
+/// remote database every poll is a request to the server, so a turn's reader must not poll
+/// several times per batch of events (the runner writes deltas every 50 ms at most).
+const MIN_POLL_MS: u64 = 25;
 const MAX_POLL_MS: u64 = 100;
 /// The longest poll interval while the session is idle.
 const IDLE_POLL_MS: u64 = 250;
+/// How often a follower reads the session's row (running, idle, orphaned, ended) between
+/// polls of the log: the log itself says when events come and when the session ends; the
+/// row is for a runner that died (taken over once its lease is gone, seconds) and a reset.
+const STATE_EVERY: Duration = Duration::from_millis(250);
 /// A stream without lease control ends after this long (the client reconnects).
 const MAX_STREAM: Duration = Duration::from_secs(30 * 60);
 /// A leased stream (`streamControlVersion=1`) lasts this long, as eve's.
@@ -56,13 +62,17 @@ pub trait StreamOut {
 
 /// The keep-alive interval (`agent_keepalive_secs`, 1–300, default 10 s).
 pub fn keepalive_interval(env: &dyn AgentEnv) -> Duration {
-    let secs = env
-        .variable("agent_keepalive_secs")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|s| (1..=300).contains(s))
-        .unwrap_or(DEFAULT_KEEPALIVE_SECS);
-    Duration::from_secs(secs)
+    let raw = env.variable(AGENT_KEEPALIVE_SECS.name);
+    Duration::from_secs(AGENT_KEEPALIVE_SECS.read(raw.as_deref()))
 }
+
+/// The variable of [`keepalive_interval`] (a value past its range is clamped and logged).
+pub const AGENT_KEEPALIVE_SECS: eve_api::variables::Bounded = eve_api::variables::Bounded {
+    name: "agent_keepalive_secs",
+    default: DEFAULT_KEEPALIVE_SECS,
+    min: 1,
+    max: 300,
+};
 
 /// A stream about to be served: whose, how, its headers, and where it starts and ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,8 +216,8 @@ fn read_to<S: Sql>(
 
 /// What one read of new events found.
 enum Got {
-    /// Events, written to the reader.
-    Events,
+    /// This many events, written to the reader.
+    Events(usize),
     /// Nothing new.
     Nothing,
     /// The log could not be read: the stream ends.
@@ -242,12 +252,14 @@ impl<S: Sql> Follow<'_, S> {
         };
         let opened = Instant::now();
         let mut poll_ms = MIN_POLL_MS;
+        // What the session's row said last, and when: read at most every [`STATE_EVERY`].
+        let mut known: Option<(SessionState, Instant)> = None;
         while opened.elapsed() < lifetime {
             match self.read_new() {
-                Got::Events => {
-                    poll_ms = MIN_POLL_MS;
-                    continue;
-                }
+                // A full page: more are waiting, read them at once.
+                Got::Events(n) if n == PAGE as usize => continue,
+                // The writer has just written: the next event comes later, so wait first.
+                Got::Events(_) => poll_ms = MIN_POLL_MS,
                 Got::Nothing => {}
                 Got::Broken => break,
                 Got::Gone => return Served::Gone,
@@ -255,28 +267,28 @@ impl<S: Sql> Follow<'_, S> {
             if self.ended {
                 return Served::Finish;
             }
-            let state = match self.store.session(self.id, self.principal) {
-                Ok(Some(row)) => row.state(),
-                Ok(None) => break,
-                Err(e) => {
-                    eprintln!("agent: stream state: {e}");
-                    break;
-                }
-            };
-            match state {
-                SessionState::Orphaned => {
-                    if !self.take_over() {
-                        return Served::Gone;
+            let state = match known {
+                Some((state, at)) if at.elapsed() < STATE_EVERY => state,
+                _ => match self.session_state() {
+                    Some(SessionState::Orphaned) => {
+                        if !self.take_over() {
+                            return Served::Gone;
+                        }
+                        known = None;
+                        continue;
                     }
-                    continue;
-                }
-                // A reset session's last event is its `session.completed`: read it, then end.
-                SessionState::Ended => {
-                    self.ended = true;
-                    continue;
-                }
-                SessionState::Running | SessionState::Idle => {}
-            }
+                    // A reset session's last event is its `session.completed`: read it, then end.
+                    Some(SessionState::Ended) => {
+                        self.ended = true;
+                        continue;
+                    }
+                    Some(state) => {
+                        known = Some((state, Instant::now()));
+                        state
+                    }
+                    None => break,
+                },
+            };
             let keepalive = if state == SessionState::Idle {
                 self.keepalive.min(SETTLED_KEEPALIVE)
             } else {
@@ -297,6 +309,17 @@ impl<S: Sql> Follow<'_, S> {
             self.out.write(self.format.lease_ended().as_bytes());
         }
         Served::Finish
+    }
+
+    /// The session's state now; `None` when it is gone or cannot be read (the stream ends).
+    fn session_state(&self) -> Option<SessionState> {
+        match self.store.session(self.id, self.principal) {
+            Ok(row) => row.map(|r| r.state()),
+            Err(e) => {
+                eprintln!("agent: stream state: {e}");
+                None
+            }
+        }
     }
 
     /// Writes the events persisted since the last read.
@@ -321,7 +344,7 @@ impl<S: Sql> Follow<'_, S> {
             return Got::Gone; // The reader went away; the work (if any) runs on regardless.
         }
         self.last_write = Instant::now();
-        Got::Events
+        Got::Events(events.len())
     }
 
     /// Runs the work of a session nobody runs, writing its events to this reader as they are

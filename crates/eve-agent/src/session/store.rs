@@ -141,6 +141,18 @@ pub const APPEND_EVENT: &str = "INSERT INTO eve_event (session_id, idx, type, bo
     SELECT ?1, COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), ?2, ?3, ?4 \
     WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?5 AND status = 'active') RETURNING idx";
 
+/// Appends the events of the JSON array `?2` (each `[type, body]`) at the next indices, in
+/// order, in one statement, only while `?4` holds the lease of an active session. A turn's
+/// deltas go in batches: on a remote database every statement is a request and every write
+/// queues for the server's write lock, so one write per token would bound how many turns a
+/// deployment runs at once. SQLite reads the `SELECT` whole before it inserts (it reads the
+/// table it writes), so every row gets the same base index.
+pub const APPEND_EVENTS: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
+    SELECT ?1, COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0) + j.key, \
+    json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), ?3 FROM json_each(?2) AS j \
+    WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?4 AND status = 'active') \
+    ORDER BY j.key RETURNING idx";
+
 /// Appends without a lease: the terminal events of a reset (the runner, if any, is fenced
 /// off by the status change).
 pub const APPEND_EVENT_UNLEASED: &str =
@@ -580,6 +592,33 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             )?,
         };
         Ok(rows.first().map(|r| int(r.first()).max(0) as u64))
+    }
+
+    /// Appends `envelopes` in order under `runner`'s lease ([`APPEND_EVENTS`]): their indices,
+    /// or `None` when the lease is not held (nothing was written).
+    pub fn append_all(
+        &self,
+        id: &str,
+        runner: &str,
+        envelopes: &[Envelope],
+        now_ms: i64,
+    ) -> Result<Option<Vec<u64>>, String> {
+        let batch: Vec<serde_json::Value> = envelopes
+            .iter()
+            .map(|e| serde_json::json!([e.event.type_name(), e.to_json()]))
+            .collect();
+        let batch = serde_json::Value::Array(batch).to_string();
+        let rows = self.db.execute(
+            APPEND_EVENTS,
+            vec![id.into(), batch.into(), now_ms.into(), runner.into()],
+        )?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let mut indices: Vec<u64> = rows.iter().map(|r| int(r.first()).max(0) as u64).collect();
+        // RETURNING's order is not guaranteed; the rows were inserted in the batch's order.
+        indices.sort_unstable();
+        Ok(Some(indices))
     }
 
     pub fn events_from(&self, id: &str, from: u64, limit: u32) -> Result<Vec<StoredEvent>, String> {
