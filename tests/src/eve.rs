@@ -285,13 +285,35 @@ impl Stream {
         for (k, v) in headers {
             req = req.set(k, v);
         }
-        let resp = match req.call() {
-            Ok(r) => r,
+        match req.call() {
+            Ok(r) => Stream::of_response(r, start),
             Err(ureq::Error::Status(s, r)) => {
                 panic!("GET {path}: {s} {}", r.into_string().unwrap_or_default())
             }
             Err(e) => panic!("GET {path}: {e}"),
-        };
+        }
+    }
+
+    /// [`Stream::open`], or why it could not be opened (a node that is down, a refusal):
+    /// for readers that reconnect, as eve's client does.
+    pub fn try_open(h: &Host, sid: &str, start: u64) -> Result<Stream, String> {
+        let path = stream_path(sid, &format!("startIndex={start}"));
+        let req = ureq::AgentBuilder::new()
+            .redirects(0)
+            .timeout(STREAM_TIMEOUT)
+            .timeout_connect(Duration::from_secs(5))
+            .build()
+            .get(&h.url(&path));
+        match req.call() {
+            Ok(r) => Ok(Stream::of_response(r, start)),
+            Err(ureq::Error::Status(s, r)) => {
+                Err(format!("{s} {}", r.into_string().unwrap_or_default()))
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn of_response(resp: ureq::Response, start: u64) -> Stream {
         let headers = resp
             .headers_names()
             .into_iter()

@@ -35,6 +35,8 @@ pub use ureq;
 
 /// Accounts mode: its host, signed-in people and the requests the app's pages send.
 pub mod accounts;
+/// Two nodes on one sqld and one Redis, and what the multi-node tests check of them.
+pub mod cluster;
 /// Real storage engines on loopback: `redis-server` and the libSQL server `sqld`.
 pub mod engines;
 /// Talking to eve v1 sessions and reading their streams (bounded snapshots, following
