@@ -36,13 +36,15 @@ struct Followed {
     events: Vec<Value>,
     /// Opens refused or failed while the fault lasted (status and message).
     refused: Vec<String>,
+    /// The nodes its streams were opened on, in order (an index into the nodes).
+    opened_on: Vec<usize>,
 }
 
 /// Follows `sid` from `nodes[first]`, reconnecting from the last event to the next node that
 /// answers, until the turn settles; `seen` counts the events read.
 fn follow(nodes: &[&Host], first: usize, sid: &str, seen: &AtomicUsize) -> Followed {
     let deadline = Instant::now() + SETTLE;
-    let (mut events, mut refused) = (Vec::new(), Vec::new());
+    let (mut events, mut refused, mut opened_on) = (Vec::new(), Vec::new(), Vec::new());
     let mut at = first;
     loop {
         assert!(
@@ -52,6 +54,7 @@ fn follow(nodes: &[&Host], first: usize, sid: &str, seen: &AtomicUsize) -> Follo
         );
         match Stream::try_open(nodes[at % nodes.len()], sid, events.len() as u64) {
             Ok(mut stream) => {
+                opened_on.push(at % nodes.len());
                 while let Some(e) = stream.next_event() {
                     let settled = eve::is_settling(&e);
                     events.push(e);
@@ -61,6 +64,7 @@ fn follow(nodes: &[&Host], first: usize, sid: &str, seen: &AtomicUsize) -> Follo
                             sid: sid.to_string(),
                             events,
                             refused,
+                            opened_on,
                         };
                     }
                 }
@@ -191,11 +195,17 @@ fn a_node_killed_while_sixteen_turns_stream_leaves_every_turn_to_the_other() {
     // the readers that read from A included (they reconnected to B).
     let (completed, failed) = assert_settled_and_whole(&followed, &[&b]);
     assert_eq!((completed, failed), (USERS, 0));
-    let moved = followed.iter().filter(|f| !f.refused.is_empty()).count();
-    assert!(
-        moved >= USERS / 2,
-        "the readers on A reconnected to B: {moved}"
-    );
+    // Half the readers followed from A; each of them resumed on B from its last event.
+    let from_a: Vec<&Followed> = followed.iter().filter(|f| f.opened_on[0] == 0).collect();
+    assert_eq!(from_a.len(), USERS / 2);
+    for f in from_a {
+        assert!(
+            f.opened_on.len() >= 2 && f.opened_on.last() == Some(&1),
+            "{} read from A and did not resume on B: {:?}",
+            f.sid,
+            f.opened_on
+        );
+    }
 }
 
 #[test]

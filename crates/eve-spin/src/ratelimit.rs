@@ -23,8 +23,18 @@ use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 pub const STORE: &str = "default";
 
 fn unavailable(e: store::Error) -> ApiError {
-    eprintln!("ratelimit: key-value store error: {e:?}");
-    ApiError::new(ErrorCode::NotConfigured, "rate limiting is not available")
+    store_unavailable("rate limiting", e)
+}
+
+/// A key-value store that failed (Redis down, a backend error): 503 with `Retry-After`, as a
+/// database out of reach answers, so clients wait and try again instead of giving up. `what`
+/// names what depends on it, for the answer and the log.
+pub fn store_unavailable(what: &str, e: store::Error) -> ApiError {
+    eprintln!("{what}: key-value store error: {e:?}");
+    ApiError {
+        retry_after_secs: Some(eve_store::sql::UNAVAILABLE_RETRY_AFTER_SECS),
+        ..ApiError::new(ErrorCode::NotConfigured, format!("{what} is not available"))
+    }
 }
 
 fn now_secs() -> u64 {

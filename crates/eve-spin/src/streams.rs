@@ -19,7 +19,7 @@
 //! the read-back shows is what the slot holds.
 
 use eve_api::variables::Bounded;
-use eve_api::{ApiError, ErrorCode};
+use eve_api::ApiError;
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 /// Open streams per principal when `max_streams_per_user` is unset.
@@ -84,11 +84,7 @@ pub fn too_many_message(max: u32) -> String {
 }
 
 fn unavailable(e: store::Error) -> ApiError {
-    eprintln!("streams: key-value store error: {e:?}");
-    ApiError::new(
-        ErrorCode::NotConfigured,
-        "stream accounting is not available",
-    )
+    crate::ratelimit::store_unavailable("stream accounting", e)
 }
 
 fn now_secs() -> u64 {

@@ -24,6 +24,14 @@
 //! cargo run --release -p eve-chat-tests --bin eve-load -- --scale-out [--levels 16] [--seconds 20]
 //!     [--setups sqlite,sqld,sqld+redis]
 //! ```
+//! `--soak SECONDS` runs the mix on two nodes on sqld + Redis at the first of `--levels` for that
+//! long, printing every 30 s the visits and errors so far, each host's memory and the TCP
+//! connections to sqld (established, `TIME_WAIT`):
+//!
+//! ```text
+//! cargo run --release -p eve-chat-tests --bin eve-load -- --soak 600 --levels 16
+//! ```
+//!
 //! `--setups` runs only the named deployments (all three by default); `EVE_LOAD_DUMP=<dir>`
 //! writes every host's and sqld's log there after each run (to diagnose a slow deployment).
 
@@ -298,6 +306,16 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 
 /// Runs the mix at `level` for `seconds` against `target`: (visits, stats, elapsed).
 fn run_mix(target: &Arc<Target>, level: usize, seconds: u64) -> (usize, Stats, Duration) {
+    run_mix_sampled(target, level, seconds, &mut |_, _, _| {})
+}
+
+/// [`run_mix`], calling `sample(elapsed, visits, stats)` every [`SAMPLE_EVERY`] while it runs.
+fn run_mix_sampled(
+    target: &Arc<Target>,
+    level: usize,
+    seconds: u64,
+    sample: &mut dyn FnMut(Duration, usize, &Stats),
+) -> (usize, Stats, Duration) {
     let stats = Arc::new(Mutex::new(Stats::default()));
     let stop = Arc::new(AtomicBool::new(false));
     let counter = Arc::new(AtomicUsize::new(0));
@@ -312,7 +330,20 @@ fn run_mix(target: &Arc<Target>, level: usize, seconds: u64) -> (usize, Stats, D
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_secs(seconds));
+    let until = started + Duration::from_secs(seconds);
+    let mut next_sample = started + SAMPLE_EVERY;
+    while Instant::now() < until {
+        std::thread::sleep(
+            until
+                .min(next_sample)
+                .saturating_duration_since(Instant::now()),
+        );
+        if Instant::now() >= next_sample {
+            next_sample += SAMPLE_EVERY;
+            let visits = counter.load(Ordering::Relaxed);
+            sample(started.elapsed(), visits, &stats.lock().unwrap());
+        }
+    }
     stop.store(true, Ordering::Relaxed);
     // Finish the visits in flight (bounded: a visit is a few requests and one turn).
     workers.into_iter().for_each(|w| w.join().unwrap());
@@ -321,19 +352,94 @@ fn run_mix(target: &Arc<Target>, level: usize, seconds: u64) -> (usize, Stats, D
     (counter.load(Ordering::Relaxed), stats, elapsed)
 }
 
+/// How often a soak samples memory and connections.
+const SAMPLE_EVERY: Duration = Duration::from_secs(30);
+
+/// TCP connections to `port` on loopback by state (`/proc/net/tcp`): (established, time-wait).
+fn connections_to(port: u16) -> (usize, usize) {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let (mut established, mut time_wait) = (0, 0);
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let (Some(remote), Some(state)) = (cols.get(2), cols.get(3)) else {
+            continue;
+        };
+        let to_port = remote
+            .rsplit(':')
+            .next()
+            .and_then(|p| u16::from_str_radix(p, 16).ok());
+        if to_port != Some(port) {
+            continue;
+        }
+        match *state {
+            "01" => established += 1,
+            "06" => time_wait += 1,
+            _ => {}
+        }
+    }
+    (established, time_wait)
+}
+
+/// A resident set size in MiB (`/proc/<pid>/status`).
+fn rss_mib(pid: Option<u32>) -> f64 {
+    let status = pid
+        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
+        .unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// Two nodes on sqld + Redis at `level` users for `seconds`: a row every [`SAMPLE_EVERY`] with
+/// the visits and errors so far, each host's memory and the connections to sqld.
+fn soak(level: usize, seconds: u64, pacing: &str) {
+    let sqld = Sqld::start();
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rc = runtime_config(dir.path(), Some(&sqld), Some(&redis));
+    let hosts: Vec<Host> = (0..2)
+        .map(|_| load_node(Some(rc.clone()), pacing))
+        .collect();
+    let target = Arc::new(Target::new(hosts.iter().map(|h| h.base.clone()).collect()));
+    let pids: Vec<Option<u32>> = hosts.iter().map(|h| h.pid()).collect();
+    println!("eve-load --soak: 2 nodes on sqld + Redis, {level} users, {seconds} s, demo pacing {pacing} ms");
+    println!("\n| at | visits | errors | host A rss | host B rss | to sqld: established | to sqld: TIME_WAIT |");
+    println!("|---|---|---|---|---|---|---|");
+    let (visits, stats, elapsed) =
+        run_mix_sampled(&target, level, seconds, &mut |at, visits, s| {
+            let errors: usize = s.errors.values().sum();
+            let (est, tw) = connections_to(sqld.port);
+            println!(
+                "| {:.0} s | {visits} | {errors} | {:.0} MiB | {:.0} MiB | {est} | {tw} |",
+                at.as_secs_f64(),
+                rss_mib(pids[0]),
+                rss_mib(pids[1])
+            );
+        });
+    report(&format!("soak: {visits} visits"), &stats, elapsed);
+}
+
+/// A host for a load run: the hourly limits and the stream cap raised (one principal plays
+/// every client), the demo model paced at `pacing` ms a token.
+fn load_node(runtime_config: Option<std::path::PathBuf>, pacing: &str) -> Host {
+    Host::start(HostOptions {
+        runtime_config,
+        ..HostOptions::default()
+            .var("chat_create_per_hour", "100000000")
+            .var("chat_send_per_hour", "100000000")
+            .var("max_streams_per_user", "1000")
+            .var("demo_pacing_ms", pacing)
+    })
+    .expect("a local host (unset EVE_CHAT_BASE_URL)")
+}
+
 /// One node on SQLite, one on sqld, two on sqld + Redis: the same mix, side by side.
 fn scale_out(levels: &[usize], seconds: u64, pacing: &str, setups: &[String]) {
-    let node = |rc: Option<std::path::PathBuf>| {
-        Host::start(HostOptions {
-            runtime_config: rc,
-            ..HostOptions::default()
-                .var("chat_create_per_hour", "100000000")
-                .var("chat_send_per_hour", "100000000")
-                .var("max_streams_per_user", "1000")
-                .var("demo_pacing_ms", pacing)
-        })
-        .expect("a local host (unset EVE_CHAT_BASE_URL)")
-    };
+    let node = |rc: Option<std::path::PathBuf>| load_node(rc, pacing);
     println!(
         "eve-load --scale-out: levels {levels:?}, {seconds} s each, demo pacing {pacing} ms; {} cores",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
@@ -430,6 +536,11 @@ fn main() {
         .map(|s| s.parse().expect("--streams"))
         .unwrap_or(200);
     let pacing = arg(&args, "--pacing-ms").unwrap_or_else(|| "30".into());
+    if let Some(secs) = arg(&args, "--soak") {
+        let secs = secs.parse().expect("--soak: seconds");
+        soak(levels[0], secs, &pacing);
+        return;
+    }
     if args.iter().any(|a| a == "--scale-out") {
         let setups: Vec<String> = arg(&args, "--setups")
             .unwrap_or_else(|| "sqlite,sqld,sqld+redis".into())
