@@ -23,7 +23,7 @@ const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// reasoning, a tool call's input) are written in batches, every other event at once with the
 /// deltas before it: a reader sees them at most this much later, and a deployment on a remote
 /// database writes one statement per batch instead of one per token (docs/performance.md).
-const DELTA_BATCH: Duration = Duration::from_millis(50);
+pub const DELTA_BATCH: Duration = Duration::from_millis(50);
 
 /// Whether `event` is a streamed delta, which may wait for its batch.
 fn batched(event: &Event) -> bool {

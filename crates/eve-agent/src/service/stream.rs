@@ -22,16 +22,16 @@ use eve_store::sql::Sql;
 use crate::protocol::framing::{resolve_start, StreamFormat};
 use crate::protocol::{Refusal, StreamQuery};
 use crate::service::env::{db_refusal, AgentEnv};
-use crate::service::runner::Sink;
+use crate::service::runner::{Sink, DELTA_BATCH};
 use crate::service::work::{drain, First};
 use crate::session::store::{AgentStore, SessionState};
 
 /// Events read per query.
 const PAGE: u32 = 256;
 /// Poll interval while tailing: short after activity, backing off to this when quiet. On a
-/// remote database every poll is a request to the server, so a turn's reader must not poll
-/// several times per batch of events (the runner writes deltas every 50 ms at most).
-const MIN_POLL_MS: u64 = 25;
+/// remote database every poll is a request to the server, so a turn's reader polls about once
+/// per batch of the runner's deltas ([`DELTA_BATCH`]), not several times.
+const MIN_POLL_MS: u64 = DELTA_BATCH.as_millis() as u64;
 const MAX_POLL_MS: u64 = 100;
 /// The longest poll interval while the session is idle.
 const IDLE_POLL_MS: u64 = 250;
