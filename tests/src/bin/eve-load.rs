@@ -432,6 +432,8 @@ fn load_node(runtime_config: Option<std::path::PathBuf>, pacing: &str) -> Host {
             .var("chat_create_per_hour", "100000000")
             .var("chat_send_per_hour", "100000000")
             .var("max_streams_per_user", "1000")
+            // Every visit makes a session of the one principal: a soak makes thousands.
+            .var("max_sessions_per_user", "10000000")
             .var("demo_pacing_ms", pacing)
     })
     .expect("a local host (unset EVE_CHAT_BASE_URL)")
