@@ -345,7 +345,10 @@ fn deleting_an_account_removes_everything_of_it() {
         Some(&json!({"name": "Audit"})),
     );
     assert_eq!(project.status, 201, "{}", project.text());
-    let project = project.json()["project"]["id"].as_str().unwrap().to_string();
+    let project = project.json()["project"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let origin = h.origin();
     let uploaded = h.send(
         "POST",

@@ -112,7 +112,10 @@ fn an_admin_token_changes_nothing_at_admin_and_a_new_password_revokes_tokens() {
     let admin = bootstrap(&h);
     let m = member(&h, &admin, "m@team.example");
     let token = new_token(&h, &admin);
-    assert_eq!(with_token(&h, &token, "GET", "/api/admin/users", None).status, 200);
+    assert_eq!(
+        with_token(&h, &token, "GET", "/api/admin/users", None).status,
+        200
+    );
     let invites = "SELECT count(*) FROM account_invite WHERE ?1 = ?1";
     let before = count(&h, invites, "x");
     for (method, path, body) in admin_routes(&m.id) {
@@ -148,7 +151,13 @@ fn an_admin_token_changes_nothing_at_admin_and_a_new_password_revokes_tokens() {
     // A reset link ends the account's tokens as well.
     let members_token = new_token(&h, &m);
     let fresh = session_cookie(&changed);
-    let link = call(&h, "POST", &format!("{}/reset", m.admin_path()), Some(&fresh), None);
+    let link = call(
+        &h,
+        "POST",
+        &format!("{}/reset", m.admin_path()),
+        Some(&fresh),
+        None,
+    );
     assert_eq!(link.status, 200, "{}", link.text());
     let reset = json!({"token": link.json()["token"], "newPassword": "reset password!"});
     let r = call(&h, "POST", "/api/auth/reset", None, Some(&reset));

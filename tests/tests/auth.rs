@@ -762,7 +762,10 @@ fn oidc_never_signs_in_to_a_password_account_of_the_same_email() {
         &[],
     );
     assert_eq!(login.status, 200, "{}", login.body);
-    assert_eq!(login.json::<SessionResponse>().viewer.unwrap().id, squatter.id);
+    assert_eq!(
+        login.json::<SessionResponse>().viewer.unwrap().id,
+        squatter.id
+    );
 
     // The admin's address cannot be taken first; its owner's sign-in makes the admin.
     let early = signup("boss@example.com");

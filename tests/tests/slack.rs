@@ -560,14 +560,19 @@ fn a_reply_in_someone_elses_thread_runs_as_its_author_and_sees_only_their_memory
     ask("EvU2", "U2", "801.000002");
     let calls = sim.wait_for(WAIT, |c| replies_in(c, root).len() == 2);
     let to_u2 = &replies_in(&calls, root)[1];
-    assert!(!to_u2.contains("Bluebird"), "U1's memory reached U2: {to_u2}");
+    assert!(
+        !to_u2.contains("Bluebird"),
+        "U1's memory reached U2: {to_u2}"
+    );
     // The same question from U1 in the same thread does find it (the check above can fail).
     ask("EvU1", "U1", "801.000003");
     let calls = sim.wait_for(WAIT, |c| replies_in(c, root).len() == 3);
     let to_u1 = &replies_in(&calls, root)[2];
     assert!(to_u1.contains("Bluebird"), "{to_u1}");
     let owners: Vec<String> = database(&h)
-        .prepare("SELECT principal FROM slack_thread_session WHERE thread_ts = ?1 ORDER BY principal")
+        .prepare(
+            "SELECT principal FROM slack_thread_session WHERE thread_ts = ?1 ORDER BY principal",
+        )
         .unwrap()
         .query_map([root], |r| r.get(0))
         .unwrap()
@@ -599,7 +604,9 @@ fn a_message_the_agent_refuses_is_answered_with_eves_failure_notice() {
     );
     // Nothing was kept for the thread.
     let threads: i64 = database(&h)
-        .query_row("SELECT count(*) FROM slack_thread_session", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM slack_thread_session", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(threads, 0);
 }

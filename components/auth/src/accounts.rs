@@ -189,11 +189,17 @@ fn signed_in_account(req: &Request, db: &Db) -> Result<Account, ApiError> {
 /// and every API token (a `token_revoked` entry each).
 fn end_sessions_and_tokens(db: &Db, principal_id: &str) -> Result<(), ApiError> {
     glue::revoke_sessions(principal_id, glue::now_secs())?;
-    let revoked = eve_auth::api_token::revoke_all(db, principal_id, now_ms())
-        .map_err(|e| e.api_error())?;
+    let revoked =
+        eve_auth::api_token::revoke_all(db, principal_id, now_ms()).map_err(|e| e.api_error())?;
     for id in revoked {
         let detail = serde_json::json!({"via": "password_changed"});
-        record(db, Some(principal_id), "token_revoked", Some(&id), Some(detail));
+        record(
+            db,
+            Some(principal_id),
+            "token_revoked",
+            Some(&id),
+            Some(detail),
+        );
     }
     Ok(())
 }

@@ -68,8 +68,8 @@ fn deliver(
     text: &str,
 ) -> Result<(Agent, String, i64, Option<String>), Failure> {
     let db = eve_spin::db::open().map_err(|e| Failure::Unreachable(e.message))?;
-    let known = store::thread_session(&db, thread, author)
-        .map_err(|e| Failure::Unreachable(e.message))?;
+    let known =
+        store::thread_session(&db, thread, author).map_err(|e| Failure::Unreachable(e.message))?;
     let agent = Agent::as_principal(author)?;
     if let Some(session) = known {
         let sent = agent.tail(&session).and_then(|tail| {
@@ -109,7 +109,10 @@ pub fn on_answer(a: &Answer) {
     let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
     r.requester = clicker.clone();
     let db = eve_spin::db::open().ok();
-    r.resume(db.as_ref().and_then(|db| store::thread_status(db, &thread).ok().flatten()));
+    r.resume(
+        db.as_ref()
+            .and_then(|db| store::thread_status(db, &thread).ok().flatten()),
+    );
     let Some(session) = answerable(db.as_ref(), a, &thread, &clicker) else {
         return refuse_answer(&slack, &thread, &mut r);
     };

@@ -351,13 +351,22 @@ fn an_oidc_sign_in_never_takes_over_an_account_with_a_password() {
         assert_eq!(refused.code, ErrorCode::Conflict);
     }
     let still = accounts::by_id(&db, &squatter.id).unwrap().unwrap();
-    assert_eq!(still.role, Role::Member, "an oidc_admin_emails address gains nothing");
+    assert_eq!(
+        still.role,
+        Role::Member,
+        "an oidc_admin_emails address gains nothing"
+    );
     let linked: Vec<Vec<SqlValue>> = db
-        .execute("SELECT id FROM account WHERE oidc_subject IS NOT NULL", vec![])
+        .execute(
+            "SELECT id FROM account WHERE oidc_subject IS NOT NULL",
+            vec![],
+        )
         .unwrap();
     assert!(linked.is_empty(), "nothing was linked");
     assert_eq!(
-        accounts::login(&db, "bo@x.example", PASSWORD, NOW).unwrap().id,
+        accounts::login(&db, "bo@x.example", PASSWORD, NOW)
+            .unwrap()
+            .id,
         squatter.id
     );
 }

@@ -620,7 +620,10 @@ fn grep_reads_at_most_its_byte_budget_per_call() {
     let needle = b"the needle\n".to_vec();
     files::write_temp(&db, new_file(&s, "file_z", "z.txt", needle)).unwrap();
     let (out, _) = run(&fs, "grep", json!({"pattern": "needle"}));
-    assert_eq!((out["matchCount"].clone(), out["truncated"].clone()), (json!(0), json!(true)));
+    assert_eq!(
+        (out["matchCount"].clone(), out["truncated"].clone()),
+        (json!(0), json!(true))
+    );
     // Narrowed to the file, it is read.
     let (out, _) = run(&fs, "grep", json!({"pattern": "needle", "glob": "z.*"}));
     assert_eq!(out["content"], "/workspace/z.txt:1: the needle\n");
