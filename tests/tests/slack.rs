@@ -713,7 +713,7 @@ fn a_question_without_options_is_answered_in_eves_modal() {
 
     // "Type your answer" opens eve's modal before the click is answered.
     let message = json!({"type": "message", "ts": "1700000003.000100", "thread_ts": "950.000001", "blocks": blocks});
-    let click = json!({"type": "block_actions", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+    let click = json!({"type": "block_actions", "user": {"id": "U1", "team_id": "T1"}, "team": {"id": "T1"},
         "channel": {"id": "C1"}, "message": message, "actions": [button], "trigger_id": "trigger-1"});
     ok(&post_signed(
         &h,
@@ -739,7 +739,7 @@ fn a_question_without_options_is_answered_in_eves_modal() {
     );
 
     // The submission answers the question with its text; the message shows the answer.
-    let submit = json!({"type": "view_submission", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+    let submit = json!({"type": "view_submission", "user": {"id": "U1", "team_id": "T1"}, "team": {"id": "T1"},
         "view": {"id": "V00000001", "callback_id": "eve_input_freeform_submit",
             "private_metadata": view["private_metadata"],
             "state": {"values": {"eve_freeform_block": {"eve_freeform_text": {"type": "plain_text_input", "value": "Ada"}}}}}});
@@ -771,7 +771,7 @@ fn a_question_without_options_is_answered_in_eves_modal() {
     assert!(update["body"]["blocks"]
         .as_str()
         .unwrap()
-        .contains("Answered by <@U2>"));
+        .contains("Answered by <@U1>"));
     let second = &model.bodies()[1];
     assert!(second.to_string().contains("Ada"), "{second}");
 }
