@@ -337,6 +337,32 @@ fn deleting_an_account_removes_everything_of_it() {
     assert_eq!(chat.status, 201, "{}", chat.text());
     let body = json!({"message": "count to 3"});
     let sid = settled_session(&h, &m, &body, Duration::from_secs(20));
+    let project = call(
+        &h,
+        "POST",
+        "/api/projects",
+        Some(&m.cookie),
+        Some(&json!({"name": "Audit"})),
+    );
+    assert_eq!(project.status, 201, "{}", project.text());
+    let project = project.json()["project"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let origin = h.origin();
+    let uploaded = h.send(
+        "POST",
+        &format!("/api/projects/{project}/files"),
+        &[
+            ("origin", origin.as_str()),
+            ("sec-fetch-site", "same-origin"),
+            ("cookie", m.cookie.as_str()),
+            ("content-type", "text/csv"),
+            ("x-file-name", "data.csv"),
+        ],
+        Some(b"a,b\n1,2\n"),
+    );
+    assert_eq!(uploaded.status, 201, "{}", uploaded.text());
     let p = m.principal();
     assert!(
         count(
@@ -355,6 +381,8 @@ fn deleting_an_account_removes_everything_of_it() {
             "session_id IN (SELECT id FROM eve_session WHERE principal = ?1)",
         ),
         ("eve_attachment", "principal = ?1"),
+        ("project", "principal = ?1"),
+        ("project_file", "principal = ?1"),
         ("agent_memory", "principal = ?1"),
         ("api_token", "principal = ?1"),
         ("usage_daily", "principal = ?1"),

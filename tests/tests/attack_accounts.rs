@@ -73,6 +73,99 @@ fn a_member_and_a_stranger_reach_no_admin_route() {
     );
 }
 
+/// `POST /api/tokens` with `who`'s cookie: the new token.
+fn new_token(h: &Host, who: &User) -> String {
+    let r = call(
+        h,
+        "POST",
+        "/api/tokens",
+        Some(&who.cookie),
+        Some(&json!({"name": "script"})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    r.json()["token"].as_str().unwrap().to_string()
+}
+
+/// A script's request with an API token (no cookie, no Origin).
+fn with_token(
+    h: &Host,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> eve_chat_tests::Response {
+    let authorization = format!("Bearer {token}");
+    let bytes = body.map(|b| serde_json::to_vec(b).unwrap());
+    let headers = [
+        ("authorization", authorization.as_str()),
+        ("content-type", "application/json"),
+    ];
+    h.send(method, path, &headers, bytes.as_deref())
+}
+
+/// Issue 32: a leaked admin token must not become a lasting account (a second admin, a reset
+/// link for a browser session): it reads the admin routes and changes nothing there; a new
+/// password revokes every token of the account.
+#[test]
+fn an_admin_token_changes_nothing_at_admin_and_a_new_password_revokes_tokens() {
+    let Some(h) = host(&[]) else { return };
+    let admin = bootstrap(&h);
+    let m = member(&h, &admin, "m@team.example");
+    let token = new_token(&h, &admin);
+    assert_eq!(
+        with_token(&h, &token, "GET", "/api/admin/users", None).status,
+        200
+    );
+    let invites = "SELECT count(*) FROM account_invite WHERE ?1 = ?1";
+    let before = count(&h, invites, "x");
+    for (method, path, body) in admin_routes(&m.id) {
+        if method == "GET" {
+            continue;
+        }
+        let r = with_token(&h, &token, method, &path, body.as_ref());
+        assert_eq!(
+            (r.status, code(&r)),
+            (403, "forbidden".into()),
+            "{method} {path}"
+        );
+    }
+    let r = with_token(&h, &token, "POST", "/api/admin/users/x/reset", None);
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(count(&h, invites, "x"), before, "no invitation made");
+    let resets = "SELECT count(*) FROM account_reset WHERE ?1 = ?1";
+    assert_eq!(count(&h, resets, "x"), 0, "no reset link made");
+    let me = call(&h, "GET", "/api/auth/account", Some(&m.cookie), None).json();
+    assert_eq!(me["role"], "member", "nothing changed");
+
+    let changed = call(
+        &h,
+        "POST",
+        "/api/auth/password",
+        Some(&admin.cookie),
+        Some(&json!({"currentPassword": PASSWORD, "newPassword": "a new password"})),
+    );
+    assert_eq!(changed.status, 204, "{}", changed.text());
+    let r = with_token(&h, &token, "GET", "/api/admin/users", None);
+    assert_eq!(r.status, 401, "a password change revokes the tokens");
+
+    // A reset link ends the account's tokens as well.
+    let members_token = new_token(&h, &m);
+    let fresh = session_cookie(&changed);
+    let link = call(
+        &h,
+        "POST",
+        &format!("{}/reset", m.admin_path()),
+        Some(&fresh),
+        None,
+    );
+    assert_eq!(link.status, 200, "{}", link.text());
+    let reset = json!({"token": link.json()["token"], "newPassword": "reset password!"});
+    let r = call(&h, "POST", "/api/auth/reset", None, Some(&reset));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = with_token(&h, &members_token, "GET", "/api/chats", None);
+    assert_eq!(r.status, 401, "a reset revokes the tokens");
+}
+
 #[test]
 fn forged_expired_and_replayed_invitations_create_nothing() {
     let Some(h) = host(&[]) else { return };

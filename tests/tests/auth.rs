@@ -718,6 +718,74 @@ fn oidc_in_accounts_mode_signs_in_as_an_account() {
     assert!(!setup.accounts_need_admin);
 }
 
+/// Issue 32 (high): a password sign-up never proved it owns its address, so the provider
+/// user with that (verified) address must not land in it — nor may an `oidc_admin_emails`
+/// address be squatted with a password before its owner signs in.
+#[test]
+fn oidc_never_signs_in_to_a_password_account_of_the_same_email() {
+    let provider = Provider::start();
+    let Some(host) = start_host(&vars(&[
+        ("auth_mode", "accounts"),
+        ("oidc_issuer", &provider.issuer),
+        ("oidc_client_id", CLIENT_ID),
+        ("oidc_client_secret", CLIENT_SECRET),
+        ("oidc_allowed_domains", "example.com"),
+        ("oidc_admin_emails", "boss@example.com"),
+        ("signup_allowed_domains", "example.com"),
+        ("session_secret", SECRET),
+    ])) else {
+        return;
+    };
+    let client = Client::of(&host);
+    let password = "a password nobody verified";
+    let signup = |email: &str| {
+        client.post_json(
+            "/api/auth/signup",
+            &serde_json::json!({"email": email, "password": password}),
+            &[],
+        )
+    };
+    let squatter = signup("eve@example.com");
+    assert_eq!(squatter.status, 201, "{}", squatter.body);
+    let squatter = squatter.json::<SessionResponse>().viewer.unwrap();
+
+    provider.set_next_user(NextUser::default());
+    let (callback, flow) = oidc_start(&client, "/");
+    let refused = oidc_callback(&client, &callback, &flow);
+    assert!(auth_error(&refused).contains("authError=account_exists"));
+    assert!(refused.cookie_value(SESSION_COOKIE_NAME).is_none());
+
+    // The password still signs in to its own account, which nobody else shares.
+    let login = client.post_json(
+        "/api/auth/login",
+        &serde_json::json!({"email": "eve@example.com", "password": password}),
+        &[],
+    );
+    assert_eq!(login.status, 200, "{}", login.body);
+    assert_eq!(
+        login.json::<SessionResponse>().viewer.unwrap().id,
+        squatter.id
+    );
+
+    // The admin's address cannot be taken first; its owner's sign-in makes the admin.
+    let early = signup("boss@example.com");
+    assert_eq!(early.status, 403, "{}", early.body);
+    provider.set_next_user(NextUser {
+        sub: "boss".into(),
+        email: Some("boss@example.com".into()),
+        ..NextUser::default()
+    });
+    let (callback, flow) = oidc_start(&client, "/");
+    let boss = oidc_callback(&client, &callback, &flow)
+        .cookie_value(SESSION_COOKIE_NAME)
+        .expect("the admin signs in");
+    let account = client.get(
+        "/api/auth/account",
+        &[("cookie", format!("{SESSION_COOKIE_NAME}={boss}"))],
+    );
+    assert_eq!(account.json::<serde_json::Value>()["role"], "admin");
+}
+
 #[test]
 fn oidc_takes_the_email_from_userinfo_when_the_id_token_lacks_it() {
     let Some(env) = oidc_env() else { return };

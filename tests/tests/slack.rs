@@ -246,7 +246,7 @@ fn a_mention_is_answered_in_its_thread_and_the_thread_keeps_its_session() {
     sim.wait_for(WAIT, |c| posts_in(c, "200.000001").len() == 2);
     let db = database(&h);
     let owned: Vec<(String, String)> = db
-        .prepare("SELECT session_id, principal FROM slack_thread")
+        .prepare("SELECT session_id, principal FROM slack_thread_session")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
@@ -388,27 +388,45 @@ fn a_question_is_buttons_and_a_click_answers_it() {
         &("assistant.threads.setStatus".to_string(), String::new())
     );
 
-    let payload = json!({
-        "type": "block_actions", "user": {"id": "U2", "username": "bob", "team_id": "T1"},
-        "api_app_id": "A1", "team": {"id": "T1"}, "channel": {"id": "C1"},
-        "container": {"type": "message", "message_ts": "1700000002.000100", "channel_id": "C1"},
-        "message": {"type": "message", "ts": "1700000002.000100", "thread_ts": "500.000001", "blocks": blocks},
-        "actions": [button], "trigger_id": "t1", "response_url": "http://127.0.0.1:9/unused",
-    });
-    let body = format!("payload={}", urlencode(&payload.to_string()));
-    ok(&post_signed(
-        &h,
-        &body,
-        "application/x-www-form-urlencoded",
-        now_secs(),
-        SIGNING_SECRET,
-        &[],
-    ));
-    let calls = sim.wait_for(WAIT, |c| {
+    let click = |user: &str| {
+        let payload = json!({
+            "type": "block_actions", "user": {"id": user, "username": "someone", "team_id": "T1"},
+            "api_app_id": "A1", "team": {"id": "T1"}, "channel": {"id": "C1"},
+            "container": {"type": "message", "message_ts": "1700000002.000100", "channel_id": "C1"},
+            "message": {"type": "message", "ts": "1700000002.000100", "thread_ts": "500.000001", "blocks": blocks},
+            "actions": [button], "trigger_id": "t1", "response_url": "http://127.0.0.1:9/unused",
+        });
+        let body = format!("payload={}", urlencode(&payload.to_string()));
+        ok(&post_signed(
+            &h,
+            &body,
+            "application/x-www-form-urlencoded",
+            now_secs(),
+            SIGNING_SECRET,
+            &[],
+        ));
+    };
+    let notices = |c: &[Value]| {
         posts_in(c, "500.000001")
             .iter()
-            .any(|p| p["body"]["markdown_text"].is_string())
-    });
+            .filter(|p| p["body"]["markdown_text"].is_string())
+            .count()
+    };
+    // Issue 32: someone else's click does not answer as the person asked (their turn, their
+    // session): it is told so, and the card stays.
+    click("U2");
+    let calls = sim.wait_for(WAIT, |c| notices(c) == 1);
+    let refusal = posts_in(&calls, "500.000001")
+        .into_iter()
+        .find(|p| p["body"]["markdown_text"].is_string())
+        .unwrap();
+    assert_eq!(
+        refusal["body"]["markdown_text"],
+        "Only the person who requested this action can respond to this approval."
+    );
+    assert!(calls.iter().all(|c| c["method"] != "chat.update"));
+    click("U1");
+    let calls = sim.wait_for(WAIT, |c| notices(c) == 2);
     let update = calls
         .iter()
         .find(|c| c["method"] == "chat.update")
@@ -419,7 +437,7 @@ fn a_question_is_buttons_and_a_click_answers_it() {
     assert!(update["body"]["blocks"]
         .as_str()
         .unwrap()
-        .contains("by <@U2>"));
+        .contains("by <@U1>"));
 }
 
 #[test]
@@ -509,6 +527,60 @@ fn a_direct_message_is_answered_without_asking_whether_the_channel_is_private() 
         .all(|c| c["body"]["thread_ts"] != "701.000001" && c["body"]["thread_ts"] != "702.000001"));
 }
 
+/// The reply texts posted in thread `thread_ts`, in order.
+fn replies_in(calls: &[Value], thread_ts: &str) -> Vec<String> {
+    posts_in(calls, thread_ts)
+        .iter()
+        .filter_map(|p| p["body"]["markdown_text"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Issue 32: whoever started a thread, each person's turn in it runs as that person — their
+/// memory, not the thread starter's.
+#[test]
+fn a_reply_in_someone_elses_thread_runs_as_its_author_and_sees_only_their_memory() {
+    let sim = SlackSim::start();
+    let h = host(&sim);
+    let dm = json!({"type": "message", "channel_type": "im", "user": "U1",
+        "text": "remember that my codename is Bluebird", "ts": "800.000001", "channel": "D1",
+        "team": "T1", "event_ts": "800.000001"});
+    ok(&post_event(&h, &envelope("EvMem", dm), &[]));
+    sim.wait_for(WAIT, |c| replies_in(c, "800.000001").len() == 1);
+    let root = "801.000001";
+    ok(&post_event(
+        &h,
+        &envelope("EvRoot", mention("U1", "hello there", root, None)),
+        &[],
+    ));
+    sim.wait_for(WAIT, |c| replies_in(c, root).len() == 1);
+    let ask = |event: &str, user: &str, ts: &str| {
+        let m = mention(user, "what do you know about me?", ts, Some(root));
+        ok(&post_event(&h, &envelope(event, m), &[]));
+    };
+    ask("EvU2", "U2", "801.000002");
+    let calls = sim.wait_for(WAIT, |c| replies_in(c, root).len() == 2);
+    let to_u2 = &replies_in(&calls, root)[1];
+    assert!(
+        !to_u2.contains("Bluebird"),
+        "U1's memory reached U2: {to_u2}"
+    );
+    // The same question from U1 in the same thread does find it (the check above can fail).
+    ask("EvU1", "U1", "801.000003");
+    let calls = sim.wait_for(WAIT, |c| replies_in(c, root).len() == 3);
+    let to_u1 = &replies_in(&calls, root)[2];
+    assert!(to_u1.contains("Bluebird"), "{to_u1}");
+    let owners: Vec<String> = database(&h)
+        .prepare(
+            "SELECT principal FROM slack_thread_session WHERE thread_ts = ?1 ORDER BY principal",
+        )
+        .unwrap()
+        .query_map([root], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(owners, ["slack:T1:U1", "slack:T1:U2"]);
+}
+
 #[test]
 fn a_message_the_agent_refuses_is_answered_with_eves_failure_notice() {
     let sim = SlackSim::start();
@@ -532,7 +604,9 @@ fn a_message_the_agent_refuses_is_answered_with_eves_failure_notice() {
     );
     // Nothing was kept for the thread.
     let threads: i64 = database(&h)
-        .query_row("SELECT count(*) FROM slack_thread", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM slack_thread_session", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(threads, 0);
 }
@@ -639,7 +713,7 @@ fn a_question_without_options_is_answered_in_eves_modal() {
 
     // "Type your answer" opens eve's modal before the click is answered.
     let message = json!({"type": "message", "ts": "1700000003.000100", "thread_ts": "950.000001", "blocks": blocks});
-    let click = json!({"type": "block_actions", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+    let click = json!({"type": "block_actions", "user": {"id": "U1", "team_id": "T1"}, "team": {"id": "T1"},
         "channel": {"id": "C1"}, "message": message, "actions": [button], "trigger_id": "trigger-1"});
     ok(&post_signed(
         &h,
@@ -665,7 +739,7 @@ fn a_question_without_options_is_answered_in_eves_modal() {
     );
 
     // The submission answers the question with its text; the message shows the answer.
-    let submit = json!({"type": "view_submission", "user": {"id": "U2", "team_id": "T1"}, "team": {"id": "T1"},
+    let submit = json!({"type": "view_submission", "user": {"id": "U1", "team_id": "T1"}, "team": {"id": "T1"},
         "view": {"id": "V00000001", "callback_id": "eve_input_freeform_submit",
             "private_metadata": view["private_metadata"],
             "state": {"values": {"eve_freeform_block": {"eve_freeform_text": {"type": "plain_text_input", "value": "Ada"}}}}}});
@@ -697,7 +771,7 @@ fn a_question_without_options_is_answered_in_eves_modal() {
     assert!(update["body"]["blocks"]
         .as_str()
         .unwrap()
-        .contains("Answered by <@U2>"));
+        .contains("Answered by <@U1>"));
     let second = &model.bodies()[1];
     assert!(second.to_string().contains("Ada"), "{second}");
 }

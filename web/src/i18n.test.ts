@@ -95,7 +95,7 @@ test("a language chosen in the account menu wins over the browser's; a bad store
 
 test("a failed OIDC sign-in is explained by its code in both languages, unknown codes as words", async () => {
   // Every code the auth component redirects with (eve_auth::oidc::OidcError::code, docs/auth.md).
-  const codes = ["not_configured", "discovery_failed", "invalid_state", "flow_expired", "flow_used", "unavailable", "provider_error", "token_exchange_failed", "invalid_id_token", "userinfo_failed", "email_required", "https_required"];
+  const codes = ["not_configured", "discovery_failed", "invalid_state", "flow_expired", "flow_used", "unavailable", "provider_error", "token_exchange_failed", "invalid_id_token", "userinfo_failed", "email_required", "https_required", "account_exists"];
   await setLocale("en");
   assert.deepEqual(Object.keys(en.app.authErrors).sort(), [...codes].sort());
   assert.equal(describeAuthError("flow_used"), "this sign-in link was already used; start again");

@@ -3,14 +3,14 @@
 //! the cookie, so a demotion or a disable takes effect on the next request. In `local-dev` the
 //! one local developer is an admin (that mode serves only the developer's own machine); the
 //! shared password of `password` mode is not. State-changing requests must come from the
-//! app's own pages.
+//! app's own pages, and need a browser session (an API token only reads).
 
 use eve_accounts::audit::{self, AuditEntry};
 use eve_api::auth::AuthMode;
 use eve_api::{ApiError, ErrorCode};
-use eve_spin::auth as glue;
+use eve_spin::auth::{self as glue, Credential};
 use eve_spin::db::{self, now_ms, Db};
-use spin_sdk::http::Request;
+use spin_sdk::http::{Method, Request};
 
 /// An admitted admin: the database, the admin's account id (`None`: the local developer,
 /// who has no account) and principal.
@@ -23,7 +23,9 @@ pub struct Admin {
 /// 401 / 403 before anything else is looked at.
 pub fn admit(req: &Request) -> Result<Admin, ApiError> {
     glue::require_same_origin(req)?;
-    let principal = glue::authenticate(req)?;
+    let session = glue::authenticate_session(req)?;
+    token_may(req.method(), &session.credential)?;
+    let principal = session.principal;
     let db = db::open()?;
     let account_id = match principal.mode {
         AuthMode::LocalDev => None,
@@ -34,6 +36,19 @@ pub fn admit(req: &Request) -> Result<Admin, ApiError> {
         account_id,
         principal: principal.id,
     })
+}
+
+/// An API token reads the admin routes; it changes nothing there (403 `forbidden`). A leaked
+/// token must not outlive its revocation: an invitation, a reset link, a role, a provider key
+/// it made would. Every admin change needs a browser session.
+fn token_may(method: &Method, credential: &Credential) -> Result<(), ApiError> {
+    match (method, credential) {
+        (Method::Get | Method::Head, _) => Ok(()),
+        (_, Credential::Token { .. }) => Err(ApiError::forbidden(
+            "an API token cannot change anything at /api/admin: sign in with a browser",
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl Admin {

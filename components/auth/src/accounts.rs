@@ -185,8 +185,27 @@ fn signed_in_account(req: &Request, db: &Db) -> Result<Account, ApiError> {
         .ok_or_else(ApiError::unauthorized)
 }
 
+/// A new password ends what the old one let anyone start: every session signed in up to now,
+/// and every API token (a `token_revoked` entry each).
+fn end_sessions_and_tokens(db: &Db, principal_id: &str) -> Result<(), ApiError> {
+    glue::revoke_sessions(principal_id, glue::now_secs())?;
+    let revoked =
+        eve_auth::api_token::revoke_all(db, principal_id, now_ms()).map_err(|e| e.api_error())?;
+    for id in revoked {
+        let detail = serde_json::json!({"via": "password_changed"});
+        record(
+            db,
+            Some(principal_id),
+            "token_revoked",
+            Some(&id),
+            Some(detail),
+        );
+    }
+    Ok(())
+}
+
 /// `POST /api/auth/password`: 204 and a fresh cookie for this browser; every other session of
-/// the account ends (its sessions signed in up to now are revoked).
+/// the account ends (its sessions signed in up to now are revoked), and every API token.
 pub fn change_password(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
     let config = accounts_config()?;
@@ -199,14 +218,14 @@ pub fn change_password(req: &Request) -> Result<Reply, ApiError> {
         accounts::change_password(&db, &account, &body.current_password, &body.new_password)
     })?;
     let p = account.principal_id();
-    glue::revoke_sessions(&p, glue::now_secs())?;
+    end_sessions_and_tokens(&db, &p)?;
     record(&db, Some(&p), "password_changed", Some(&p), None);
     let cookie = session_cookie(&config, &account)?;
     Ok(Reply::empty(204).with_cookie(Some(cookie)))
 }
 
 /// `POST /api/auth/reset` `{token, newPassword}`: spends the link, sets the password, ends
-/// every other session and signs this browser in.
+/// every other session and API token, and signs this browser in.
 pub fn reset(req: &Request) -> Result<Reply, ApiError> {
     glue::require_same_origin(req)?;
     let config = accounts_config()?;
@@ -217,7 +236,7 @@ pub fn reset(req: &Request) -> Result<Reply, ApiError> {
         resets::spend(&db, &body.token, &body.new_password, now_ms())
     })?;
     let p = account.principal_id();
-    glue::revoke_sessions(&p, glue::now_secs())?;
+    end_sessions_and_tokens(&db, &p)?;
     record(
         &db,
         Some(&p),

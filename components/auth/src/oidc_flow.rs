@@ -246,7 +246,8 @@ async fn complete(
 
 /// Accounts mode: the account of this OIDC user (made at the first sign-in, an admin when its
 /// email is in `oidc_admin_emails`), as the session's principal. A disabled account, or a
-/// database that does not answer, refuses the sign-in.
+/// database that does not answer, refuses the sign-in; an account with a password and this
+/// email is `account_exists` (never joined by email).
 fn account_principal(
     config: &AuthConfig,
     oidc_principal: &eve_api::auth::Principal,
@@ -276,7 +277,10 @@ fn account_principal(
         }
         Err(e) => {
             eprintln!("auth: oidc sign-in to an account refused: {}", e.message);
-            Err(OidcError::NotAllowed)
+            Err(match e.code {
+                eve_api::ErrorCode::Conflict => OidcError::AccountExists,
+                _ => OidcError::NotAllowed,
+            })
         }
     }
 }

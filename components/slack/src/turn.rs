@@ -59,17 +59,19 @@ pub fn on_message(m: &Message) {
     }
 }
 
-/// Sends the message to the thread's session, or starts one: the agent (as the session's
-/// owner), the session, where its new events start, the delivery to follow.
+/// Sends the message to the author's session in the thread, or starts one: the agent (as the
+/// author), the session, where its new events start, the delivery to follow. Whoever started
+/// the thread, the author's turn runs as the author.
 fn deliver(
     thread: &Thread,
     author: &str,
     text: &str,
 ) -> Result<(Agent, String, i64, Option<String>), Failure> {
     let db = eve_spin::db::open().map_err(|e| Failure::Unreachable(e.message))?;
-    let known = store::thread_session(&db, thread).map_err(|e| Failure::Unreachable(e.message))?;
-    if let Some((session, owner)) = known {
-        let agent = Agent::as_principal(&owner)?;
+    let known =
+        store::thread_session(&db, thread, author).map_err(|e| Failure::Unreachable(e.message))?;
+    let agent = Agent::as_principal(author)?;
+    if let Some(session) = known {
         let sent = agent.tail(&session).and_then(|tail| {
             let d = agent.send(&session, &json!({ "message": text }))?;
             Ok((tail + 1, d))
@@ -77,22 +79,23 @@ fn deliver(
         match sent {
             Ok((start, d)) => return Ok((agent, session, start, d)),
             Err(Failure::Gone) => {
-                let _ = store::forget_thread(&db, thread, &session);
+                let _ = store::forget_thread(&db, thread, author, &session);
             }
             Err(e) => return Err(e),
         }
     }
-    let agent = Agent::as_principal(author)?;
     let session = agent.create(text)?;
     let now = eve_spin::db::now_ms();
-    if let Err(e) = store::record_thread(&db, thread, &session, author, now) {
+    if let Err(e) = store::record_thread(&db, thread, author, &session, now) {
         eprintln!("slack: recording the thread's session: {}", e.message);
     }
     Ok((agent, session, 0, None))
 }
 
-/// A click on a question's button: the answer sent to the thread's session, the card updated
-/// to show it, the rest of the turn rendered.
+/// A click on a question's or an approval's button: the answer sent to the clicker's own
+/// session in the thread, the card updated to show it, the rest of the turn rendered. Only
+/// the person whose turn asks may answer (as eve says for approvals): a click answers as the
+/// clicker, never as someone else, and anyone else's click is told so.
 pub fn on_answer(a: &Answer) {
     let Some(slack) = Slack::from_env() else {
         return eprintln!("slack: slack_bot_token is not set; the answer is not delivered");
@@ -102,24 +105,23 @@ pub fn on_answer(a: &Answer) {
         channel: a.channel.clone(),
         thread_ts: a.thread_ts.clone(),
     };
-    let db = eve_spin::db::open().ok();
-    let known = db
-        .as_ref()
-        .and_then(|db| store::thread_session(db, &thread).ok().flatten());
-    let Some((session, owner)) = known else {
-        return eprintln!("slack: an answer for a thread without a session");
-    };
+    let clicker = inbound::principal(&a.team, &a.user, false);
     let mut r = Renderer::new(&a.channel, &a.thread_ts, words());
-    let Some(requester) = requester(db.as_ref(), a, &thread, &owner, &slack, &mut r) else {
-        return;
+    r.requester = clicker.clone();
+    let db = eve_spin::db::open().ok();
+    r.resume(
+        db.as_ref()
+            .and_then(|db| store::thread_status(db, &thread).ok().flatten()),
+    );
+    let Some(session) = answerable(db.as_ref(), a, &thread, &clicker) else {
+        return refuse_answer(&slack, &thread, &mut r);
     };
-    r.requester = requester;
     let response = match &a.text {
         Some(text) => json!({"requestId": a.request_id, "text": text}),
         None => json!({"requestId": a.request_id, "optionId": a.option_id}),
     };
     let body = json!({ "inputResponses": [response] });
-    let sent = Agent::as_principal(&owner).and_then(|agent| {
+    let sent = Agent::as_principal(&clicker).and_then(|agent| {
         let tail = agent.tail(&session)?;
         agent.send(&session, &body)?;
         Ok((agent, tail + 1))
@@ -137,38 +139,38 @@ pub fn on_answer(a: &Answer) {
             follow(&agent, &slack, &mut r, &session, start, None);
             remember_status(&thread, &r);
         }
+        // The clicker's session asks no such thing: someone else's question.
+        Err(Failure::Refused(409, _)) => refuse_answer(&slack, &thread, &mut r),
         // eve leaves the buttons active when an answer is not taken.
         Err(e) => eprintln!("slack: the answer was not delivered: {e}"),
     }
 }
 
-/// Who asked what `a` answers, with the thread's last status resumed into `r`: an approval's
-/// card says, and only they may answer it, as in eve (anyone else is told so, in eve's words:
-/// `None`); a question's answer keeps the thread's owner.
-fn requester(
+/// The clicker's session in the thread, when the click may answer there: an approval's card
+/// must name the clicker as the one who asked — with no card on record (its row is written
+/// after Slack took the post) nobody may answer it (fail closed).
+fn answerable(
     db: Option<&eve_spin::db::Db>,
     a: &Answer,
     thread: &Thread,
-    owner: &str,
-    slack: &Slack,
-    r: &mut Renderer,
+    clicker: &str,
 ) -> Option<String> {
-    r.resume(db.and_then(|db| store::thread_status(db, thread).ok().flatten()));
-    let card = db.filter(|_| a.approval).and_then(|db| {
-        store::card_requester(db, &a.channel, &a.thread_ts, &a.request_id)
-            .ok()
-            .flatten()
-    });
-    if card
-        .as_ref()
-        .is_some_and(|c| *c != inbound::principal(&a.team, &a.user, false))
-    {
-        let refusal = r.refused_answer();
-        slack.run(refusal, r);
-        remember_status(thread, r);
-        return None;
+    let db = db?;
+    if a.approval {
+        let card = store::card_requester(db, &a.channel, &a.thread_ts, &a.request_id).ok()?;
+        if card.as_deref() != Some(clicker) {
+            return None;
+        }
     }
-    Some(card.unwrap_or_else(|| owner.to_string()))
+    store::thread_session(db, thread, clicker).ok().flatten()
+}
+
+/// "Only the person who requested this action can respond to this approval." in the thread,
+/// in eve's words; the card stays.
+fn refuse_answer(slack: &Slack, thread: &Thread, r: &mut Renderer) {
+    let refusal = r.refused_answer();
+    slack.run(refusal, r);
+    remember_status(thread, r);
 }
 
 /// A question's message once answered: the answer and who gave it, no buttons.

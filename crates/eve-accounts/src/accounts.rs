@@ -303,9 +303,11 @@ pub struct OidcUser<'a> {
     pub admin: bool,
 }
 
-/// The account of an OIDC sign-in: the one linked to its subject, else the one with its
-/// (provider-verified) email, now linked, else a new one (admin when listed). 401 when the
-/// account is disabled.
+/// The account of an OIDC sign-in: the one linked to its subject, else a password-less one
+/// with its (provider-verified) email, now linked, else a new one (admin when listed). 401
+/// when the account is disabled; 409 `conflict` ([`password_account_exists`]) when an account
+/// with a password has the email: nobody proved that sign-up owned the address, so the two are
+/// never joined by email.
 pub fn oidc_account(db: &dyn Sql, user: &OidcUser<'_>, now_ms: i64) -> Result<Account, ApiError> {
     let email = normalize_email(user.email)?;
     let mut account = one(db, q::BY_OIDC_SUBJECT, vec![user.subject.into()])?;
@@ -354,6 +356,14 @@ pub fn oidc_account(db: &dyn Sql, user: &OidcUser<'_>, now_ms: i64) -> Result<Ac
             Ok(a)
         }
         Some(_) => Err(invalid_credentials()),
-        None => Err(email_exists_error()),
+        None => Err(password_account_exists()),
     }
+}
+
+/// The refusal of an OIDC sign-in whose email belongs to an account with a password.
+pub fn password_account_exists() -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        "an account with this email address signs in with its password; sign in with the password",
+    )
 }

@@ -34,9 +34,11 @@ pub const BY_OIDC_SUBJECT: &str = "SELECT id, email, display_name, password_hash
     disabled, language, default_model, created_at, last_active_at FROM account \
     WHERE oidc_subject = ?1";
 
-/// Links OIDC subject `?1` to the account of email `?2`, unless it is linked to another.
-pub const LINK_OIDC_SUBJECT: &str =
-    "UPDATE account SET oidc_subject = ?1 WHERE email = ?2 AND oidc_subject IS NULL RETURNING id";
+/// Links OIDC subject `?1` to the account of email `?2`, unless it is linked to another or
+/// has a password: a password sign-up never proved it owns the address, so the provider's
+/// verified email must not hand its holder that account (nor that account the holder's).
+pub const LINK_OIDC_SUBJECT: &str = "UPDATE account SET oidc_subject = ?1 \
+    WHERE email = ?2 AND oidc_subject IS NULL AND password_hash IS NULL RETURNING id";
 
 /// An account made by an OIDC sign-in: no password. `?1` id, `?2` email, `?3` name, `?4`
 /// subject, `?5` now, `?6` role.

@@ -1,6 +1,6 @@
 //! The statements of the admin's account management (`/api/admin/users*`), over `account`
 //! and, for deleting, every table that holds something of a principal (migrations
-//! 0001–0011).
+//! 0001–0013).
 
 /// Whether `?1` (an account id) is an enabled admin: read on every admin request, so a
 /// demotion or a disable takes effect on the next one.
@@ -47,8 +47,12 @@ pub const DROP_QUEUED_WORK: &str =
 /// retry of a half-done delete completes it. `?1` is the principal (`user:<id>`); the account
 /// id is what follows its `user:` prefix. Deleting a chat row deletes its log, search text, pin, counters and its
 /// sessions (triggers of 0005–0007); the statements after it take what no chat holds.
-pub const DELETE_ACCOUNT_DATA: [&str; 17] = [
+pub const DELETE_ACCOUNT_DATA: [&str; 19] = [
     "DELETE FROM chat WHERE owner = ?1",
+    // A project's row takes its chats' links and its files with it (trigger of 0012); the
+    // files of sessions outside a project go by their principal.
+    "DELETE FROM project WHERE principal = ?1",
+    "DELETE FROM project_file WHERE principal = ?1",
     "DELETE FROM eve_event WHERE session_id IN (SELECT id FROM eve_session WHERE principal = ?1)",
     "DELETE FROM eve_inbox WHERE session_id IN (SELECT id FROM eve_session WHERE principal = ?1)",
     "DELETE FROM agent_tool_output WHERE session_id IN (SELECT id FROM eve_session WHERE principal = ?1)",

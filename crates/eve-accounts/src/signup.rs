@@ -44,7 +44,9 @@ fn wrong_setup_token() -> ApiError {
 
 /// Creates the account a sign-up asks for, or refuses it with nothing written: a setup token
 /// makes the first admin (once); an invitation gives its role; neither, a member when the
-/// email's domain is in `signup_allowed_domains`, else 403 `signup_closed`.
+/// email's domain is in `signup_allowed_domains`, else 403 `signup_closed`. An address in
+/// `oidc_admin_emails` is the identity provider's: only the setup token signs it up with a
+/// password (403 `forbidden` otherwise).
 pub fn sign_up(
     db: &dyn Sql,
     config: &AuthConfig,
@@ -59,6 +61,13 @@ pub fn sign_up(
         return Ok((
             accounts::create_first_admin(db, &new, now_ms)?,
             Way::SetupToken,
+        ));
+    }
+    if config.oidc_admin(&new.email) {
+        // The identity provider makes this address an admin at its first sign-in; a password
+        // account squatting the address first would keep that sign-in out for good.
+        return Err(ApiError::forbidden(
+            "this email address signs in with the identity provider",
         ));
     }
     if let Some(token) = req.invite_token.as_deref().filter(|t| !t.is_empty()) {

@@ -126,6 +126,20 @@ fn open_signup_is_for_listed_domains_only_and_makes_members() {
 }
 
 #[test]
+fn an_oidc_admin_address_cannot_be_squatted_with_a_password() {
+    let db = db();
+    let c = config(&[
+        ("auth_mode", "accounts"),
+        ("signup_allowed_domains", "open.example"),
+        ("oidc_admin_emails", "boss@open.example"),
+    ]);
+    let e = signup::sign_up(&db, &c, &req("Boss@Open.Example"), NOW).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Forbidden);
+    assert_eq!(count(&db, "SELECT count(*) FROM account"), 0);
+    signup::sign_up(&db, &c, &req("ann@open.example"), NOW).unwrap();
+}
+
+#[test]
 fn an_invite_is_single_use_expiring_and_bound_to_its_email() {
     let db = db();
     let c = setup_config();
@@ -313,11 +327,48 @@ fn oidc_sign_ins_create_link_and_reuse_one_account() {
     let again =
         accounts::oidc_account(&db, &user("oidc:i:1", "ann@x.example", false), NOW).unwrap();
     assert_eq!(again.id, a.id);
-    let local = member(&db, "bo@x.example");
-    let linked = accounts::oidc_account(&db, &user("oidc:i:2", "Bo@x.example", true), NOW).unwrap();
-    assert_eq!((linked.id, linked.role), (local.id, Role::Member));
     // A password-less account never passes a password sign-in.
     assert!(accounts::login(&db, "ann@x.example", "", NOW).is_err());
+}
+
+#[test]
+fn an_oidc_sign_in_never_takes_over_an_account_with_a_password() {
+    let db = db();
+    // Anyone can sign up with a password as someone else's address: it was never verified.
+    let squatter = member(&db, "bo@x.example");
+    for admin in [false, true] {
+        let refused = accounts::oidc_account(
+            &db,
+            &OidcUser {
+                subject: "oidc:i:2",
+                email: "Bo@x.example",
+                name: None,
+                admin,
+            },
+            NOW,
+        )
+        .unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Conflict);
+    }
+    let still = accounts::by_id(&db, &squatter.id).unwrap().unwrap();
+    assert_eq!(
+        still.role,
+        Role::Member,
+        "an oidc_admin_emails address gains nothing"
+    );
+    let linked: Vec<Vec<SqlValue>> = db
+        .execute(
+            "SELECT id FROM account WHERE oidc_subject IS NOT NULL",
+            vec![],
+        )
+        .unwrap();
+    assert!(linked.is_empty(), "nothing was linked");
+    assert_eq!(
+        accounts::login(&db, "bo@x.example", PASSWORD, NOW)
+            .unwrap()
+            .id,
+        squatter.id
+    );
 }
 
 #[test]

@@ -268,6 +268,20 @@ pub fn revoke(
     Ok(Revoked::Already)
 }
 
+/// Revokes every token of `principal_id` at `now` that was live; the ids it revoked.
+pub fn revoke_all(
+    db: &dyn Sql,
+    principal_id: &str,
+    now: Millis,
+) -> Result<Vec<String>, TokenError> {
+    let params = vec![SqlValue::text(principal_id), SqlValue::Integer(now)];
+    let rows = db.execute(sql::REVOKE_ALL, params)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next()?.into_string())
+        .collect())
+}
+
 /// The stored token a presented one proves, if it is well-formed, known, its hash matches,
 /// and it is neither revoked nor expired at `now`. Records the use (at most once a minute;
 /// a failed record does not refuse the request: the last use is informational). `Err` only

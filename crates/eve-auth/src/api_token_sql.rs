@@ -38,6 +38,11 @@ WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at <= ?3)";
 pub const REVOKE: &str = "UPDATE api_token SET revoked_at = ?3 \
 WHERE id = ?1 AND principal = ?2 AND revoked_at IS NULL RETURNING id";
 
+/// Revokes every live token of principal `?1` at `?2` (a password change or reset: whoever
+/// held the old password may have made them); yields the ids it revoked.
+pub const REVOKE_ALL: &str = "UPDATE api_token SET revoked_at = ?2 \
+WHERE principal = ?1 AND revoked_at IS NULL RETURNING id";
+
 /// Whether token `?1` belongs to principal `?2` (a revoke that changed nothing: already
 /// revoked, or not the caller's).
 pub const OWNED: &str = "SELECT 1 FROM api_token WHERE id = ?1 AND principal = ?2";

@@ -61,6 +61,9 @@ pub enum OidcError {
     EmailUnverified,
     /// The email is not in `oidc_allowed_emails` and its domain not in `oidc_allowed_domains`.
     NotAllowed,
+    /// Accounts mode: an account with a password has this email, and the two are never
+    /// joined by email (the password sign-up never proved it owns the address).
+    AccountExists,
 }
 
 impl OidcError {
@@ -79,6 +82,7 @@ impl OidcError {
             OidcError::EmailMissing => "email_required",
             OidcError::EmailUnverified => "email_unverified",
             OidcError::NotAllowed => "not_allowed",
+            OidcError::AccountExists => "account_exists",
         }
     }
 

@@ -321,22 +321,20 @@ pub fn names<S: Sql>(
         .collect())
 }
 
-/// Each file's name and its first `max_bytes` (for `grep`).
-pub fn heads<S: Sql>(
+/// The first `max_bytes` of the file named `name` (for `grep`); `None`: no such file.
+pub fn head<S: Sql>(
     db: &S,
     principal: &str,
     scope: &str,
+    name: &str,
     max_bytes: usize,
-) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let rows = db.execute(
-        FILE_TEXTS,
-        vec![scope.into(), principal.into(), (max_bytes as i64).into()],
-    )?;
-    Ok(rows
-        .into_iter()
-        .map(|mut r| {
-            let data = bytes(r.pop());
-            (text(&r, 0), data)
-        })
-        .collect())
+) -> Result<Option<Vec<u8>>, String> {
+    let params = vec![
+        scope.into(),
+        principal.into(),
+        name.into(),
+        (max_bytes as i64).into(),
+    ];
+    let rows = db.execute(FILE_HEAD, params)?;
+    Ok(rows.into_iter().next().map(|mut row| bytes(row.pop())))
 }

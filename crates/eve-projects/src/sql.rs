@@ -144,9 +144,10 @@ SELECT source, media_type, data FROM project_file WHERE scope = ?1 AND principal
 pub const FILE_NAMES: &str = "\
 SELECT name, length(data), source FROM project_file WHERE scope = ?1 AND principal = ?2 ORDER BY name";
 
-/// Text files for `grep`: `?3` the most bytes read of each.
-pub const FILE_TEXTS: &str = "\
-SELECT name, substr(data, 1, ?3) FROM project_file WHERE scope = ?1 AND principal = ?2 ORDER BY name";
+/// The first `?4` bytes of file `?3` (for `grep`, which reads one file at a time so that a
+/// call holds at most one file's head in memory).
+pub const FILE_HEAD: &str = "\
+SELECT substr(data, 1, ?4) FROM project_file WHERE scope = ?1 AND principal = ?2 AND name = ?3";
 
 pub const DOWNLOAD_FILE: &str = "\
 SELECT name, media_type, data FROM project_file WHERE id = ?1 AND scope = ?2 AND principal = ?3";

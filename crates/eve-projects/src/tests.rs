@@ -582,3 +582,65 @@ fn grep_searches_groups_and_classes_and_the_head_of_a_large_file() {
     let (out, _) = run(&fs, "grep", json!({"pattern": "needle", "glob": "big.*"}));
     assert_eq!(out["content"], "/workspace/big.txt:1: needle first\n");
 }
+
+#[test]
+fn grep_answers_within_its_output_bound_however_wide_the_matches() {
+    let db = db();
+    let s = project_with_upload(&db);
+    let new_id = ids();
+    let fs = scope(&db, &s, &new_id);
+    // 200 matching lines of 2000 characters, each shown with 20 lines around it: unbounded,
+    // 16 MB from a 400 KB file.
+    let wide = format!("m{}\n", "x".repeat(1999)).repeat(200);
+    files::write_temp(&db, new_file(&s, "file_w", "wide.txt", wide.into_bytes())).unwrap();
+    let (out, err) = run(
+        &fs,
+        "grep",
+        json!({"pattern": "^m", "glob": "wide.*", "limit": 1000, "context": 20}),
+    );
+    assert!(!err, "{out}");
+    let content = out["content"].as_str().unwrap();
+    assert!(content.len() <= tools::MAX_GREP_CHARS, "{}", content.len());
+    assert!(content.starts_with("/workspace/wide.txt:1: m"));
+    assert_eq!(out["truncated"], true);
+}
+
+#[test]
+fn grep_reads_at_most_its_byte_budget_per_call() {
+    let db = db();
+    let s = project_with_upload(&db);
+    let new_id = ids();
+    let fs = scope(&db, &s, &new_id);
+    let filler = "a\n".repeat(tools::MAX_GREP_BYTES / 2).into_bytes();
+    let files_over_budget = tools::MAX_GREP_TOTAL_BYTES / tools::MAX_GREP_BYTES + 1;
+    for i in 0..files_over_budget {
+        let (id, name) = (format!("file_f{i}"), format!("f{i}.txt"));
+        files::write_temp(&db, new_file(&s, &id, &name, filler.clone())).unwrap();
+    }
+    let needle = b"the needle\n".to_vec();
+    files::write_temp(&db, new_file(&s, "file_z", "z.txt", needle)).unwrap();
+    let (out, _) = run(&fs, "grep", json!({"pattern": "needle"}));
+    assert_eq!(
+        (out["matchCount"].clone(), out["truncated"].clone()),
+        (json!(0), json!(true))
+    );
+    // Narrowed to the file, it is read.
+    let (out, _) = run(&fs, "grep", json!({"pattern": "needle", "glob": "z.*"}));
+    assert_eq!(out["content"], "/workspace/z.txt:1: the needle\n");
+}
+
+#[test]
+fn a_large_output_is_kept_only_within_the_principals_storage() {
+    let db = db();
+    db.execute("INSERT INTO eve_session (id, principal, created_at, updated_at) VALUES ('wrun_1', 'alice', 1, 1)", vec![]).unwrap();
+    let s = session_scope("wrun_1");
+    let new_id = || "file_out".to_string();
+    let fs = FileScope {
+        storage_max: 4000,
+        ..scope(&db, &s, &new_id)
+    };
+    assert!(tools::keep_output(&fs, "call_1", &"x".repeat(5000)).is_err());
+    assert_eq!(used(&db, "alice"), 0, "nothing kept past the cap");
+    tools::keep_output(&fs, "call_2", &"x".repeat(3000)).unwrap();
+    assert_eq!(used(&db, "alice"), 3000);
+}

@@ -28,8 +28,11 @@ pub const DEFAULT_READ_LINES: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// The most characters one read returns (the rest: read on from `nextOffset`).
 pub const MAX_READ_CHARS: usize = 50_000;
-/// grep reads at most this much of each file.
+/// grep reads at most this much of each file, and of all files together in one call, and
+/// answers at most [`MAX_GREP_CHARS`]: a call's memory stays a few MiB whatever the files.
 pub const MAX_GREP_BYTES: usize = 2 * 1024 * 1024;
+pub const MAX_GREP_TOTAL_BYTES: usize = 8 * 1024 * 1024;
+pub const MAX_GREP_CHARS: usize = MAX_READ_CHARS;
 
 /// What the tools work on.
 pub struct FileScope<'a, S: Sql> {
@@ -318,14 +321,15 @@ impl GrepQuery {
             && self.filter.as_ref().is_none_or(|g| g.matches(name))
     }
 
-    /// Appends one file's matches (with their context) to `out`; how many matched, and
-    /// whether there were more than `limit`.
+    /// Appends one file's matches (with their context) to `out`, which never grows past
+    /// [`MAX_GREP_CHARS`]; how many were shown, and whether some were not (more than
+    /// `limit`, or `out` full).
     fn search(&self, name: &str, text: &str, out: &mut String) -> (usize, bool) {
         let all: Vec<&str> = text.lines().collect();
         let hits: Vec<usize> = (0..all.len())
             .filter(|i| self.regex.is_match(all[*i]))
             .collect();
-        for &i in hits.iter().take(self.limit) {
+        for (shown, &i) in hits.iter().take(self.limit).enumerate() {
             let last = (i + self.context).min(all.len() - 1);
             for (j, line) in all
                 .iter()
@@ -334,7 +338,11 @@ impl GrepQuery {
                 .skip(i.saturating_sub(self.context))
             {
                 let line: String = line.chars().take(MAX_LINE_CHARS).collect();
-                out.push_str(&format!("{}:{}: {line}\n", names::tool_path(name), j + 1));
+                let row = format!("{}:{}: {line}\n", names::tool_path(name), j + 1);
+                if out.len() + row.len() > MAX_GREP_CHARS {
+                    return (shown, true);
+                }
+                out.push_str(&row);
             }
         }
         (hits.len().min(self.limit), hits.len() > self.limit)
@@ -351,25 +359,37 @@ fn text_head(data: &[u8]) -> Option<&str> {
     }
 }
 
+/// Searches the wanted files one at a time, by name, until [`MAX_GREP_TOTAL_BYTES`] are read
+/// or the answer is full; what was left out makes `truncated` true.
 fn grep<S: Sql>(fs: &FileScope<'_, S>, pattern: &str, input: &Value) -> Outcome {
     let query = match GrepQuery::parse(pattern, input) {
         Ok(q) => q,
         Err(e) => return error(e),
     };
-    let heads = match files::heads(fs.db, fs.principal, fs.scope, MAX_GREP_BYTES) {
-        Ok(h) => h,
+    let listed = match files::names(fs.db, fs.principal, fs.scope) {
+        Ok(l) => l,
         Err(e) => return error(format!("the files are unavailable: {e}")),
     };
     let (mut content, mut count, mut truncated) = (String::new(), 0usize, false);
-    for (name, data) in heads {
+    let mut budget = MAX_GREP_TOTAL_BYTES;
+    for (name, size, _) in listed.iter().filter(|(n, ..)| query.wants(n)) {
+        let take = (*size as usize).min(MAX_GREP_BYTES);
+        if take > budget || content.len() >= MAX_GREP_CHARS {
+            truncated = true;
+            break;
+        }
+        budget -= take;
+        let data = match files::head(fs.db, fs.principal, fs.scope, name, take) {
+            Ok(Some(d)) => d,
+            Ok(None) => continue,
+            Err(e) => return error(format!("the files are unavailable: {e}")),
+        };
         let Some(text) = text_head(&data) else {
             continue;
         };
-        if query.wants(&name) {
-            let (n, more) = query.search(&name, text, &mut content);
-            count += n;
-            truncated |= more;
-        }
+        let (n, more) = query.search(name, text, &mut content);
+        count += n;
+        truncated |= more;
     }
     (
         json!({ "content": content, "matchCount": count, "path": "/workspace", "truncated": truncated }),
@@ -391,11 +411,9 @@ pub fn keep_output<S: Sql>(
         .collect();
     let name = format!("tool-output-{safe}.json");
     let id = (fs.new_id)();
-    // Not capped by the storage: the model needs the rest of this output to go on.
-    let new = NewFile {
-        default_max: u64::MAX,
-        ..fs.new_file(&id, &name, "application/json", output)
-    };
+    // Within the principal's storage like any file the agent writes: past it the output is not
+    // kept, and the model reads the truncated part it was shown.
+    let new = fs.new_file(&id, &name, "application/json", output);
     match files::write_temp(fs.db, new) {
         Ok(_) => Ok(names::tool_path(&name)),
         Err(WriteRefused::Database(e)) => Err(e),

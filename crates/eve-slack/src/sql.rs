@@ -1,4 +1,4 @@
-//! Every statement of the Slack channel (migrations 0015 and 0016).
+//! Every statement of the Slack channel (migrations 0015, 0016 and 0017).
 
 /// `?1` event id, `?2` now (ms): a row returned when this request is the first to see it.
 pub const CLAIM_EVENT: &str = "INSERT INTO slack_event (event_id, received_at) VALUES (?1, ?2) \
@@ -7,19 +7,20 @@ pub const CLAIM_EVENT: &str = "INSERT INTO slack_event (event_id, received_at) V
 /// Forgets event ids received before `?1` (ms).
 pub const PRUNE_EVENTS: &str = "DELETE FROM slack_event WHERE received_at < ?1";
 
-/// The session and owner of thread (`?1` team, `?2` channel, `?3` thread_ts).
-pub const SELECT_THREAD: &str = "SELECT session_id, principal FROM slack_thread \
-    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3";
+/// The session of principal `?4` in thread (`?1` team, `?2` channel, `?3` thread_ts).
+pub const SELECT_THREAD: &str = "SELECT session_id FROM slack_thread_session \
+    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3 AND principal = ?4";
 
-/// Records thread `?1 ?2 ?3` as session `?4` of principal `?5` at `?6`, unless the thread
-/// already has one (the first writer wins; a row returned when this one did).
-pub const INSERT_THREAD: &str = "INSERT INTO slack_thread \
-    (team_id, channel_id, thread_ts, session_id, principal, created_at) \
+/// Records session `?5` of principal `?4` in thread `?1 ?2 ?3` at `?6`, unless that person
+/// already has one there (the first writer wins; a row returned when this one did).
+pub const INSERT_THREAD: &str = "INSERT INTO slack_thread_session \
+    (team_id, channel_id, thread_ts, principal, session_id, created_at) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING RETURNING session_id";
 
-/// Forgets the thread's session (`?1 ?2 ?3`) when it is `?4` (the agent no longer has it).
-pub const DELETE_THREAD: &str = "DELETE FROM slack_thread \
-    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3 AND session_id = ?4";
+/// Forgets the session of `?4` in thread `?1 ?2 ?3` when it is `?5` (the agent no longer has it).
+pub const DELETE_THREAD: &str = "DELETE FROM slack_thread_session \
+    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3 AND principal = ?4 \
+    AND session_id = ?5";
 
 /// Records the open approval card of request `?3` in thread `?1 ?2`: its message `?4`, the
 /// message showing its tool input `?5` (or NULL), the message's blocks `?6` (JSON), who may
@@ -48,9 +49,10 @@ pub const COUNT_DETAILS_USERS: &str = "SELECT COUNT(*) FROM slack_card \
     WHERE channel_id = ?1 AND details_ts = ?2";
 
 /// The thread's (`?1 ?2 ?3`) last status text (NULL: none).
-pub const SELECT_THREAD_STATUS: &str = "SELECT status FROM slack_thread \
+pub const SELECT_THREAD_STATUS: &str = "SELECT status FROM slack_thread_status \
     WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3";
 
 /// Remembers the thread's (`?1 ?2 ?3`) status text `?4` (NULL: none).
-pub const UPDATE_THREAD_STATUS: &str = "UPDATE slack_thread SET status = ?4 \
-    WHERE team_id = ?1 AND channel_id = ?2 AND thread_ts = ?3";
+pub const UPSERT_THREAD_STATUS: &str = "INSERT INTO slack_thread_status \
+    (team_id, channel_id, thread_ts, status) VALUES (?1, ?2, ?3, ?4) \
+    ON CONFLICT (team_id, channel_id, thread_ts) DO UPDATE SET status = ?4";

@@ -40,48 +40,62 @@ pub struct Thread {
 }
 
 impl Thread {
-    fn key(&self) -> Vec<SqlValue> {
+    fn thread_key(&self) -> Vec<SqlValue> {
         vec![
             SqlValue::text(&self.team),
             SqlValue::text(&self.channel),
             SqlValue::text(&self.thread_ts),
         ]
     }
+
+    /// The key of `principal`'s session in this thread.
+    fn key(&self, principal: &str) -> Vec<SqlValue> {
+        let mut key = self.thread_key();
+        key.push(SqlValue::text(principal));
+        key
+    }
 }
 
-/// The thread's session: `(session id, owning principal)`.
-pub fn thread_session<S: Sql>(db: &S, t: &Thread) -> Result<Option<(String, String)>, ApiError> {
-    let rows = exec(db, SELECT_THREAD, t.key())?;
-    Ok(rows.first().map(|r| (text_at(r, 0), text_at(r, 1))))
+/// `principal`'s session in the thread. Each person who writes in a thread has their own, so
+/// a reply in someone else's thread never runs as them (their memory, approvals, quota).
+pub fn thread_session<S: Sql>(
+    db: &S,
+    t: &Thread,
+    principal: &str,
+) -> Result<Option<String>, ApiError> {
+    let rows = exec(db, SELECT_THREAD, t.key(principal))?;
+    Ok(rows.first().map(|r| text_at(r, 0)))
 }
 
-/// Records the thread's session; `false` when another request recorded one first.
+/// Records `principal`'s session in the thread; `false` when another request recorded one
+/// for them first.
 pub fn record_thread<S: Sql>(
     db: &S,
     t: &Thread,
-    session_id: &str,
     principal: &str,
+    session_id: &str,
     now_ms: i64,
 ) -> Result<bool, ApiError> {
-    let mut params = t.key();
-    params.extend([
-        SqlValue::text(session_id),
-        SqlValue::text(principal),
-        SqlValue::Integer(now_ms),
-    ]);
+    let mut params = t.key(principal);
+    params.extend([SqlValue::text(session_id), SqlValue::Integer(now_ms)]);
     Ok(!exec(db, INSERT_THREAD, params)?.is_empty())
 }
 
-/// Forgets the thread's session `session_id` (the agent answered 404 for it).
-pub fn forget_thread<S: Sql>(db: &S, t: &Thread, session_id: &str) -> Result<(), ApiError> {
-    let mut params = t.key();
+/// Forgets `principal`'s session `session_id` in the thread (the agent answered 404 for it).
+pub fn forget_thread<S: Sql>(
+    db: &S,
+    t: &Thread,
+    principal: &str,
+    session_id: &str,
+) -> Result<(), ApiError> {
+    let mut params = t.key(principal);
     params.push(SqlValue::text(session_id));
     exec(db, DELETE_THREAD, params).map(|_| ())
 }
 
 /// The thread's status text as last shown (`None`: none, or no such thread).
 pub fn thread_status<S: Sql>(db: &S, t: &Thread) -> Result<Option<String>, ApiError> {
-    let rows = exec(db, SELECT_THREAD_STATUS, t.key())?;
+    let rows = exec(db, SELECT_THREAD_STATUS, t.thread_key())?;
     Ok(rows.first().and_then(|r| match &r[0] {
         SqlValue::Text(s) => Some(s.clone()),
         _ => None,
@@ -90,9 +104,9 @@ pub fn thread_status<S: Sql>(db: &S, t: &Thread) -> Result<Option<String>, ApiEr
 
 /// Remembers the thread's status text (`None`: none).
 pub fn set_thread_status<S: Sql>(db: &S, t: &Thread, status: Option<&str>) -> Result<(), ApiError> {
-    let mut params = t.key();
+    let mut params = t.thread_key();
     params.push(status.map_or(SqlValue::Null, SqlValue::text));
-    exec(db, UPDATE_THREAD_STATUS, params).map(|_| ())
+    exec(db, UPSERT_THREAD_STATUS, params).map(|_| ())
 }
 
 /// An approval card posted in a thread and not settled yet.

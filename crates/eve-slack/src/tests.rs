@@ -300,29 +300,39 @@ fn an_event_id_is_taken_once_and_forgotten_after_a_day() {
 }
 
 #[test]
-fn a_thread_has_one_session_the_first_writer_wins() {
+fn each_person_in_a_thread_has_their_own_session_the_first_writer_wins() {
     let db = db();
     let t = Thread {
         team: "T1".into(),
         channel: "C1".into(),
         thread_ts: "1.1".into(),
     };
-    assert_eq!(store::thread_session(&db, &t).unwrap(), None);
-    assert!(store::record_thread(&db, &t, "wrun_a", "slack:T1:U1", 1).unwrap());
-    assert!(!store::record_thread(&db, &t, "wrun_b", "slack:T1:U2", 2).unwrap());
+    let (u1, u2) = ("slack:T1:U1", "slack:T1:U2");
+    assert_eq!(store::thread_session(&db, &t, u1).unwrap(), None);
+    assert!(store::record_thread(&db, &t, u1, "wrun_a", 1).unwrap());
+    assert!(!store::record_thread(&db, &t, u1, "wrun_b", 2).unwrap());
+    // Someone else replying in the thread is not the thread's first writer.
+    assert_eq!(store::thread_session(&db, &t, u2).unwrap(), None);
+    assert!(store::record_thread(&db, &t, u2, "wrun_c", 3).unwrap());
     assert_eq!(
-        store::thread_session(&db, &t).unwrap(),
-        Some(("wrun_a".into(), "slack:T1:U1".into()))
+        store::thread_session(&db, &t, u1).unwrap().as_deref(),
+        Some("wrun_a")
+    );
+    assert_eq!(
+        store::thread_session(&db, &t, u2).unwrap().as_deref(),
+        Some("wrun_c")
     );
     let other = Thread {
         thread_ts: "2.2".into(),
         ..t.clone()
     };
-    assert_eq!(store::thread_session(&db, &other).unwrap(), None);
-    store::forget_thread(&db, &t, "wrun_other").unwrap();
-    assert!(store::thread_session(&db, &t).unwrap().is_some());
-    store::forget_thread(&db, &t, "wrun_a").unwrap();
-    assert_eq!(store::thread_session(&db, &t).unwrap(), None);
+    assert_eq!(store::thread_session(&db, &other, u1).unwrap(), None);
+    store::forget_thread(&db, &t, u1, "wrun_other").unwrap();
+    store::forget_thread(&db, &t, u2, "wrun_a").unwrap();
+    assert!(store::thread_session(&db, &t, u1).unwrap().is_some());
+    store::forget_thread(&db, &t, u1, "wrun_a").unwrap();
+    assert_eq!(store::thread_session(&db, &t, u1).unwrap(), None);
+    assert!(store::thread_session(&db, &t, u2).unwrap().is_some());
 }
 
 #[test]
@@ -661,7 +671,6 @@ fn an_open_card_is_taken_once_and_its_tool_input_outlives_it_while_shared() {
         channel: "C1".into(),
         thread_ts: "1.1".into(),
     };
-    store::record_thread(&db, &t, "s1", "slack:T1:U1", 1).unwrap();
     assert_eq!(store::thread_status(&db, &t).unwrap(), None);
     store::set_thread_status(&db, &t, Some("Get weather")).unwrap();
     assert_eq!(

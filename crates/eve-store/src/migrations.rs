@@ -99,6 +99,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0016_slack_card",
         sql: include_str!("../../../migrations/0016_slack_card.sql"),
     },
+    Migration {
+        version: 17,
+        name: "0017_slack_thread_per_person",
+        sql: include_str!("../../../migrations/0017_slack_thread_per_person.sql"),
+    },
 ];
 
 /// The bookkeeping table.

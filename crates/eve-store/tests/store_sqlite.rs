@@ -252,6 +252,7 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0014_runtime".to_string(),
             "0015_slack".to_string(),
             "0016_slack_card".to_string(),
+            "0017_slack_thread_per_person".to_string(),
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);

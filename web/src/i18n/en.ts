@@ -58,6 +58,7 @@ export const app = {
     userinfo_failed: "the identity provider did not say who you are",
     email_required: "the identity provider gave no email address",
     https_required: "sign-in needs https",
+    account_exists: "an account with this email address signs in with its password; sign in with the password",
   },
 };
 

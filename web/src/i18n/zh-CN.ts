@@ -54,6 +54,7 @@ export const app: Messages["app"] = {
     userinfo_failed: "身份提供方未提供你的身份信息",
     email_required: "身份提供方未提供电子邮件地址",
     https_required: "登录需要加密（安全）连接",
+    account_exists: "使用此电子邮件地址的账号以密码登录，请用密码登录",
   },
 };
 

@@ -196,6 +196,25 @@ fn only_the_owner_can_revoke_and_lists_are_per_principal() {
 }
 
 #[test]
+fn revoking_all_of_a_principal_leaves_other_principals_tokens() {
+    let db = db();
+    let a = principal("user:a", AuthMode::Accounts, Some("a@example.com"));
+    let b = principal("user:b", AuthMode::Accounts, Some("b@example.com"));
+    let ta = create(&db, &a, "a's", None, NOW).unwrap();
+    let ta2 = create(&db, &a, "a's second", None, NOW).unwrap();
+    let tb = create(&db, &b, "b's", None, NOW).unwrap();
+    revoke(&db, &a.id, &ta2.info.id, NOW).unwrap();
+    assert_eq!(
+        revoke_all(&db, &a.id, NOW + 1).unwrap(),
+        vec![ta.info.id.clone()],
+        "only the live one is revoked now"
+    );
+    assert!(verify(&db, &ta.token, NOW + 2).unwrap().is_none());
+    assert!(verify(&db, &tb.token, NOW + 2).unwrap().is_some());
+    assert!(revoke_all(&db, &a.id, NOW + 3).unwrap().is_empty());
+}
+
+#[test]
 fn fifty_live_tokens_is_the_cap_and_dead_ones_do_not_count() {
     let db = db();
     let user = password_user();
