@@ -2,7 +2,7 @@
 // languages: only the admin chunk imports them, so they stay out of the first-load JavaScript.
 // The server's refusals (the outbound guard's words) are shown as sent, in English, as every
 // API error text is.
-import { locale } from "./index";
+import { locale } from ".";
 
 const en = {
   tab: "MCP servers",

@@ -1,7 +1,7 @@
 // The admin page's Providers tab (issue 22, docs/runtime.md), in both languages: only the admin
 // chunk and the tab's own chunk (components/admin-providers.tsx) import it, so it stays out of
 // the first-load JavaScript.
-import { locale } from "./index";
+import { locale } from ".";
 
 const en = {
   tab: "Providers",

@@ -1,6 +1,6 @@
 // The admin page's Settings tab strings (issue 22, docs/runtime.md "Settings"), in both
 // languages: only the admin chunk imports them, so they stay out of the first-load JavaScript.
-import { locale } from "./index";
+import { locale } from ".";
 
 const en = {
   tab: "Settings",

@@ -1,7 +1,7 @@
 // The approval card's own strings (issue 23, docs/approvals.md), in both languages: only the
 // card's chunk (components/approval-card.tsx) imports them, so they stay out of the first-load
 // JavaScript.
-import { locale } from "./index";
+import { locale } from ".";
 
 const en = {
   title: "Approval needed",

@@ -1,6 +1,6 @@
 // The skills section's strings (issue 22, docs/skills.md), in both languages: only its chunk
 // (components/skills.tsx) imports them, so they stay out of the first-load JavaScript.
-import { locale } from "./index";
+import { locale } from ".";
 
 const en = {
   title: "Skills",
