@@ -8,7 +8,7 @@
 // replaced holds several sessions' streams, and their turn ids (`turn_0`, …) repeat.
 
 import { addUsage, totalUsage, type TurnUsage } from "./usage";
-import { fileToolView, type FileToolView } from "../projects/projects";
+import { fileToolView, type FileToolView } from "./file-tools";
 import { t } from "../i18n";
 import type { notices as noticeCatalogue } from "../i18n/en";
 import {

@@ -10,7 +10,7 @@ import type { Switcher } from "./branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
 import { type TurnUsage } from "./usage";
 import { fmt, formatBytes, formatNumber, formatSize, plural, t } from "../i18n";
-import type { FileToolView } from "../projects/projects";
+import type { FileToolView } from "./file-tools";
 import { ShellContext } from "../shell/context";
 import { lazyPart } from "../ui/lazy";
 import type { ApprovalCardProps } from "./approval-card";

@@ -14,7 +14,8 @@ import { ModelMenu } from "./model-menu";
 import { ConnectionsMenu } from "../shell/overlays";
 import { describeError, fmt, t } from "../i18n";
 import { lazyPart } from "../ui/lazy";
-import { completedWrites, type ProjectChat } from "../projects/projects";
+import type { ProjectChat } from "../projects/projects";
+import { completedWrites } from "./file-tools";
 
 const ProjectBar = lazyPart(() => import("../projects/page").then((m) => m.ProjectBar));
 const ProjectFilePicker = lazyPart(() => import("../projects/page").then((m) => m.ProjectFilePicker));

@@ -6,7 +6,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useShell } from "../shell/context";
 import { describeError, fmt, formatBytes, formatSize, plural, t } from "../i18n";
-import { moveChat, projectsApi, type Project, type ProjectFile } from "./projects";
+import { projectsApi, type Project, type ProjectFile } from "./projects";
+import { moveChat } from "./moving";
 import { canMarkFinal, filesApi, fileType, pastedName, sourceKey, upsertFile } from "./files";
 import type { ChatSummary } from "../api/types";
 import { ConfirmDialog, DataTable } from "../ui/widgets";

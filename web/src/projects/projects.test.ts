@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chatsOutsideProjects, completedWrites, fileToolView, upsertProject, type Project } from "./projects";
+import { chatsOutsideProjects, upsertProject, type Project } from "./projects";
 import { canMarkFinal, fileType, pastedName, sourceKey, uploadHeaders, upsertFile } from "./files";
 import { projectPageCatalogues } from "../i18n/project-page";
 import { en } from "../i18n/en";
@@ -20,23 +20,6 @@ test("a changed project moves up, most recently updated first", () => {
   const list = [p("x", "2026-01-03T00:00:00.000Z"), p("y", "2026-01-02T00:00:00.000Z")];
   assert.deepEqual(upsertProject(list, p("y", "2026-01-04T00:00:00.000Z")).map((q) => q.id), ["y", "x"]);
   assert.deepEqual(upsertProject(list, p("z", "2026-01-01T00:00:00.000Z")).map((q) => q.id), ["x", "y", "z"]);
-});
-
-test("file tool calls read as one line: tool, path, size written", () => {
-  assert.deepEqual(fileToolView("write_file", { filePath: "/workspace/clean.csv", content: "a" }, { existed: false, path: "/workspace/clean.csv", size: 1234 }), { tool: "write_file", path: "/workspace/clean.csv", size: 1234 });
-  // Still running: the input names the path; no size yet.
-  assert.deepEqual(fileToolView("write_file", '{"filePath":"/workspace/x.md"}', undefined), { tool: "write_file", path: "/workspace/x.md" });
-  assert.deepEqual(fileToolView("read_file", { filePath: "/workspace/in.csv" }, '{"content":"1: a","path":"/workspace/in.csv","totalLines":1}'), { tool: "read_file", path: "/workspace/in.csv" });
-  assert.deepEqual(fileToolView("glob", { pattern: "**/*.csv" }, { count: 2 }), { tool: "glob", path: "**/*.csv" });
-  assert.equal(fileToolView("web_search", { q: "x" }, {}), null);
-  assert.deepEqual(fileToolView("read_file", "{not json", undefined), { tool: "read_file", path: "" });
-});
-
-test("a completed write is counted once it is done, so the file list is read again", () => {
-  const w = fileToolView("write_file", { filePath: "/workspace/a" }, { path: "/workspace/a", size: 1 });
-  const r = fileToolView("read_file", { filePath: "/workspace/a" }, {});
-  assert.equal(completedWrites([{ file: w, status: "running" }, { file: r, status: "done" }, { file: null, status: "done" }]), 0);
-  assert.equal(completedWrites([{ file: w, status: "done" }, { file: w, status: "error" }]), 1);
 });
 
 test("files: source badges, mark final only for the agent's files, types, order, upload headers", () => {

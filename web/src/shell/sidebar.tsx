@@ -7,7 +7,8 @@ import { api } from "../api";
 import { useShell } from "./context";
 import { hasSignIn } from "../account/accounts";
 import type { ChatSummary } from "../api/types";
-import { chatsOutsideProjects, moveChat, projectOf, projectsApi, type Project } from "../projects/projects";
+import { chatsOutsideProjects, projectsApi, type Project } from "../projects/projects";
+import { moveChat, projectOf } from "../projects/moving";
 import { describeError, fmt, formatRelative, t } from "../i18n";
 
 const SEARCH_DEBOUNCE_MS = 200;
