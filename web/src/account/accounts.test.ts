@@ -6,6 +6,7 @@ import { ApiError } from "../api";
 import { describeError, formatBytes, formatCompact, formatDate, formatDay, setLocale } from "../i18n";
 import { en } from "../i18n/en";
 import { zhCN } from "../i18n/zh-CN";
+import { adminPageCatalogues } from "../i18n/admin-page";
 import { parseRoute, routeClass } from "../shell/layout";
 import { chosenModel, setAccountDefaultModel } from "../chat/models";
 
@@ -148,8 +149,8 @@ test("every error code of docs/accounts.md has a text in both languages", async 
   }
   // Every audit action has a name in both languages.
   const actions = ["signin", "signin_failed", "signup", "invite_created", "invite_revoked", "user_updated", "user_deleted", "reset_created", "password_changed", "token_created", "token_revoked", "quota_updated", "models_updated"];
-  assert.deepEqual(Object.keys(en.admin.auditActions).sort(), [...actions].sort());
-  assert.deepEqual(Object.keys(zhCN.admin.auditActions).sort(), [...actions].sort());
+  assert.deepEqual(Object.keys(adminPageCatalogues.en.auditActions).sort(), [...actions].sort());
+  assert.deepEqual(Object.keys(adminPageCatalogues["zh-CN"].auditActions).sort(), [...actions].sort());
 });
 
 // ---- forms ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import { ApiError } from "../api";
 import { useShell } from "../shell/context";
 import { chooseModel, loadModels, type ModelOption } from "../chat/models";
 import { describeError, fmt, formatDate, formatDateTime, formatRelative, LANGUAGE_NAMES, LOCALES, t } from "../i18n";
+import { tac } from "../i18n/account-page";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "../ui/widgets";
 
 /** Skills (issue 22): a chunk of its own, for every principal (local-dev too). Loaded here
@@ -50,9 +51,9 @@ const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
 
 /** The text for a password the form will not send. */
 export function passwordMessage(p: PasswordProblem): string | null {
-  if (p === "tooShort") return fmt(t.account.tooShort, { min: PASSWORD_MIN });
-  if (p === "tooLong") return fmt(t.account.tooLong, { max: PASSWORD_MAX });
-  if (p === "mismatch") return t.account.mismatch;
+  if (p === "tooShort") return fmt(tac().tooShort, { min: PASSWORD_MIN });
+  if (p === "tooLong") return fmt(tac().tooLong, { max: PASSWORD_MAX });
+  if (p === "mismatch") return tac().mismatch;
   return null;
 }
 
@@ -88,10 +89,10 @@ function FormEnd(props: { error: string | null; ok?: string; busy: boolean; labe
 function NewPasswordFields(props: { password: string; repeat: string; onPassword(v: string): void; onRepeat(v: string): void }) {
   return (
     <>
-      <Field id="new-password" label={t.account.newPassword} hint={fmt(t.account.passwordHint, { min: PASSWORD_MIN, max: PASSWORD_MAX })}>
+      <Field id="new-password" label={tac().newPassword} hint={fmt(tac().passwordHint, { min: PASSWORD_MIN, max: PASSWORD_MAX })}>
         <input id="new-password" type="password" autocomplete="new-password" value={props.password} onInput={(e) => props.onPassword(inputValue(e))} />
       </Field>
-      <Field id="repeat-password" label={t.account.repeatPassword}>
+      <Field id="repeat-password" label={tac().repeatPassword}>
         <input id="repeat-password" type="password" autocomplete="new-password" value={props.repeat} onInput={(e) => props.onRepeat(inputValue(e))} />
       </Field>
     </>
@@ -135,7 +136,7 @@ export function SignupPage(props: { invitation?: boolean }) {
     if (busy) return;
     const problem = !looksLikeEmail(email) ? t.account.badEmail : passwordMessage(passwordProblem(password, repeat));
     if (problem) return setError(problem);
-    if (firstAdmin && !setupToken.trim()) return setError(t.account.setupTokenRequired);
+    if (firstAdmin && !setupToken.trim()) return setError(tac().setupTokenRequired);
     setBusy(true);
     setError(null);
     try {
@@ -156,12 +157,12 @@ export function SignupPage(props: { invitation?: boolean }) {
     }
   };
 
-  const title = firstAdmin ? t.account.firstAdminTitle : t.account.signupTitle;
+  const title = firstAdmin ? tac().firstAdminTitle : tac().signupTitle;
   if (props.invitation && !invite) {
     return (
       <PanelPage title={title}>
         <p class="form-error signup-error" role="alert">
-          {t.account.inviteMissing}
+          {tac().inviteMissing}
         </p>
       </PanelPage>
     );
@@ -179,7 +180,7 @@ export function SignupPage(props: { invitation?: boolean }) {
     return (
       <PanelPage title={title}>
         <p class="muted" aria-busy="true">
-          {t.account.inviteChecking}
+          {tac().inviteChecking}
         </p>
       </PanelPage>
     );
@@ -189,30 +190,30 @@ export function SignupPage(props: { invitation?: boolean }) {
       <form class="panel-form signup-form" onSubmit={submit} noValidate>
         {info ? (
           <p class="muted invite-info">
-            {fmt(t.account.inviteIntro, { role: t.account.roles[info.role] ?? info.role })} {info.email ? fmt(t.account.inviteFor, { email: info.email }) + " " : ""}
-            {fmt(t.account.inviteExpires, { when: formatDateTime(info.expiresAt) })}
+            {fmt(tac().inviteIntro, { role: t.account.roles[info.role] ?? info.role })} {info.email ? fmt(tac().inviteFor, { email: info.email }) + " " : ""}
+            {fmt(tac().inviteExpires, { when: formatDateTime(info.expiresAt) })}
           </p>
         ) : (
-          <p class="muted">{firstAdmin ? fmt(t.account.firstAdminIntro, { variable: "admin_setup_token" }) : t.account.openSignupIntro}</p>
+          <p class="muted">{firstAdmin ? fmt(tac().firstAdminIntro, { variable: "admin_setup_token" }) : tac().openSignupIntro}</p>
         )}
         {firstAdmin && (
-          <Field id="setup-token" label={t.account.setupToken}>
+          <Field id="setup-token" label={tac().setupToken}>
             <input id="setup-token" type="password" autocomplete="off" value={setupToken} onInput={(e) => setSetupToken(inputValue(e))} />
           </Field>
         )}
         <Field id="signup-email" label={t.account.email}>
           <input id="signup-email" type="email" autocomplete="username" value={email} readOnly={!!info?.email} onInput={(e) => setEmail(inputValue(e))} />
         </Field>
-        <Field id="signup-name" label={t.account.displayNameOptional}>
+        <Field id="signup-name" label={tac().displayNameOptional}>
           <input id="signup-name" autocomplete="name" maxLength={100} value={displayName} onInput={(e) => setDisplayName(inputValue(e))} />
         </Field>
         <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} />
-        <FormEnd error={error} busy={busy} label={t.account.create} busyLabel={t.account.creating} />
+        <FormEnd error={error} busy={busy} label={tac().create} busyLabel={tac().creating} />
         {!firstAdmin && (
           <p class="muted login-links">
-            {t.account.haveAccount}{" "}
+            {tac().haveAccount}{" "}
             <a href="/" onClick={(e) => { e.preventDefault(); shell.navigate("/"); shell.requestSignIn(); }}>
-              {t.account.signIn}
+              {tac().signIn}
             </a>
           </p>
         )}
@@ -231,9 +232,9 @@ export function ResetPage() {
   const [busy, setBusy] = useState(false);
   if (!token) {
     return (
-      <PanelPage title={t.account.resetTitle}>
+      <PanelPage title={tac().resetTitle}>
         <p class="form-error" role="alert">
-          {t.account.resetMissing}
+          {tac().resetMissing}
         </p>
       </PanelPage>
     );
@@ -258,11 +259,11 @@ export function ResetPage() {
     }
   };
   return (
-    <PanelPage title={t.account.resetTitle}>
+    <PanelPage title={tac().resetTitle}>
       <form class="panel-form reset-form" onSubmit={submit} noValidate>
-        <p class="muted">{t.account.resetIntro}</p>
+        <p class="muted">{tac().resetIntro}</p>
         <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} />
-        <FormEnd error={error} busy={busy} label={t.account.resetSave} busyLabel={t.account.saving} />
+        <FormEnd error={error} busy={busy} label={tac().resetSave} busyLabel={tac().saving} />
       </form>
     </PanelPage>
   );
@@ -275,14 +276,14 @@ export function SettingsPage() {
   if (v === undefined) {
     return (
       <PanelPage title={t.account.settingsTitle}>
-        <p class="muted">{t.admin.loading}</p>
+        <p class="muted">{t.ui.loading}</p>
       </PanelPage>
     );
   }
   if (v === null || !hasSignIn(v.mode)) {
     return (
       <PanelPage title={t.account.settingsTitle}>
-        <p class="muted">{v === null ? t.account.signInFirst : t.account.noSettings}</p>
+        <p class="muted">{v === null ? tac().signInFirst : tac().noSettings}</p>
         {v === null && (
           <button type="button" class="button primary" onClick={() => shell.requestSignIn()}>
             {t.auth.signIn}
@@ -347,15 +348,15 @@ function AccountSection({ account }: { account: AccountSettings }) {
 
   return (
     <section class="panel-section" aria-labelledby="account-heading">
-      <h2 id="account-heading">{t.account.accountSection}</h2>
-      <p class="muted">{fmt(t.account.signedInAs, { name: account.email, role: t.account.roles[account.role] ?? account.role })}</p>
+      <h2 id="account-heading">{tac().accountSection}</h2>
+      <p class="muted">{fmt(tac().signedInAs, { name: account.email, role: t.account.roles[account.role] ?? account.role })}</p>
       <form class="panel-form account-form" onSubmit={submit}>
-        <Field id="account-name" label={t.account.displayName}>
+        <Field id="account-name" label={tac().displayName}>
           <input id="account-name" maxLength={100} value={displayName} onInput={(e) => setDisplayName(inputValue(e))} />
         </Field>
-        <Field id="account-language" label={t.account.language}>
+        <Field id="account-language" label={tac().language}>
           <select id="account-language" value={language} onChange={(e) => setLanguage((e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">{t.account.languageBrowser}</option>
+            <option value="">{tac().languageBrowser}</option>
             {LOCALES.map((l) => (
               <option key={l} value={l} lang={l}>
                 {LANGUAGE_NAMES[l]}
@@ -363,9 +364,9 @@ function AccountSection({ account }: { account: AccountSettings }) {
             ))}
           </select>
         </Field>
-        <Field id="account-model" label={t.account.defaultModel}>
+        <Field id="account-model" label={tac().defaultModel}>
           <select id="account-model" value={model} onChange={(e) => setModel((e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">{t.account.defaultModelServer}</option>
+            <option value="">{tac().defaultModelServer}</option>
             {models.map((m) => (
               <option key={m.id} value={m.id}>
                 {m.label}
@@ -374,7 +375,7 @@ function AccountSection({ account }: { account: AccountSettings }) {
             {model && !models.some((m) => m.id === model) && <option value={model}>{model}</option>}
           </select>
         </Field>
-        <FormEnd error={error} ok={saved ? t.account.saved : ""} busy={busy} label={t.account.save} busyLabel={t.account.saving} />
+        <FormEnd error={error} ok={saved ? tac().saved : ""} busy={busy} label={tac().save} busyLabel={tac().saving} />
       </form>
     </section>
   );
@@ -412,13 +413,13 @@ function PasswordSection() {
 
   return (
     <section class="panel-section" aria-labelledby="password-heading">
-      <h2 id="password-heading">{t.account.passwordSection}</h2>
+      <h2 id="password-heading">{tac().passwordSection}</h2>
       <form class="panel-form password-form" onSubmit={submit} noValidate>
-        <Field id="current-password" label={t.account.currentPassword}>
+        <Field id="current-password" label={tac().currentPassword}>
           <input id="current-password" type="password" autocomplete="current-password" value={current} onInput={(e) => setCurrent(inputValue(e))} />
         </Field>
         <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} />
-        <FormEnd error={error} ok={done ? t.account.passwordChanged : ""} busy={busy} label={t.account.changePassword} busyLabel={t.account.saving} />
+        <FormEnd error={error} ok={done ? tac().passwordChanged : ""} busy={busy} label={tac().changePassword} busyLabel={tac().saving} />
       </form>
     </section>
   );
@@ -439,7 +440,7 @@ function TokensSection() {
   const reload = () =>
     accountsApi.tokens().then(
       (r) => setList(r.tokens),
-      (err) => setLoadError(fmt(t.tokens.loadFailed, { error: describeError(err) })),
+      (err) => setLoadError(fmt(tac().tokens.loadFailed, { error: describeError(err) })),
     );
   useEffect(() => void reload(), []);
 
@@ -447,8 +448,8 @@ function TokensSection() {
     e.preventDefault();
     if (busy) return;
     const n = parseTokenDays(days);
-    if (!name.trim()) return setError(t.tokens.nameRequired);
-    if (n === null) return setError(t.tokens.daysInvalid);
+    if (!name.trim()) return setError(tac().tokens.nameRequired);
+    if (n === null) return setError(tac().tokens.daysInvalid);
     setBusy(true);
     setError(null);
     try {
@@ -470,7 +471,7 @@ function TokensSection() {
       await accountsApi.revokeToken(token.id);
       setRevoking(null);
       setRevokeError(null);
-      shell.toast(fmt(t.tokens.revoked, { name: token.name }), "info");
+      shell.toast(fmt(tac().tokens.revoked, { name: token.name }), "info");
       await reload();
     } catch (err) {
       setRevokeError(describeError(err));
@@ -482,28 +483,28 @@ function TokensSection() {
   const now = Date.now();
   return (
     <section class="panel-section tokens" aria-labelledby="tokens-heading">
-      <h2 id="tokens-heading">{t.tokens.title}</h2>
-      <p class="muted">{fmt(t.tokens.intro, { header: "Authorization: Bearer …" })}</p>
+      <h2 id="tokens-heading">{tac().tokens.title}</h2>
+      <p class="muted">{fmt(tac().tokens.intro, { header: "Authorization: Bearer …" })}</p>
       {created && (
-        <OnceSecret title={fmt(t.tokens.newTitle, { name: created.info.name })} label={fmt(t.tokens.newTitle, { name: created.info.name })} value={created.token} warning={t.tokens.newWarning} onDone={() => setCreated(null)} />
+        <OnceSecret title={fmt(tac().tokens.newTitle, { name: created.info.name })} label={fmt(tac().tokens.newTitle, { name: created.info.name })} value={created.token} warning={tac().tokens.newWarning} onDone={() => setCreated(null)} />
       )}
       <form class="panel-form inline-form token-form" onSubmit={create} noValidate>
-        <Field id="token-name" label={t.tokens.name}>
+        <Field id="token-name" label={tac().tokens.name}>
           <input id="token-name" maxLength={100} value={name} onInput={(e) => setName(inputValue(e))} />
         </Field>
-        <Field id="token-days" label={t.tokens.expiresIn}>
+        <Field id="token-days" label={tac().tokens.expiresIn}>
           <input id="token-days" type="number" min={1} max={365} step={1} inputMode="numeric" value={days} onInput={(e) => setDays(inputValue(e))} />
         </Field>
         <button type="submit" class="button primary" disabled={busy}>
-          {busy ? t.tokens.creating : t.tokens.create}
+          {busy ? tac().tokens.creating : tac().tokens.create}
         </button>
       </form>
       <p class="form-error" role="alert">
         {error ?? loadError ?? ""}
       </p>
-      {list && list.length === 0 && <p class="muted">{t.tokens.none}</p>}
+      {list && list.length === 0 && <p class="muted">{tac().tokens.none}</p>}
       {list && list.length > 0 && (
-        <DataTable kind="token-table" columns={[t.tokens.name, t.tokens.created, t.tokens.expires, t.tokens.lastUsed, t.admin.status, { label: t.admin.actions, hidden: true }]}>
+        <DataTable kind="token-table" columns={[tac().tokens.name, tac().tokens.created, tac().tokens.expires, tac().tokens.lastUsed, t.ui.status, { label: t.ui.actions, hidden: true }]}>
           {sortTokens(list, now).map((tok) => {
             const state = tokenState(tok, now);
             return (
@@ -511,12 +512,12 @@ function TokensSection() {
                 <td class="token-name">{tok.name}</td>
                 <td title={formatDateTime(tok.createdAt)}>{formatDate(tok.createdAt)}</td>
                 <td title={formatDateTime(tok.expiresAt)}>{formatDate(tok.expiresAt)}</td>
-                <td title={tok.lastUsedAt ? formatDateTime(tok.lastUsedAt) : undefined}>{tok.lastUsedAt ? formatRelative(tok.lastUsedAt, now) : t.tokens.never}</td>
-                <td class="token-state">{t.tokens.states[state]}</td>
+                <td title={tok.lastUsedAt ? formatDateTime(tok.lastUsedAt) : undefined}>{tok.lastUsedAt ? formatRelative(tok.lastUsedAt, now) : tac().tokens.never}</td>
+                <td class="token-state">{tac().tokens.states[state]}</td>
                 <td>
                   {state === "active" && (
-                    <button type="button" class="button small danger" aria-label={fmt(t.tokens.revokeLabel, { name: tok.name })} onClick={() => { setRevokeError(null); setRevoking(tok); }}>
-                      {t.tokens.revoke}
+                    <button type="button" class="button small danger" aria-label={fmt(tac().tokens.revokeLabel, { name: tok.name })} onClick={() => { setRevokeError(null); setRevoking(tok); }}>
+                      {tac().tokens.revoke}
                     </button>
                   )}
                 </td>
@@ -527,9 +528,9 @@ function TokensSection() {
       )}
       {revoking && (
         <ConfirmDialog
-          title={fmt(t.tokens.revokeLabel, { name: revoking.name })}
-          body={fmt(t.tokens.confirmRevoke, { name: revoking.name })}
-          confirmLabel={t.tokens.revoke}
+          title={fmt(tac().tokens.revokeLabel, { name: revoking.name })}
+          body={fmt(tac().tokens.confirmRevoke, { name: revoking.name })}
+          confirmLabel={tac().tokens.revoke}
           danger
           busy={busy}
           error={revokeError}

@@ -20,9 +20,9 @@ export function McpServersTab() {
   const [removing, setRemoving] = useState<McpServer | null>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    mcpApi.list().then(setList, (err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })));
+    mcpApi.list().then(setList, (err) => setError(fmt(t.ui.loadFailed, { error: describeError(err) })));
   }, []);
-  if (!list) return error ? <p class="form-error" role="alert">{error}</p> : <p class="muted">{t.admin.loading}</p>;
+  if (!list) return error ? <p class="form-error" role="alert">{error}</p> : <p class="muted">{t.ui.loading}</p>;
   const replace = (s: McpServer) => setList((l) => l && { ...l, servers: l.servers.some((x) => x.id === s.id) ? l.servers.map((x) => (x.id === s.id ? s : x)) : [...l.servers, s].sort((a, b) => a.name.localeCompare(b.name)) });
   const act = async (run: () => Promise<void>) => {
     if (busy) return;
@@ -214,7 +214,7 @@ function ServerForm({ server, onDone }: { server: McpServer | null; onDone(s: Mc
       </p>
       <div class="dialog-actions">
         <button type="button" class="button" onClick={() => onDone(null)}>
-          {t.admin.cancel}
+          {t.ui.cancel}
         </button>
         <button type="submit" class="button primary" disabled={busy}>
           {m.save}

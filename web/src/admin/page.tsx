@@ -25,6 +25,7 @@ import { useShell } from "../shell/context";
 import { loadModels, type ModelOption } from "../chat/models";
 import { describeError, fmt, formatBytes, formatCompact, formatDate, formatDateTime, formatDay, formatNumber, formatRelative, t } from "../i18n";
 import { tset } from "../i18n/admin-settings";
+import { tad } from "../i18n/admin-page";
 import { ConfirmDialog, DataTable, OnceSecret, PanelPage } from "../ui/widgets";
 import { lazyPart } from "../ui/lazy";
 import { tm } from "../i18n/admin-mcp";
@@ -38,7 +39,7 @@ const TABS = ["users", "usage", "quotas", "models", "providers", "mcp", "audit",
 type Tab = (typeof TABS)[number];
 /** In local-dev there are no accounts: the tabs that manage them are left out. */
 const LOCAL_DEV_TABS: readonly Tab[] = ["settings", "providers", "mcp", "usage", "audit"];
-const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : x === "mcp" ? tm().tab : x === "providers" ? tpv().tab : t.admin.tabs[x]);
+const tabLabel = (x: Tab) => (x === "settings" ? tset().tab : x === "mcp" ? tm().tab : x === "providers" ? tpv().tab : tad().tabs[x]);
 
 /** The Settings tab (issue 22): a chunk of its own, loaded when first shown. */
 const SettingsTab = lazyPart(() => import("./settings-tab").then((m) => m.SettingsTab));
@@ -53,16 +54,16 @@ export function AdminPage() {
   const [tab, setTab] = useState<Tab>(() => (tabs as readonly string[]).find((x) => x === new URLSearchParams(location.search).get("tab")) as Tab ?? tabs[0]);
   if (shell.viewer === undefined || (shell.viewer && shell.authMode === "accounts" && shell.account === undefined)) {
     return (
-      <PanelPage title={t.admin.title}>
-        <p class="muted">{t.admin.loading}</p>
+      <PanelPage title={tad().title}>
+        <p class="muted">{t.ui.loading}</p>
       </PanelPage>
     );
   }
   if (!shell.isAdmin) {
     return (
-      <PanelPage title={t.admin.notAllowedTitle}>
+      <PanelPage title={tad().notAllowedTitle}>
         <p class="admin-not-allowed" role="alert">
-          {t.admin.notAllowed}
+          {tad().notAllowed}
         </p>
       </PanelPage>
     );
@@ -72,8 +73,8 @@ export function AdminPage() {
     history.replaceState(null, "", next === tabs[0] ? "/admin" : `/admin?tab=${next}`);
   };
   return (
-    <PanelPage title={t.admin.title} wide>
-      <div class="tabs" role="tablist" aria-label={t.admin.title}>
+    <PanelPage title={tad().title} wide>
+      <div class="tabs" role="tablist" aria-label={tad().title}>
         {tabs.map((x) => (
           <button key={x} type="button" role="tab" id={`tab-${x}`} class={`tab${tab === x ? " active" : ""}`} aria-selected={tab === x} aria-controls={`panel-${x}`} onClick={() => choose(x)}>
             {tabLabel(x)}
@@ -113,7 +114,7 @@ function UsersTab() {
     adminApi
       .users(q, cursor)
       .then((page) => dispatch({ type: "page", q, page, append: !!cursor }))
-      .catch((err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })))
+      .catch((err) => setError(fmt(t.ui.loadFailed, { error: describeError(err) })))
       .finally(() => setLoading(false));
   };
   useEffect(() => {
@@ -137,7 +138,7 @@ function UsersTab() {
       try {
         const next = await adminApi.updateUser(u.id, patch);
         dispatch({ type: "updated", user: next });
-        const msg = patch.role ? fmt(t.admin.roleChanged, { email: u.email, role: roleName(patch.role) }) : fmt(patch.disabled ? t.admin.disabledDone : t.admin.enabledDone, { email: u.email });
+        const msg = patch.role ? fmt(tad().roleChanged, { email: u.email, role: roleName(patch.role) }) : fmt(patch.disabled ? tad().disabledDone : tad().enabledDone, { email: u.email });
         shell.toast(msg, "info");
       } catch (err) {
         // Refused (e.g. 409 last_admin): the row is drawn again as the server keeps it, so the
@@ -149,7 +150,7 @@ function UsersTab() {
   const reset = (u: AdminUser) =>
     act(async () => {
       const link: ResetLink = await adminApi.resetLink(u.id);
-      setSecret({ text: fmt(t.admin.resetCreated, { email: u.email, when: formatDateTime(link.expiresAt) }), value: absolute(link.url) });
+      setSecret({ text: fmt(tad().resetCreated, { email: u.email, when: formatDateTime(link.expiresAt) }), value: absolute(link.url) });
     });
   const remove = async (u: AdminUser) => {
     setBusy(true);
@@ -157,7 +158,7 @@ function UsersTab() {
       await adminApi.deleteUser(u.id);
       dispatch({ type: "removed", id: u.id });
       setDeleting(null);
-      shell.toast(fmt(t.admin.deleted, { email: u.email }), "info");
+      shell.toast(fmt(tad().deleted, { email: u.email }), "info");
     } catch (err) {
       setDeleteError(describeError(err));
     } finally {
@@ -171,35 +172,35 @@ function UsersTab() {
     <div class="admin-users">
       <InviteForm
         onCreated={(inv) => {
-          setSecret({ text: fmt(t.admin.inviteCreated, { role: roleName(inv.role), when: formatDateTime(inv.expiresAt) }), value: absolute(inv.url) });
+          setSecret({ text: fmt(tad().inviteCreated, { role: roleName(inv.role), when: formatDateTime(inv.expiresAt) }), value: absolute(inv.url) });
           setInvitesKey((k) => k + 1);
         }}
       />
-      {secret && <OnceSecret label={t.admin.copy} value={secret.value} warning={secret.text} onDone={() => setSecret(null)} doneLabel={t.admin.close} />}
+      {secret && <OnceSecret label={t.ui.copy} value={secret.value} warning={secret.text} onDone={() => setSecret(null)} doneLabel={tad().close} />}
       <Invites key={invitesKey} />
       <div class="field search-field">
-        <label for="user-search">{t.admin.search}</label>
-        <input id="user-search" type="search" placeholder={t.admin.searchPlaceholder} value={query} onInput={(e) => setQuery(inputValue(e))} />
+        <label for="user-search">{tad().search}</label>
+        <input id="user-search" type="search" placeholder={tad().searchPlaceholder} value={query} onInput={(e) => setQuery(inputValue(e))} />
       </div>
       {error && (
         <p class="form-error" role="alert">
           {error}
         </p>
       )}
-      {!loading && list.users.length === 0 && <p class="muted">{t.admin.noUsers}</p>}
+      {!loading && list.users.length === 0 && <p class="muted">{tad().noUsers}</p>}
       {list.users.length > 0 && (
-        <DataTable kind="user-table" columns={[t.admin.email, t.admin.name, t.admin.role, t.admin.status, t.admin.created, t.admin.lastActive, t.admin.actions]}>
+        <DataTable kind="user-table" columns={[tad().email, tad().name, tad().role, t.ui.status, tad().created, tad().lastActive, t.ui.actions]}>
           {list.users.map((u) => {
             const lastAdmin = u.role === "admin" && !u.disabled && admins <= 1;
             return (
               <tr key={u.id} data-user-id={u.id} data-email={u.email} class={u.disabled ? "user-disabled" : undefined}>
                 <td class="user-email">
                   {u.email}
-                  {u.id === me && <span class="muted"> ({t.admin.you})</span>}
+                  {u.id === me && <span class="muted"> ({tad().you})</span>}
                 </td>
                 <td>{u.displayName ?? ""}</td>
                 <td>
-                  <select class="user-role" aria-label={fmt(t.admin.roleOf, { email: u.email })} value={u.role} disabled={busy} title={lastAdmin ? t.admin.lastAdminWarning : undefined} onChange={(e) => void update(u, { role: (e.currentTarget as HTMLSelectElement).value as Role })}>
+                  <select class="user-role" aria-label={fmt(tad().roleOf, { email: u.email })} value={u.role} disabled={busy} title={lastAdmin ? tad().lastAdminWarning : undefined} onChange={(e) => void update(u, { role: (e.currentTarget as HTMLSelectElement).value as Role })}>
                     {ROLES.map((r) => (
                       <option key={r} value={r}>
                         {roleName(r)}
@@ -207,18 +208,18 @@ function UsersTab() {
                     ))}
                   </select>
                 </td>
-                <td class="user-status">{u.disabled ? t.admin.disabled : t.admin.active}</td>
+                <td class="user-status">{u.disabled ? tad().disabled : tad().active}</td>
                 <td title={formatDateTime(u.createdAt)}>{formatDate(u.createdAt)}</td>
                 <td title={u.lastActiveAt ? formatDateTime(u.lastActiveAt) : undefined}>{u.lastActiveAt ? formatRelative(u.lastActiveAt) : "—"}</td>
                 <td class="row-buttons">
-                  <button type="button" class="button small user-toggle" disabled={busy} title={lastAdmin && !u.disabled ? t.admin.lastAdminWarning : undefined} onClick={() => void update(u, { disabled: !u.disabled })}>
-                    {u.disabled ? t.admin.enable : t.admin.disable}
+                  <button type="button" class="button small user-toggle" disabled={busy} title={lastAdmin && !u.disabled ? tad().lastAdminWarning : undefined} onClick={() => void update(u, { disabled: !u.disabled })}>
+                    {u.disabled ? tad().enable : tad().disable}
                   </button>
                   <button type="button" class="button small user-reset" disabled={busy} onClick={() => void reset(u)}>
-                    {t.admin.resetLink}
+                    {tad().resetLink}
                   </button>
                   <button type="button" class="button small danger user-delete" disabled={busy} onClick={() => { setDeleteError(null); setDeleting(u); }}>
-                    {t.admin.delete}
+                    {tad().delete}
                   </button>
                 </td>
               </tr>
@@ -228,16 +229,16 @@ function UsersTab() {
       )}
       {list.nextCursor && (
         <button type="button" class="button" disabled={loading} onClick={() => load(list.q, list.nextCursor)}>
-          {t.admin.loadMore}
+          {tad().loadMore}
         </button>
       )}
       {deleting && (
         <ConfirmDialog
-          title={fmt(t.admin.deleteTitle, { email: deleting.email })}
-          body={t.admin.deleteWarning}
-          confirmLabel={t.admin.deleteConfirm}
+          title={fmt(tad().deleteTitle, { email: deleting.email })}
+          body={tad().deleteWarning}
+          confirmLabel={tad().deleteConfirm}
           typed={deleting.email}
-          typedLabel={fmt(t.admin.deleteType, { email: deleting.email })}
+          typedLabel={fmt(tad().deleteType, { email: deleting.email })}
           danger
           busy={busy}
           error={deleteError}
@@ -269,10 +270,10 @@ function InviteForm({ onCreated }: { onCreated(inv: CreatedInvite): void }) {
   };
   return (
     <section class="panel-section" aria-labelledby="invite-heading">
-      <h2 id="invite-heading">{t.admin.inviteTitle}</h2>
+      <h2 id="invite-heading">{tad().inviteTitle}</h2>
       <form class="panel-form inline-form invite-form" onSubmit={submit}>
         <div class="field">
-          <label for="invite-role">{t.admin.role}</label>
+          <label for="invite-role">{tad().role}</label>
           <select id="invite-role" value={role} onChange={(e) => setRole((e.currentTarget as HTMLSelectElement).value as Role)}>
             {ROLES.map((r) => (
               <option key={r} value={r}>
@@ -282,11 +283,11 @@ function InviteForm({ onCreated }: { onCreated(inv: CreatedInvite): void }) {
           </select>
         </div>
         <div class="field">
-          <label for="invite-email">{t.admin.inviteEmail}</label>
-          <input id="invite-email" type="email" title={t.admin.inviteEmailHint} value={email} onInput={(e) => setEmail(inputValue(e))} />
+          <label for="invite-email">{tad().inviteEmail}</label>
+          <input id="invite-email" type="email" title={tad().inviteEmailHint} value={email} onInput={(e) => setEmail(inputValue(e))} />
         </div>
         <button type="submit" class="button primary" disabled={busy}>
-          {t.admin.createInvite}
+          {tad().createInvite}
         </button>
       </form>
       {error && (
@@ -306,15 +307,15 @@ function Invites() {
   if (!invites) return null;
   return (
     <section class="panel-section invites" aria-labelledby="invites-heading">
-      <h2 id="invites-heading">{t.admin.invites}</h2>
+      <h2 id="invites-heading">{tad().invites}</h2>
       {invites.length === 0 ? (
-        <p class="muted">{t.admin.noInvites}</p>
+        <p class="muted">{tad().noInvites}</p>
       ) : (
         <ul class="invite-list">
           {invites.map((i) => (
             <li key={i.id} data-invite-id={i.id}>
               <span>
-                {roleName(i.role)} · {i.email ?? t.admin.anyEmail} · <span title={formatDateTime(i.expiresAt)}>{formatDate(i.expiresAt)}</span>
+                {roleName(i.role)} · {i.email ?? tad().anyEmail} · <span title={formatDateTime(i.expiresAt)}>{formatDate(i.expiresAt)}</span>
               </span>
               <button
                 type="button"
@@ -322,14 +323,14 @@ function Invites() {
                 onClick={() =>
                   adminApi.revokeInvite(i.id).then(
                     () => {
-                      shell.toast(t.admin.inviteRevoked, "info");
+                      shell.toast(tad().inviteRevoked, "info");
                       void reload();
                     },
                     (err) => shell.toast(describeError(err)),
                   )
                 }
               >
-                {t.admin.revokeInvite}
+                {tad().revokeInvite}
               </button>
             </li>
           ))}
@@ -344,7 +345,7 @@ function Invites() {
 function useUsage(): { report: UsageReport | null; error: string | null; reload(): void } {
   const [report, setReport] = useState<UsageReport | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const reload = () => adminApi.usage(30).then(setReport, (err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })));
+  const reload = () => adminApi.usage(30).then(setReport, (err) => setError(fmt(t.ui.loadFailed, { error: describeError(err) })));
   useEffect(() => void reload(), []);
   return { report, error, reload };
 }
@@ -358,15 +359,15 @@ export function TokenChart({ days, label }: { days: ChartDay[]; label?: string }
   return (
     <figure class="token-chart">
       <figcaption>
-        {label ?? t.admin.chartTitle}
+        {label ?? tad().chartTitle}
         <span class="chart-legend">
-          <span class="legend-in" aria-hidden="true" /> {t.admin.legendIn} <span class="legend-out" aria-hidden="true" /> {t.admin.legendOut}
+          <span class="legend-in" aria-hidden="true" /> {tad().legendIn} <span class="legend-out" aria-hidden="true" /> {tad().legendOut}
         </span>
       </figcaption>
-      <svg viewBox={`0 0 ${W} ${H + 1}`} role="img" aria-label={fmt(t.admin.chartLabel, { total: formatNumber(total) })} preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${W} ${H + 1}`} role="img" aria-label={fmt(tad().chartLabel, { total: formatNumber(total) })} preserveAspectRatio="none">
         {bars.map((b, i) => (
           <g key={b.day} class="bar" data-day={b.day} data-total={b.total}>
-            <title>{fmt(t.admin.barTitle, { day: formatDay(b.day), input: formatNumber(days[i]!.tokensIn), output: formatNumber(days[i]!.tokensOut) })}</title>
+            <title>{fmt(tad().barTitle, { day: formatDay(b.day), input: formatNumber(days[i]!.tokensIn), output: formatNumber(days[i]!.tokensOut) })}</title>
             <rect class="bar-hit" x={b.x} y={0} width={b.width} height={H} />
             <rect class="bar-in" x={b.x} y={H - b.inHeight} width={b.width} height={b.inHeight} />
             <rect class="bar-out" x={b.x} y={H - b.inHeight - b.outHeight} width={b.width} height={b.outHeight} />
@@ -389,15 +390,15 @@ function UsageTab() {
   const { report, error } = useUsage();
   const [detail, setDetail] = useState<UserUsage | null>(null);
   if (error) return <p class="form-error" role="alert">{error}</p>;
-  if (!report) return <p class="muted">{t.admin.loading}</p>;
+  if (!report) return <p class="muted">{t.ui.loading}</p>;
   const users = [...report.users].sort((a, b) => b.tokensIn + b.tokensOut - (a.tokensIn + a.tokensOut) || (a.email ?? a.principal).localeCompare(b.email ?? b.principal));
   return (
     <div class="admin-usage">
       <TokenChart days={lastDays(report.days, 30, Date.now())} />
       {users.length === 0 ? (
-        <p class="muted">{t.admin.noUsage}</p>
+        <p class="muted">{tad().noUsage}</p>
       ) : (
-        <DataTable kind="usage-table" columns={[t.admin.user, { label: t.admin.chats, num: true }, { label: t.admin.storage, num: true }, { label: t.admin.attachments, num: true }, { label: t.admin.tokensIn, num: true }, { label: t.admin.tokensOut, num: true }, t.admin.lastActive]}>
+        <DataTable kind="usage-table" columns={[tad().user, { label: tad().chats, num: true }, { label: tad().storage, num: true }, { label: tad().attachments, num: true }, { label: tad().tokensIn, num: true }, { label: tad().tokensOut, num: true }, tad().lastActive]}>
           {users.map((u) => {
             const who = u.email ?? u.principal;
             const id = accountIdOf(u.principal);
@@ -405,7 +406,7 @@ function UsageTab() {
               <tr key={u.principal} data-principal={u.principal} class={detail?.principal === u.principal ? "selected" : undefined}>
                 <td>
                   {id ? (
-                    <button type="button" class="link-button" aria-label={fmt(t.admin.showUsage, { user: who })} onClick={() => setDetail(detail?.principal === u.principal ? null : u)}>
+                    <button type="button" class="link-button" aria-label={fmt(tad().showUsage, { user: who })} onClick={() => setDetail(detail?.principal === u.principal ? null : u)}>
                       {who}
                     </button>
                   ) : (
@@ -438,13 +439,13 @@ function UserUsageDetail({ user }: { user: UserUsage }) {
   }, [id]);
   const who = user.email ?? user.principal;
   return (
-    <section class="panel-section user-usage" aria-label={fmt(t.admin.userUsageTitle, { user: who })}>
-      <h2>{fmt(t.admin.userUsageTitle, { user: who })}</h2>
+    <section class="panel-section user-usage" aria-label={fmt(tad().userUsageTitle, { user: who })}>
+      <h2>{fmt(tad().userUsageTitle, { user: who })}</h2>
       {error && <p class="form-error">{error}</p>}
       {rows && (
         <>
-          <TokenChart days={lastDays(rows, 30, Date.now())} label={fmt(t.admin.userUsageTitle, { user: who })} />
-          <DataTable kind="model-table" columns={[t.admin.model, { label: t.admin.tokensIn, num: true }, { label: t.admin.tokensOut, num: true }, { label: t.admin.calls, num: true }]}>
+          <TokenChart days={lastDays(rows, 30, Date.now())} label={fmt(tad().userUsageTitle, { user: who })} />
+          <DataTable kind="model-table" columns={[tad().model, { label: tad().tokensIn, num: true }, { label: tad().tokensOut, num: true }, { label: tad().calls, num: true }]}>
             {byModel(rows).map((m) => (
               <tr key={m.model}>
                 <td>{m.model}</td>
@@ -465,12 +466,12 @@ function UserUsageDetail({ user }: { user: UserUsage }) {
 function QuotasTab() {
   const { report, error } = useUsage();
   if (error) return <p class="form-error" role="alert">{error}</p>;
-  if (!report) return <p class="muted">{t.admin.loading}</p>;
+  if (!report) return <p class="muted">{t.ui.loading}</p>;
   const accounts = report.users.filter((u) => accountIdOf(u.principal));
   return (
     <div class="admin-quotas">
-      <p class="muted">{t.admin.quotasIntro}</p>
-      <DataTable kind="quota-table" columns={[t.admin.user, t.admin.tokensPerDay, t.admin.storageMb, { label: t.admin.actions, hidden: true }]}>
+      <p class="muted">{tad().quotasIntro}</p>
+      <DataTable kind="quota-table" columns={[tad().user, tad().tokensPerDay, tad().storageMb, { label: t.ui.actions, hidden: true }]}>
         {accounts.map((u) => (
           <QuotaRow key={u.principal} user={u} defaults={report.defaults ?? {}} />
         ))}
@@ -486,17 +487,17 @@ function QuotaRow({ user, defaults }: { user: UserUsage; defaults: QuotaLimits }
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const who = user.email ?? user.principal;
-  const placeholder = (v: number | null | undefined, unit = 1) => (v ? quotaInput(v, unit) : t.admin.noLimit);
+  const placeholder = (v: number | null | undefined, unit = 1) => (v ? quotaInput(v, unit) : tad().noLimit);
   const save = async (e: Event) => {
     e.preventDefault();
     const tokensPerDay = parseQuota(tokens);
     const storageBytes = parseQuota(storage, MB);
-    if (tokensPerDay === undefined || storageBytes === undefined) return setError(t.admin.quotaInvalid);
+    if (tokensPerDay === undefined || storageBytes === undefined) return setError(tad().quotaInvalid);
     setBusy(true);
     setError(null);
     try {
       await adminApi.setQuota(accountIdOf(user.principal)!, { tokensPerDay, storageBytes });
-      shell.toast(fmt(t.admin.quotaSaved, { user: who }), "info");
+      shell.toast(fmt(tad().quotaSaved, { user: who }), "info");
     } catch (err) {
       setError(describeError(err));
     } finally {
@@ -511,15 +512,15 @@ function QuotaRow({ user, defaults }: { user: UserUsage; defaults: QuotaLimits }
         {error && <p class="form-error">{error}</p>}
       </td>
       <td>
-        <input form={form} class="quota-tokens" inputMode="numeric" aria-label={`${t.admin.tokensPerDay} · ${who}`} placeholder={placeholder(defaults.tokensPerDay)} value={tokens} onInput={(e) => setTokens(inputValue(e))} />
+        <input form={form} class="quota-tokens" inputMode="numeric" aria-label={`${tad().tokensPerDay} · ${who}`} placeholder={placeholder(defaults.tokensPerDay)} value={tokens} onInput={(e) => setTokens(inputValue(e))} />
       </td>
       <td>
-        <input form={form} class="quota-storage" inputMode="decimal" aria-label={`${t.admin.storageMb} · ${who}`} placeholder={placeholder(defaults.storageBytes, MB)} value={storage} onInput={(e) => setStorage(inputValue(e))} />
+        <input form={form} class="quota-storage" inputMode="decimal" aria-label={`${tad().storageMb} · ${who}`} placeholder={placeholder(defaults.storageBytes, MB)} value={storage} onInput={(e) => setStorage(inputValue(e))} />
       </td>
       <td>
         <form id={form} onSubmit={save}>
           <button type="submit" class="button small" disabled={busy}>
-            {t.admin.save}
+            {tad().save}
           </button>
         </form>
       </td>
@@ -543,25 +544,25 @@ function ModelsTab() {
         if (m.models?.length) setModels(m.models.map((o) => ({ ...o, provider: "" })));
         else void loadModels().then(setModels);
       },
-      (err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })),
+      (err) => setError(fmt(t.ui.loadFailed, { error: describeError(err) })),
     );
   }, []);
   if (error && allowed === undefined) return <p class="form-error" role="alert">{error}</p>;
-  if (!models || allowed === undefined) return <p class="muted">{t.admin.loading}</p>;
-  if (models.length === 0) return <p class="muted">{t.admin.noModels}</p>;
+  if (!models || allowed === undefined) return <p class="muted">{t.ui.loading}</p>;
+  if (models.length === 0) return <p class="muted">{tad().noModels}</p>;
   const toggle = (id: string, on: boolean) => {
     const base = allowed ?? models.map((m) => m.id);
     setAllowed(on ? [...base.filter((x) => x !== id), id] : base.filter((x) => x !== id));
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    if (allowed && allowed.length === 0) return setError(t.admin.atLeastOneModel);
+    if (allowed && allowed.length === 0) return setError(tad().atLeastOneModel);
     setBusy(true);
     setError(null);
     try {
       const next = await adminApi.setModels(allowed);
       setAllowed(next.memberModels);
-      shell.toast(t.admin.modelsSaved, "info");
+      shell.toast(tad().modelsSaved, "info");
     } catch (err) {
       setError(describeError(err));
     } finally {
@@ -570,13 +571,13 @@ function ModelsTab() {
   };
   return (
     <form class="admin-models panel-form" onSubmit={save}>
-      <p class="muted">{t.admin.modelsIntro}</p>
+      <p class="muted">{tad().modelsIntro}</p>
       <label class="check">
         <input type="checkbox" id="models-all" checked={allowed === null} onChange={(e) => setAllowed((e.currentTarget as HTMLInputElement).checked ? null : models.map((m) => m.id))} />
-        {t.admin.allModels}
+        {tad().allModels}
       </label>
       <fieldset class="model-checks" disabled={allowed === null}>
-        <legend class="sr-only">{t.admin.tabs.models}</legend>
+        <legend class="sr-only">{tad().tabs.models}</legend>
         {models.map((m) => (
           <label key={m.id} class="check">
             <input type="checkbox" data-model={m.id} checked={allowed === null || allowed.includes(m.id)} onChange={(e) => toggle(m.id, (e.currentTarget as HTMLInputElement).checked)} />
@@ -589,7 +590,7 @@ function ModelsTab() {
       </p>
       <div class="dialog-actions">
         <button type="submit" class="button primary" disabled={busy}>
-          {t.admin.save}
+          {tad().save}
         </button>
       </div>
     </form>
@@ -614,7 +615,7 @@ function AuditTab() {
         });
         setCursor(page.nextCursor ?? null);
       })
-      .catch((err) => setError(fmt(t.admin.loadFailed, { error: describeError(err) })))
+      .catch((err) => setError(fmt(t.ui.loadFailed, { error: describeError(err) })))
       .finally(() => setLoading(false));
   };
   useEffect(() => load(null), []);
@@ -625,14 +626,14 @@ function AuditTab() {
           {error}
         </p>
       )}
-      {!loading && entries.length === 0 && <p class="muted">{t.admin.noEntries}</p>}
+      {!loading && entries.length === 0 && <p class="muted">{tad().noEntries}</p>}
       {entries.length > 0 && (
-        <DataTable kind="audit-table" columns={[t.admin.at, t.admin.actor, t.admin.action, t.admin.target, t.admin.detail]}>
+        <DataTable kind="audit-table" columns={[tad().at, tad().actor, tad().action, tad().target, tad().detail]}>
           {entries.map((e) => (
             <tr key={e.id} data-action={e.action}>
               <td>{formatDateTime(typeof e.at === "number" ? new Date(e.at).toISOString() : e.at)}</td>
-              <td>{e.actor ?? t.admin.system}</td>
-              <td>{t.admin.auditActions[e.action] ?? tm().auditActions[e.action] ?? tpv().auditActions[e.action] ?? e.action}</td>
+              <td>{e.actor ?? tad().system}</td>
+              <td>{tad().auditActions[e.action] ?? tm().auditActions[e.action] ?? tpv().auditActions[e.action] ?? e.action}</td>
               <td>{e.target ?? ""}</td>
               <td class="audit-detail">{e.detail === undefined || e.detail === null ? "" : typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail)}</td>
             </tr>
@@ -641,7 +642,7 @@ function AuditTab() {
       )}
       {cursor && (
         <button type="button" class="button" disabled={loading} onClick={() => load(cursor)}>
-          {t.admin.older}
+          {tad().older}
         </button>
       )}
     </div>

@@ -3,7 +3,15 @@ import { test } from "node:test";
 import { en } from "./en";
 import { zhCN } from "./zh-CN";
 import { fmt, placeholders, plural, type Plural } from "./format";
-import { detectLocale, initialLocale, LOCALE_KEY } from "./detect";
+import { detectLocale, initialLocale, LOCALE_KEY, type Locale } from "./detect";
+import { accountPageCatalogues } from "./account-page";
+import { adminPageCatalogues } from "./admin-page";
+import { adminMcpCatalogues } from "./admin-mcp";
+import { adminProvidersCatalogues } from "./admin-providers";
+import { adminSettingsCatalogues } from "./admin-settings";
+import { approvalCardCatalogues } from "./approval-card";
+import { projectPageCatalogues } from "./project-page";
+import { skillsPageCatalogues } from "./skills-page";
 import { describeAuthError, describeError, formatRelative, formatSize, formatWait, setLocale, t } from "./";
 import { ApiError } from "../api";
 import { renderItems, reduceLog } from "../chat/events";
@@ -26,35 +34,66 @@ function leaves(obj: unknown, path = ""): Map<string, string> {
 
 const messageKeys = (m: Map<string, string>) => new Set([...m.keys()].map((k) => k.split("#")[0]!));
 
-test("the Chinese catalogue has exactly the English key set", () => {
-  const a = messageKeys(leaves(en));
-  const b = messageKeys(leaves(zhCN));
-  assert.deepEqual([...b].filter((k) => !a.has(k)), [], "keys only in zh-CN");
-  assert.deepEqual([...a].filter((k) => !b.has(k)), [], "keys missing from zh-CN");
-  assert.ok(a.size > 150, `a real catalogue (${a.size} messages)`);
+/** Every catalogue the app ships: the first-load one and each page's lazy one (en, zh-CN). */
+const CATALOGUES: [string, Record<Locale, unknown>][] = [
+  ["the first-load catalogue", { en, "zh-CN": zhCN }],
+  ["account-page.ts", accountPageCatalogues],
+  ["admin-page.ts", adminPageCatalogues],
+  ["admin-mcp.ts", adminMcpCatalogues],
+  ["admin-providers.ts", adminProvidersCatalogues],
+  ["admin-settings.ts", adminSettingsCatalogues],
+  ["approval-card.ts", approvalCardCatalogues],
+  ["project-page.ts", projectPageCatalogues],
+  ["skills-page.ts", skillsPageCatalogues],
+];
+
+test("every catalogue: the Chinese one has exactly the English key set", () => {
+  let total = 0;
+  for (const [name, c] of CATALOGUES) {
+    const a = messageKeys(leaves(c.en));
+    const b = messageKeys(leaves(c["zh-CN"]));
+    assert.deepEqual([...b].filter((k) => !a.has(k)), [], `${name}: keys only in zh-CN`);
+    assert.deepEqual([...a].filter((k) => !b.has(k)), [], `${name}: keys missing from zh-CN`);
+    assert.ok(a.size > 0, name);
+    total += a.size;
+  }
+  assert.ok(total > 150, `real catalogues (${total} messages)`);
 });
 
-test("every Chinese message has the placeholders of its English one, and plurals have `other`", () => {
-  const e = leaves(en);
-  const z = leaves(zhCN);
-  for (const [key, zh] of z) {
-    const base = key.split("#")[0]!;
-    const english = e.get(key) ?? e.get(`${base}#other`);
-    assert.ok(english !== undefined, key);
-    assert.deepEqual(placeholders(zh), placeholders(english!), `placeholders of ${key}`);
-  }
-  for (const key of messageKeys(e)) {
-    if (!e.has(key)) assert.ok(z.has(`${key}#other`), `${key} has an "other" form in zh-CN`);
+test("every catalogue: each Chinese message has the placeholders of its English one, and plurals have `other`", () => {
+  for (const [name, c] of CATALOGUES) {
+    const e = leaves(c.en);
+    const z = leaves(c["zh-CN"]);
+    for (const [key, zh] of z) {
+      const base = key.split("#")[0]!;
+      const english = e.get(key) ?? e.get(`${base}#other`);
+      assert.ok(english !== undefined, `${name}: ${key}`);
+      assert.deepEqual(placeholders(zh), placeholders(english!), `${name}: placeholders of ${key}`);
+    }
+    for (const key of messageKeys(e)) {
+      if (!e.has(key)) assert.ok(z.has(`${key}#other`), `${name}: ${key} has an "other" form in zh-CN`);
+    }
   }
 });
 
-test("the Chinese catalogue is Chinese: no English words left outside names and keys", () => {
+test("every Chinese catalogue is Chinese: no English words left outside names and keys", () => {
   // Product, protocol and key names that are written the same in a Chinese UI.
   const allowed = new Set(["eve", "chat", "Spin", "Markdown", "JSON", "Ctrl", "Enter", "token", "KB", "MB", "GB", "API"]);
-  for (const [key, zh] of leaves(zhCN)) {
-    const words = zh.replace(/\{\w+\}/g, "").match(/[A-Za-z]{2,}/g) ?? [];
-    assert.deepEqual(words.filter((w) => !allowed.has(w)), [], `${key}: ${zh}`);
-    if (key !== "shell.documentTitle" && key !== "composer.charCount") assert.match(zh, /[\u4e00-\u9fff]/, `${key} has Chinese text`);
+  // The admin and settings pages also name what an operator types: protocols, providers, file
+  // formats and the values of a setting (`name = never, once or always`).
+  const operatorNames = new Set(["MCP", "OAuth", "Bearer", "HTTP", "https", "Streamable", "URL", "ID", "OpenAI", "Anthropic", "KiB", "UTC", "PDF", "SKILL", "host", "never", "once", "always"]);
+  // ...and configuration keys and paths (`llm_models`, `docs/runtime.md`, `host:port`), names as written.
+  const code = /[\w./:-]*[_./:][\w./:-]*/g;
+  for (const [name, c] of CATALOGUES) {
+    const firstLoad = c.en === en;
+    for (const [key, zh] of leaves(c["zh-CN"])) {
+      const text = zh.replace(/\{\w+\}/g, "");
+      const words = (firstLoad ? text : text.replace(code, "")).match(/[A-Za-z]{2,}/g) ?? [];
+      assert.deepEqual(words.filter((w) => !allowed.has(w) && (firstLoad || !operatorNames.has(w))), [], `${name}: ${key}: ${zh}`);
+      // A page's message may be a name alone (a provider's kind, `HTTP {status}`).
+      const namesOnly = firstLoad ? ["shell.documentTitle", "composer.charCount"].includes(key) : !/[^\s\p{P}]/u.test(text.replace(/[A-Za-z]+/g, ""));
+      if (!namesOnly) assert.match(zh, /[\u4e00-\u9fff]/, `${name}: ${key} has Chinese text`);
+    }
   }
 });
 

@@ -41,7 +41,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
   if (!project) {
     return (
       <div class="page page-panel project-page" aria-busy="true">
-        <p class="muted">{t.admin.loading}</p>
+        <p class="muted">{t.ui.loading}</p>
       </div>
     );
   }

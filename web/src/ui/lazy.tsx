@@ -38,7 +38,7 @@ export function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>
     if (quiet) return null;
     return (
       <div class="page page-panel" aria-busy={!error}>
-        <p class={error ? "form-error" : "muted"}>{error ? fmt(t.admin.loadFailed, { error }) : t.admin.loading}</p>
+        <p class={error ? "form-error" : "muted"}>{error ? fmt(t.ui.loadFailed, { error }) : t.ui.loading}</p>
       </div>
     );
   };

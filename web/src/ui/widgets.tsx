@@ -35,15 +35,15 @@ export function OnceSecret({ title, label, value, warning, onDone, doneLabel }: 
       <div class="once-row">
         <input class="once-value" readOnly aria-label={label} value={value} onFocus={(e) => (e.currentTarget as HTMLInputElement).select()} />
         <button type="button" class="button small once-copy" onClick={() => void copy()}>
-          {copied === "ok" ? t.tokens.copied : t.tokens.copy}
+          {copied === "ok" ? t.ui.copied : t.ui.copy}
         </button>
         {onDone && (
           <button type="button" class="button small ghost" onClick={onDone}>
-            {doneLabel ?? t.tokens.done}
+            {doneLabel ?? t.ui.done}
           </button>
         )}
       </div>
-      {copied === "failed" && <p class="form-error">{t.tokens.copyFailed}</p>}
+      {copied === "failed" && <p class="form-error">{t.ui.copyFailed}</p>}
     </div>
   );
 }
@@ -90,7 +90,7 @@ export function ConfirmDialog(props: {
         </p>
         <div class="dialog-actions">
           <button type="button" class="button" onClick={props.onCancel}>
-            {t.admin.cancel}
+            {t.ui.cancel}
           </button>
           <button type="submit" class={`button ${props.danger ? "danger" : "primary"}`} disabled={!ready} autoFocus={props.typed === undefined}>
             {props.confirmLabel}
