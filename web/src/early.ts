@@ -1,7 +1,7 @@
 // Loaded as a blocking <script src> in <head> (allowed by the CSP's script-src 'self'; no inline
 // script): applies the desktop sidebar state from the `eve-chat-sidebar` cookie, the route's
 // layout class and the UI language to <html> before the first paint, so none of them flashes.
-import { ROUTE_CLASSES, routeClass, sidebarClosedFromCookie } from "./layout";
+import { ROUTE_CLASSES, routeClass, sidebarClosedFromCookie } from "./shell/layout";
 import { initialLocale } from "./i18n/detect";
 import { shell as enShell } from "./i18n/en";
 import { shell as zhShell } from "./i18n/zh-CN";

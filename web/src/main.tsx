@@ -1,5 +1,5 @@
 import { render } from "preact";
-import { App } from "./app";
+import { App } from "./shell/app";
 import { setLocale, startLocale } from "./i18n";
 import "./styles.css";
 

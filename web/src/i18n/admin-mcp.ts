@@ -2,7 +2,7 @@
 // languages: only the admin chunk imports them, so they stay out of the first-load JavaScript.
 // The server's refusals (the outbound guard's words) are shown as sent, in English, as every
 // API error text is.
-import { locale } from "./index";
+import { inLocale } from "./index";
 
 const en = {
   tab: "MCP servers",
@@ -107,6 +107,4 @@ const zhCN: typeof en = {
 export const adminMcpCatalogues = { en, "zh-CN": zhCN };
 
 /** The MCP servers tab's strings in the UI's language. */
-export function tm(): typeof en {
-  return locale === "zh-CN" ? zhCN : en;
-}
+export const tm = inLocale(adminMcpCatalogues);

@@ -1,7 +1,7 @@
 // The admin page's Providers tab (issue 22, docs/runtime.md), in both languages: only the admin
 // chunk and the tab's own chunk (components/admin-providers.tsx) import it, so it stays out of
 // the first-load JavaScript.
-import { locale } from "./index";
+import { inLocale } from "./index";
 
 const en = {
   tab: "Providers",
@@ -131,6 +131,4 @@ const zhCN: typeof en = {
 export const adminProvidersCatalogues = { en, "zh-CN": zhCN };
 
 /** The Providers tab's strings in the UI's language. */
-export function tpv(): typeof en {
-  return locale === "zh-CN" ? zhCN : en;
-}
+export const tpv = inLocale(adminProvidersCatalogues);

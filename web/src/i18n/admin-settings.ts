@@ -1,6 +1,6 @@
 // The admin page's Settings tab strings (issue 22, docs/runtime.md "Settings"), in both
 // languages: only the admin chunk imports them, so they stay out of the first-load JavaScript.
-import { locale } from "./index";
+import { inLocale } from "./index";
 
 const en = {
   tab: "Settings",
@@ -97,6 +97,4 @@ const zhCN: typeof en = {
 export const adminSettingsCatalogues = { en, "zh-CN": zhCN };
 
 /** The Settings tab's strings in the UI's language. */
-export function tset(): typeof en {
-  return locale === "zh-CN" ? zhCN : en;
-}
+export const tset = inLocale(adminSettingsCatalogues);

@@ -1,7 +1,7 @@
 // The approval card's own strings (issue 23, docs/approvals.md), in both languages: only the
 // card's chunk (components/approval-card.tsx) imports them, so they stay out of the first-load
 // JavaScript.
-import { locale } from "./index";
+import { inLocale } from "./index";
 
 const en = {
   title: "Approval needed",
@@ -27,6 +27,4 @@ const zhCN: typeof en = {
 export const approvalCardCatalogues = { en, "zh-CN": zhCN };
 
 /** The card's strings in the page's current language. */
-export function ta(): typeof en {
-  return locale === "zh-CN" ? zhCN : en;
-}
+export const ta = inLocale(approvalCardCatalogues);

@@ -23,6 +23,14 @@ export async function loadCatalogue(l: Locale): Promise<Messages> {
   return (loaded[l] ??= await loaders[l]());
 }
 
+/**
+ * The accessor of a lazy catalogue (a page's own strings, in every language, shipped in that
+ * page's chunk): its strings in the current language, read at render time.
+ */
+export function inLocale<T>(catalogues: Record<Locale, T>): () => T {
+  return () => catalogues[locale];
+}
+
 /** How each language names itself in the switcher. */
 export const LANGUAGE_NAMES: Record<Locale, string> = { en: "English", "zh-CN": "简体中文" };
 

@@ -1,7 +1,7 @@
 // The project page's own strings (issue 21), in both languages: only the page's chunk
 // (components/projects.tsx) imports them, so they stay out of the first-load JavaScript. The
 // sidebar's and the transcript's project strings are in the catalogues (`t.projects`).
-import { locale } from "./index";
+import { inLocale } from "./index";
 import type { Plural } from "./format";
 
 const en = {
@@ -113,6 +113,4 @@ const zhCN: typeof en = {
 export const projectPageCatalogues = { en, "zh-CN": zhCN };
 
 /** The page's strings in the current language. */
-export function tp(): typeof en {
-  return locale === "zh-CN" ? zhCN : en;
-}
+export const tp = inLocale(projectPageCatalogues);

@@ -1,6 +1,6 @@
 // The skills section's strings (issue 22, docs/skills.md), in both languages: only its chunk
 // (components/skills.tsx) imports them, so they stay out of the first-load JavaScript.
-import { locale } from "./index";
+import { inLocale } from "./index";
 
 const en = {
   title: "Skills",
@@ -53,6 +53,4 @@ const zhCN: typeof en = {
 export const skillsPageCatalogues = { en, "zh-CN": zhCN };
 
 /** The skills section's strings in the UI's language. */
-export function ts(): typeof en {
-  return locale === "zh-CN" ? zhCN : en;
-}
+export const ts = inLocale(skillsPageCatalogues);
