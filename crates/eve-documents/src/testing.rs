@@ -125,3 +125,49 @@ pub fn pdf(pages: &[&[&str]]) -> Vec<u8> {
     doc.save_to(&mut out).expect("pdf");
     out
 }
+
+/// The worked reconciliation (docs/projects.md): March's bank statement as a workbook and the
+/// company's ledger as CSV, with three deliberate mismatches — INV-1003 booked as 1250.00 but
+/// paid 1205.00, a bank fee (FEE-03) not in the ledger, a cheque (CHQ-5120) not yet cleared.
+pub fn bank_statement_xlsx() -> Vec<u8> {
+    let row = |d, r, t, a| {
+        vec![
+            Value::Date(d),
+            Value::Text(r),
+            Value::Text(t),
+            Value::Number(a),
+        ]
+    };
+    xlsx(&[
+        (
+            "March",
+            vec![
+                vec![
+                    Value::Text("Date"),
+                    Value::Text("Reference"),
+                    Value::Text("Description"),
+                    Value::Text("Amount"),
+                ],
+                row("2024-03-01", "INV-1001", "Client A", 1250.0),
+                row("2024-03-05", "INV-1002", "Client B", 980.4),
+                row("2024-03-08", "SUP-77", "Office rent", -1500.0),
+                row("2024-03-12", "INV-1003", "Client C", 1205.0),
+                row("2024-03-29", "FEE-03", "Bank fee", -12.5),
+            ],
+        ),
+        (
+            "Summary",
+            vec![vec![Value::Text("Account"), Value::Text("Current")]],
+        ),
+    ])
+}
+
+/// The ledger of [`bank_statement_xlsx`]'s month.
+pub const LEDGER_CSV: &str = "date,reference,amount\n2024-03-01,INV-1001,1250.00\n2024-03-05,INV-1002,980.40\n2024-03-08,SUP-77,-1500.00\n2024-03-12,INV-1003,1250.00\n2024-03-30,CHQ-5120,-320.00\n";
+
+/// The rows that do not match, as `query_table` finds them with tables `bank` (the sheet) and
+/// `ledger` (the CSV file).
+pub const MISMATCHES_SQL: &str = "SELECT b.reference AS reference, b.amount AS bank, l.amount AS ledger, round(b.amount - coalesce(l.amount, 0), 2) AS difference FROM bank b LEFT JOIN ledger l ON l.reference = b.reference WHERE l.reference IS NULL OR b.amount <> l.amount UNION ALL SELECT l.reference, NULL, l.amount, round(-l.amount, 2) FROM ledger l LEFT JOIN bank b ON b.reference = l.reference WHERE b.reference IS NULL ORDER BY reference";
+
+/// Both statements' totals.
+pub const TOTALS_SQL: &str = "SELECT (SELECT round(sum(amount), 2) FROM bank) AS bank_total, (SELECT round(sum(amount), 2) FROM ledger) AS ledger_total";

@@ -11,6 +11,8 @@
 
 pub mod guard;
 pub mod sql;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 
