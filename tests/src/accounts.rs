@@ -243,7 +243,14 @@ pub fn new_project(h: &Host, u: &User, name: &str, instructions: &str) -> String
 }
 
 /// An upload as the web app sends it: the raw bytes, their type, the percent-encoded name.
-pub fn upload(h: &Host, u: &User, project: &str, name: &str, media: &str, bytes: &[u8]) -> Response {
+pub fn upload(
+    h: &Host,
+    u: &User,
+    project: &str,
+    name: &str,
+    media: &str,
+    bytes: &[u8],
+) -> Response {
     let origin = h.origin();
     let encoded: String = name
         .bytes()

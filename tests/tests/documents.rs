@@ -11,7 +11,9 @@ use eve_chat_tests::accounts::*;
 use eve_chat_tests::eve::{history_as, of_type, parse_ndjson};
 use eve_chat_tests::Host;
 use eve_documents::kinds::{DOCX, PDF, XLSX};
-use eve_documents::testing::{self, docx_paragraph, docx_table, LEDGER_CSV, MISMATCHES_SQL, TOTALS_SQL};
+use eve_documents::testing::{
+    self, docx_paragraph, docx_table, LEDGER_CSV, MISMATCHES_SQL, TOTALS_SQL,
+};
 use serde_json::{json, Value};
 
 const SETTLE: Duration = Duration::from_secs(60);
@@ -34,7 +36,10 @@ fn call_tool(name: &str, input: Value) -> String {
 #[test]
 fn office_files_upload_by_default_and_read_back_as_text_and_the_reconciliation_is_exact() {
     let Some(h) = host(&[]) else { return };
-    let alice = signed_up(&h, json!({"email": "alice@open.example", "password": PASSWORD}));
+    let alice = signed_up(
+        &h,
+        json!({"email": "alice@open.example", "password": PASSWORD}),
+    );
     let p = new_project(&h, &alice, "March close", "");
     let policy = [
         docx_paragraph(Some("Heading1"), "Reconciliation policy"),
@@ -46,7 +51,11 @@ fn office_files_upload_by_default_and_read_back_as_text_and_the_reconciliation_i
         ("bank.xlsx", XLSX, testing::bank_statement_xlsx()),
         ("ledger.csv", "text/csv", LEDGER_CSV.as_bytes().to_vec()),
         ("policy.docx", DOCX, testing::docx(&policy)),
-        ("statement.pdf", PDF, testing::pdf(&[&["Statement of account", "Closing balance 1922.90"]])),
+        (
+            "statement.pdf",
+            PDF,
+            testing::pdf(&[&["Statement of account", "Closing balance 1922.90"]]),
+        ),
     ];
     for (name, media, bytes) in &uploads {
         ok(upload(&h, &alice, &p, name, media, bytes), 201);
@@ -54,13 +63,33 @@ fn office_files_upload_by_default_and_read_back_as_text_and_the_reconciliation_i
     let chat = new_chat(&h, &alice, Some(&p));
 
     let read = |file: &str| {
-        let out = tool_output(&h, &alice, &chat, call_tool("read_file", json!({"filePath": format!("/workspace/{file}")})));
-        out["content"].as_str().unwrap_or_else(|| panic!("{out}")).to_string()
+        let out = tool_output(
+            &h,
+            &alice,
+            &chat,
+            call_tool(
+                "read_file",
+                json!({"filePath": format!("/workspace/{file}")}),
+            ),
+        );
+        out["content"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string()
     };
     let book = read("bank.xlsx");
-    assert!(book.contains("1: # Workbook: 2 sheets (\"March\", \"Summary\")"), "{book}");
-    assert!(book.contains("| Date | Reference | Description | Amount |"), "{book}");
-    assert!(book.contains("| 2024-03-12 | INV-1003 | Client C | 1205 |"), "{book}");
+    assert!(
+        book.contains("1: # Workbook: 2 sheets (\"March\", \"Summary\")"),
+        "{book}"
+    );
+    assert!(
+        book.contains("| Date | Reference | Description | Amount |"),
+        "{book}"
+    );
+    assert!(
+        book.contains("| 2024-03-12 | INV-1003 | Client C | 1205 |"),
+        "{book}"
+    );
     let doc = read("policy.docx");
     assert!(doc.starts_with("1: # Reconciliation policy\n"), "{doc}");
     assert!(doc.contains(": | Current | Finance |"), "{doc}");
@@ -71,10 +100,19 @@ fn office_files_upload_by_default_and_read_back_as_text_and_the_reconciliation_i
         {"name": "bank", "file": "/workspace/bank.xlsx", "sheet": "March"},
         {"name": "ledger", "file": "/workspace/ledger.csv"}]);
     let query = |sql: &str| {
-        tool_output(&h, &alice, &chat, call_tool("query_table", json!({"tables": tables, "sql": sql})))
+        tool_output(
+            &h,
+            &alice,
+            &chat,
+            call_tool("query_table", json!({"tables": tables, "sql": sql})),
+        )
     };
     let out = query(MISMATCHES_SQL);
-    assert_eq!(out["columns"], json!(["reference", "bank", "ledger", "difference"]), "{out}");
+    assert_eq!(
+        out["columns"],
+        json!(["reference", "bank", "ledger", "difference"]),
+        "{out}"
+    );
     assert_eq!(
         out["rows"],
         json!([
@@ -87,5 +125,8 @@ fn office_files_upload_by_default_and_read_back_as_text_and_the_reconciliation_i
 
     // The model's SQL reads only what it loaded: the app's tables are not there.
     let out = query("SELECT * FROM project_file");
-    assert!(out["error"].as_str().unwrap().contains("no such table"), "{out}");
+    assert!(
+        out["error"].as_str().unwrap().contains("no such table"),
+        "{out}"
+    );
 }

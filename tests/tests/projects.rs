@@ -30,8 +30,6 @@ fn person(h: &Host, name: &str) -> User {
     )
 }
 
-
-
 fn files(h: &Host, u: &User, project: &str) -> Vec<Value> {
     let path = format!("/api/projects/{project}/files");
     let v = ok(call(h, "GET", &path, Some(&u.cookie), None), 200);
@@ -806,7 +804,6 @@ fn file_id(h: &Host, u: &User, project: &str, name: &str, media: &str, bytes: &[
         .unwrap()
         .to_string()
 }
-
 
 #[test]
 fn a_message_names_project_files_the_model_gets_their_bytes_and_refusals_write_nothing() {
