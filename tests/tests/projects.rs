@@ -30,43 +30,6 @@ fn person(h: &Host, name: &str) -> User {
     )
 }
 
-fn new_project(h: &Host, u: &User, name: &str, instructions: &str) -> String {
-    let body = json!({"name": name, "instructions": instructions});
-    let v = ok(
-        call(h, "POST", "/api/projects", Some(&u.cookie), Some(&body)),
-        201,
-    );
-    v["project"]["id"].as_str().unwrap().to_string()
-}
-
-/// An upload as the web app sends it: the raw bytes, their type, the percent-encoded name.
-fn upload(h: &Host, u: &User, project: &str, name: &str, media: &str, bytes: &[u8]) -> Response {
-    let origin = h.origin();
-    let encoded: String = name
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect();
-    let headers = [
-        ("origin", origin.as_str()),
-        ("sec-fetch-site", "same-origin"),
-        ("cookie", u.cookie.as_str()),
-        ("content-type", media),
-        ("x-file-name", encoded.as_str()),
-    ];
-    h.send(
-        "POST",
-        &format!("/api/projects/{project}/files"),
-        &headers,
-        Some(bytes),
-    )
-}
-
 fn files(h: &Host, u: &User, project: &str) -> Vec<Value> {
     let path = format!("/api/projects/{project}/files");
     let v = ok(call(h, "GET", &path, Some(&u.cookie), None), 200);
@@ -837,17 +800,6 @@ fn naming(text: &str, files: &[&str]) -> Value {
 
 fn file_id(h: &Host, u: &User, project: &str, name: &str, media: &str, bytes: &[u8]) -> String {
     ok(upload(h, u, project, name, media, bytes), 201)["file"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-fn new_chat(h: &Host, u: &User, project: Option<&str>) -> String {
-    let body = json!({ "projectId": project });
-    ok(
-        call(h, "POST", "/api/chats", Some(&u.cookie), Some(&body)),
-        201,
-    )["chat"]["id"]
         .as_str()
         .unwrap()
         .to_string()

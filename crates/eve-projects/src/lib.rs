@@ -5,6 +5,7 @@
 //! - [`files`]: a scope's files — upload, list with previews, download, mark final, delete,
 //!   and the agent's one-statement write of a temp file (the write guard).
 //! - [`tools`]: `read_file`, `write_file`, `glob`, `grep` with eve 0.80.1's names and shapes.
+//! - [`query_table`]: the agent's read-only SQL over its sheets and CSV files (issue 33).
 //! - [`names`], [`preview`], [`patterns`]: file names made safe, previews, the tools' glob
 //!   and regular-expression patterns.
 //! - [`sql`]: every statement.
@@ -17,6 +18,7 @@ pub mod names;
 pub mod patterns;
 pub mod preview;
 pub mod projects;
+pub mod query_table;
 pub mod sql;
 pub mod tools;
 

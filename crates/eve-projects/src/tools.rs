@@ -15,13 +15,14 @@ use serde_json::{json, Value};
 use crate::files::{self, NewFile, WriteRefused};
 use crate::names;
 use crate::patterns::{self, NameGlob};
+use crate::query_table;
 
 /// The tools' names.
 pub const READ_FILE: &str = "read_file";
 pub const WRITE_FILE: &str = "write_file";
 pub const GLOB: &str = "glob";
 pub const GREP: &str = "grep";
-pub const NAMES: [&str; 4] = [READ_FILE, WRITE_FILE, GLOB, GREP];
+pub const NAMES: [&str; 5] = [READ_FILE, WRITE_FILE, GLOB, GREP, query_table::NAME];
 
 /// eve's defaults: lines per read, the longest line shown at once.
 pub const DEFAULT_READ_LINES: usize = 2000;
@@ -112,6 +113,7 @@ pub fn specs() -> Vec<(String, String, Value)> {
              "context":{"type":"integer","minimum":0},
              "path":{"type":"string","description":"Defaults to /workspace; or one file."}},
              "required":["pattern"],"additionalProperties":false})),
+        query_table::spec(),
     ]
 }
 
@@ -136,6 +138,7 @@ pub fn run<S: Sql>(fs: &FileScope<'_, S>, name: &str, input: &Value) -> Outcome 
             Some(p) => grep(fs, p, input),
             None => error("grep needs a pattern"),
         },
+        query_table::NAME => query_table::run(fs.db, fs.principal, fs.scope, input),
         other => error(format!("unknown tool {other:?}")),
     }
 }
@@ -175,7 +178,16 @@ fn read_file<S: Sql>(
         Ok(None) => return error(format!("File not found: {}", names::tool_path(&name))),
         Err(e) => return error(format!("the files are unavailable: {e}")),
     };
-    let Ok(text) = std::str::from_utf8(&file.data) else {
+    // An office document or a PDF is read as the text eve_documents makes of it.
+    let document = match eve_documents::text_of(&file.media_type, &name, &file.data) {
+        Some(Ok(text)) => Some(text),
+        Some(Err(e)) => return error(format!("{} cannot be read: {e}", names::tool_path(&name))),
+        None => None,
+    };
+    let Ok(text) = document
+        .as_deref()
+        .map_or(std::str::from_utf8(&file.data), Ok)
+    else {
         let content = format!(
             "{} is a binary file ({}, {} bytes): it cannot be shown as text.",
             names::tool_path(&name),

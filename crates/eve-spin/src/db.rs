@@ -60,6 +60,15 @@ impl Db {
 
 impl Sql for Db {
     fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String> {
+        self.execute_with_columns(statement, params)
+            .map(|(_, rows)| rows)
+    }
+
+    fn execute_with_columns(
+        &self,
+        statement: &str,
+        params: Vec<SqlValue>,
+    ) -> Result<(Vec<String>, Vec<SqlRow>), String> {
         let params: Vec<Value> = params.into_iter().map(to_spin).collect();
         let mut attempt = 0;
         let result = loop {
@@ -85,11 +94,12 @@ impl Sql for Db {
                 }
             }
         };
-        Ok(result
+        let rows = result
             .rows
             .into_iter()
             .map(|row| row.values.into_iter().map(from_spin).collect())
-            .collect())
+            .collect();
+        Ok((result.columns, rows))
     }
 }
 

@@ -62,4 +62,16 @@ impl Sql for Db {
         self.execute_counting_steps(statement, params)
             .map(|(rows, _)| rows)
     }
+
+    fn execute_with_columns(
+        &self,
+        statement: &str,
+        params: Vec<SqlValue>,
+    ) -> Result<(Vec<String>, Vec<SqlRow>), String> {
+        let names = {
+            let stmt = self.0.prepare(statement).map_err(|e| e.to_string())?;
+            stmt.column_names().into_iter().map(String::from).collect()
+        };
+        self.execute(statement, params).map(|rows| (names, rows))
+    }
 }

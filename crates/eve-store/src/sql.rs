@@ -24,6 +24,18 @@ pub trait Sql {
     /// Runs `statement` with `params` bound to `?1, ?2, …`; returns the rows it yields
     /// (`RETURNING` included). The error is the database's message.
     fn execute(&self, statement: &str, params: Vec<SqlValue>) -> Result<Vec<SqlRow>, String>;
+
+    /// As [`Sql::execute`], with the names of the result's columns, for a query whose columns
+    /// the caller does not know (the agent's `query_table`). Where the connection does not
+    /// report them, the names are empty.
+    fn execute_with_columns(
+        &self,
+        statement: &str,
+        params: Vec<SqlValue>,
+    ) -> Result<(Vec<String>, Vec<SqlRow>), String> {
+        self.execute(statement, params)
+            .map(|rows| (Vec::new(), rows))
+    }
 }
 
 /// What a client is told to wait when the database cannot be reached (a libSQL server that is

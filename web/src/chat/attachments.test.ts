@@ -14,6 +14,9 @@ test("the allowed types match exactly or by a type/* pattern, as the agent's pol
   assert.ok(isAllowedType("text/csv"));
   assert.ok(isAllowedType("text/plain; charset=utf-8"));
   assert.ok(isAllowedType("application/pdf"));
+  assert.ok(isAllowedType("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"));
+  assert.ok(isAllowedType("application/vnd.openxmlformats-officedocument.wordprocessingml.document"));
+  assert.ok(isAllowedType(mediaTypeOf("march.ods", "")));
   assert.ok(!isAllowedType("application/zip"));
   assert.ok(!isAllowedType("video/mp4"));
   assert.ok(isAllowedType("video/mp4", ["video/*"]));

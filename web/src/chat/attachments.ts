@@ -10,7 +10,16 @@ import { fmt, formatSize, t } from "../i18n";
 
 /** The agent's defaults (spin.toml `attachment_max_bytes`, `attachment_types`). */
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
-export const ALLOWED_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/*", "application/json", "application/xml", "application/yaml"];
+export const ALLOWED_TYPES = [
+  "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/*", "application/json", "application/xml", "application/yaml",
+  // The office documents the agent reads (eve_documents::kinds::MEDIA_TYPES).
+  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  "application/vnd.ms-excel.sheet.macroenabled.12",
+  "application/vnd.ms-excel.sheet.binary.macroenabled.12",
+  "application/vnd.ms-excel",
+  "application/vnd.oasis.opendocument.spreadsheet",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+];
 /** Files per message: the agent accepts 16 parts, one of them the text. */
 export const MAX_FILES = 8;
 
@@ -19,6 +28,12 @@ const BY_EXTENSION: Record<string, string> = {
   md: "text/markdown",
   markdown: "text/markdown",
   csv: "text/csv",
+  tsv: "text/tab-separated-values",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  xls: "application/vnd.ms-excel",
+  ods: "application/vnd.oasis.opendocument.spreadsheet",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  pdf: "application/pdf",
   txt: "text/plain",
   log: "text/plain",
   json: "application/json",

@@ -16,9 +16,15 @@ use crate::protocol::refusal::Refusal;
 
 /// `attachment_max_bytes` unset: 5 MiB per file (decoded).
 pub const DEFAULT_MAX_BYTES: u64 = 5 * 1024 * 1024;
-/// `attachment_types` unset: images providers read, PDFs, and text.
+/// `attachment_types` unset: images providers read, PDFs, text, and the office documents
+/// the agent reads (`eve_documents::kinds::MEDIA_TYPES`: workbooks and Word documents).
 pub const DEFAULT_TYPES: &str = "image/png,image/jpeg,image/gif,image/webp,application/pdf,\
-text/*,application/json,application/xml,application/yaml";
+text/*,application/json,application/xml,application/yaml,\
+application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,\
+application/vnd.ms-excel.sheet.macroenabled.12,\
+application/vnd.ms-excel.sheet.binary.macroenabled.12,application/vnd.ms-excel,\
+application/vnd.oasis.opendocument.spreadsheet,\
+application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 /// `attachment_quota_bytes` unset: 100 MiB of attachments per principal.
 pub const DEFAULT_QUOTA_BYTES: u64 = 100 * 1024 * 1024;
 /// The longest file name kept.
@@ -367,6 +373,19 @@ fn is_text_type(m: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn office_documents_the_agent_reads_are_accepted_by_default() {
+        let policy = UploadPolicy::default();
+        for t in eve_documents::kinds::MEDIA_TYPES {
+            assert!(policy.allows(t), "{t}");
+        }
+        assert!(!policy.allows("application/x-msdownload"));
+        // spin.toml's default is the one that applies on a deployment: the same list.
+        let manifest = include_str!("../../../../spin.toml");
+        let line = format!("attachment_types = {{ default = \"{DEFAULT_TYPES}\" }}");
+        assert!(manifest.contains(&line), "spin.toml's attachment_types default differs");
+    }
     use crate::protocol::ids::{attachment_id, is_attachment_id};
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
