@@ -22,8 +22,9 @@
 //! - [`service`]: what each route of the agent does, over the seams the component fills.
 
 pub mod connections;
-pub mod protocol;
-pub mod providers;
+/// The crates below the agent, under the names its modules use.
+pub use eve_protocol as protocol;
+pub use eve_providers as providers;
 pub mod service;
 pub mod session;
 pub mod tools;

@@ -7,13 +7,15 @@ use serde_json::{json, Value};
 
 use crate::tools::memory;
 use crate::tools::spec::{ToolCall, ToolSpec};
+/// The demo model and `get_weather` share the one offline hash; the demo asks `wait` for no
+/// more than it runs.
+pub use eve_providers::demo::stable_hash;
+pub use eve_providers::tool::MAX_WAIT_SECS;
 
 /// Outputs larger than this are stored aside (seed 003: 100 KB).
 pub const MAX_OUTPUT_BYTES: usize = 100 * 1024;
 /// The preview the model gets of a stored-aside output.
 pub const PREVIEW_BYTES: usize = 2000;
-/// The longest `wait`.
-pub const MAX_WAIT_SECS: u64 = 120;
 
 /// What tools may touch.
 pub trait ToolHost {
@@ -258,13 +260,6 @@ fn update_memory<T, E>(
         }
     }
     Err("memory is busy (other turns keep changing it); try again".into())
-}
-
-/// A small stable hash (FNV-1a) for deterministic demo data.
-pub fn stable_hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// Deterministic offline weather for a city (same city, same answer).
@@ -545,5 +540,42 @@ mod tests {
         assert_eq!(v["time"], "2026-12-01T08:14:56.230+02:00");
         let (_, err) = out(run(&call(json!("Mars/Olympus")), &mut h));
         assert!(err);
+    }
+
+    /// Moved from the demo provider's tests: the demo reads what the real tool returns.
+    #[test]
+    fn after_tool_results_the_demo_summarises_them() {
+        use eve_providers::demo::DemoModel;
+        use eve_providers::model::{Flow, Model, ModelEvent, ModelMessage, ModelRequest};
+        let r = ModelRequest {
+            system: String::new(),
+            messages: vec![
+                ModelMessage::User("weather in Oslo".into()),
+                ModelMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![],
+                },
+                ModelMessage::ToolResult {
+                    tool_call_id: "c".into(),
+                    tool_name: "get_weather".into(),
+                    content: weather("Oslo").to_string(),
+                    is_error: false,
+                },
+            ],
+            tools: vec![],
+        };
+        let mut demo = DemoModel {
+            pacing_ms: 0,
+            sleep: |_| {},
+        };
+        let mut text = String::new();
+        let streamed = demo.stream(&r, &mut |e| {
+            if let ModelEvent::TextDelta(t) = e {
+                text.push_str(&t);
+            }
+            Flow::Continue
+        });
+        assert_eq!(streamed, Ok(()));
+        assert!(text.contains("**Oslo**"), "{text}");
     }
 }

@@ -7,4 +7,5 @@
 pub mod builtin;
 pub mod memory;
 pub mod skills;
-pub mod spec;
+/// What a tool is to a model is the providers' (`eve_providers::tool`).
+pub use eve_providers::tool as spec;

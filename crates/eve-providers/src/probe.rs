@@ -5,7 +5,7 @@
 use eve_api::providers::{ProviderKind, ProviderTest};
 use serde_json::Value;
 
-use crate::providers::anthropic::API_VERSION;
+use crate::anthropic::API_VERSION;
 
 /// The models endpoint of a provider at `base_url` and the headers that carry `api_key`.
 pub fn models_request(

@@ -2,8 +2,9 @@
 //! ([`WireProtocol`]: request body + SSE stream parser), and the driver that joins them
 //! ([`HttpModel`]). The component supplies the transport (wasi:http); tests a scripted one.
 
-use crate::protocol::framing::{SseDecoder, SseMessage};
-use crate::providers::model::{Flow, Model, ModelError, ModelEvent, ModelRequest};
+use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest};
+use crate::stream::{emit, emit_all};
+use eve_protocol::framing::{SseDecoder, SseMessage};
 
 /// An outgoing HTTP request.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,18 +133,12 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
                 Ok(Read::Data(bytes)) => {
                     idle = 0;
                     for msg in decoder.push(&bytes) {
-                        for ev in parser.message(&msg)? {
-                            if on(ev) == Flow::Stop {
-                                return Err(ModelError::Interrupted);
-                            }
-                        }
+                        emit_all(on, parser.message(&msg)?)?;
                     }
                 }
                 Ok(Read::Idle) => {
                     idle += 1;
-                    if on(ModelEvent::Waiting) == Flow::Stop {
-                        return Err(ModelError::Interrupted);
-                    }
+                    emit(on, ModelEvent::Waiting)?;
                     if idle >= MAX_IDLE_POLLS {
                         return Err(ModelError::provider(
                             "timeout",
@@ -151,14 +146,7 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
                         ));
                     }
                 }
-                Ok(Read::End) => {
-                    for ev in parser.end()? {
-                        if on(ev) == Flow::Stop {
-                            return Err(ModelError::Interrupted);
-                        }
-                    }
-                    return Ok(());
-                }
+                Ok(Read::End) => return emit_all(on, parser.end()?),
                 Err(e) => {
                     return Err(ModelError::provider(
                         "stream_cut",
@@ -181,9 +169,7 @@ fn read_error_body(
             Ok(Read::Data(b)) => buf.extend(b),
             Ok(Read::Idle) => {
                 idle += 1;
-                if on(ModelEvent::Waiting) == Flow::Stop {
-                    return Err(ModelError::Interrupted);
-                }
+                emit(on, ModelEvent::Waiting)?;
             }
             Ok(Read::End) | Err(_) => break,
         }
@@ -205,18 +191,6 @@ pub fn summarize_error(body: &str) -> String {
         }
     }
     body.chars().take(300).collect()
-}
-
-/// Parses a tool call's accumulated argument text: `{}` when empty; a non-object or invalid
-/// JSON is kept as `{"_invalidInput": <text>}` so the tool answers a clear error.
-pub fn parse_arguments(text: &str) -> serde_json::Value {
-    if text.trim().is_empty() {
-        return serde_json::json!({});
-    }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        _ => serde_json::json!({ "_invalidInput": text }),
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! What every model provider speaks to the turn: a request (system prompt, transcript, tools)
 //! and a stream of [`ModelEvent`]s pushed to a callback that may stop it.
 
-use crate::providers::files::{self, ModelFile};
-pub use crate::tools::spec::{ToolCall, ToolSpec};
+use crate::files::{self, ModelFile};
+pub use crate::tool::{ToolCall, ToolSpec};
 
 /// One message of the transcript sent to the model.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::protocol::framing::SseMessage;
-use crate::providers::files::{FileContent, ModelFile};
-use crate::providers::http::{parse_arguments, HttpRequest, StreamParser, WireProtocol};
-use crate::providers::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
+use crate::files::{FileContent, ModelFile};
+use crate::http::{HttpRequest, StreamParser, WireProtocol};
+use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
+use crate::stream::parse_arguments;
+use eve_protocol::framing::SseMessage;
 
 /// Default base URL and model.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -346,9 +347,9 @@ impl OpenAiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::http::testing::{collect, Scripted};
-    use crate::providers::http::HttpModel;
-    use crate::providers::model::ToolSpec;
+    use crate::http::testing::{collect, Scripted};
+    use crate::http::HttpModel;
+    use crate::model::ToolSpec;
 
     fn provider() -> OpenAi {
         OpenAi {
@@ -389,13 +390,13 @@ mod tests {
 
     #[test]
     fn files_join_their_user_message_as_image_url_file_and_text_parts() {
-        let body = request_body("m", &crate::providers::testing::mixed_files_request());
+        let body = request_body("m", &crate::testing::mixed_files_request());
         let msgs = body["messages"].as_array().unwrap();
         assert_eq!(msgs.len(), 3, "{body}");
         let c = msgs[1]["content"].as_array().unwrap();
         assert_eq!(c[0], json!({"type": "text", "text": "what is in these?"}));
         assert_eq!(c[1]["text"], "Attached file p.png (image/png)");
-        let b64 = crate::providers::files::base64(b"\x89PNG\r\n\x1a\n\0\0");
+        let b64 = crate::files::base64(b"\x89PNG\r\n\x1a\n\0\0");
         assert_eq!(
             c[2],
             json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{b64}")}})
@@ -414,7 +415,7 @@ mod tests {
             only[0]["text"],
             format!(
                 "Attached file z.zip (application/zip). {}",
-                crate::providers::files::NOT_READABLE
+                crate::files::NOT_READABLE
             )
         );
     }

@@ -2,8 +2,8 @@
 //! request — provider, model, URL, how many messages and tools, the tokens it used and how it
 //! ended. Never a key, a header or any content.
 
-use crate::providers::config::{ModelChoice, ProviderConfig};
-use crate::providers::model::{Flow, Model, ModelError, ModelEvent, ModelRequest};
+use crate::config::{ModelChoice, ProviderConfig};
+use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest};
 
 /// A model whose every request is logged.
 pub struct Logged<'a> {
@@ -76,12 +76,12 @@ impl Model for Logged<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::demo::DemoModel;
-    use crate::providers::model::ModelMessage;
+    use crate::demo::DemoModel;
+    use crate::model::ModelMessage;
 
     #[test]
     fn a_request_is_one_line_with_its_counts_and_the_events_pass_unchanged() {
-        let choices = crate::providers::config::models(|n| match n {
+        let choices = crate::config::models(|n| match n {
             "llm_provider" => Some("openai".into()),
             "llm_model" => Some("m".into()),
             "llm_base_url" => Some("http://127.0.0.1:9/v1".into()),

@@ -18,10 +18,9 @@
 
 use serde_json::{json, Value};
 
-use crate::providers::model::{
-    Flow, Model, ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall,
-};
-use crate::tools::builtin::stable_hash;
+use crate::model::{Flow, Model, ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
+use crate::stream::{emit, emit_all, finished, PendingCall};
+use crate::tool::MAX_WAIT_SECS;
 
 /// Default delay between tokens.
 pub const DEFAULT_PACING_MS: u64 = 30;
@@ -68,25 +67,13 @@ impl<S: FnMut(u64)> Model for DemoModel<S> {
         for step in steps {
             player.play(step)?;
         }
-        let output_tokens = player.output_tokens;
-        player.emit(
-            ModelEvent::Usage {
-                input_tokens: input_tokens(request),
-                output_tokens,
-            },
-            0,
-        )?;
         let reason = if player.tool_calls > 0 {
             "tool_calls"
         } else {
             "stop"
         };
-        player.emit(
-            ModelEvent::Finished {
-                reason: reason.into(),
-            },
-            0,
-        )
+        let end = finished(input_tokens(request), player.output_tokens, reason.into());
+        emit_all(player.on, end)
     }
 }
 
@@ -107,10 +94,7 @@ impl<S: FnMut(u64)> Player<'_, S> {
         if delay > 0 {
             (self.sleep)(delay);
         }
-        match (self.on)(ev) {
-            Flow::Continue => Ok(()),
-            Flow::Stop => Err(ModelError::Interrupted),
-        }
+        emit(self.on, ev)
     }
 
     fn play(&mut self, step: Step) -> Result<(), ModelError> {
@@ -143,20 +127,16 @@ impl<S: FnMut(u64)> Player<'_, S> {
             stable_hash(&format!("{}:{}", self.salt, self.tool_calls)) & 0xffff_ffff_ffff
         );
         self.tool_calls += 1;
-        let started = ModelEvent::ToolCallStarted {
-            id: id.clone(),
-            name: name.clone(),
-        };
-        self.emit(started, self.pacing)?;
-        let args = input.to_string();
-        for piece in split_even(&args, 3) {
+        let mut call = PendingCall::new(id, name);
+        self.emit(call.started(), self.pacing)?;
+        for piece in split_even(&input.to_string(), 3) {
             self.output_tokens += 1;
-            let delta = ModelEvent::ToolInputDelta {
-                id: id.clone(),
-                delta: piece,
-            };
-            self.emit(delta, self.pacing)?;
+            if let Some(delta) = call.push(&piece) {
+                self.emit(delta, self.pacing)?;
+            }
         }
+        // The input as scripted, not as parsed back: `call tool` may pass a non-object on.
+        let PendingCall { id, name, .. } = call;
         self.emit(ModelEvent::ToolCallReady(ToolCall { id, name, input }), 0)
     }
 }
@@ -175,6 +155,14 @@ fn input_tokens(request: &ModelRequest) -> u64 {
         .sum::<usize>() as u64
         / 4
         + request.system.len() as u64 / 4
+}
+
+/// A small stable hash (FNV-1a) for deterministic demo data: the demo's call ids and pacing,
+/// and the built-in `get_weather`'s offline weather.
+pub fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A token's delay: `pacing` scaled by 0.5–1.5 depending on the token (deterministic), so the
@@ -385,7 +373,7 @@ fn wait_script(_: &str, text: &str) -> Option<Vec<Step>> {
     }
     let secs = number_after(text, "wait")
         .unwrap_or(8)
-        .clamp(1, crate::tools::builtin::MAX_WAIT_SECS);
+        .clamp(1, MAX_WAIT_SECS);
     Some(vec![
         Step::Text(format!(
             "Starting a task that takes {secs} seconds. You can stop it at any time. "
@@ -571,7 +559,7 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::model::ToolSpec;
+    use crate::model::ToolSpec;
 
     /// Issue 19 item 10: the general answer promises a sign-in only when a connection is
     /// offered (out of the box none is configured).
@@ -682,35 +670,6 @@ mod tests {
                 reason: "tool_calls".into()
             })
         );
-    }
-
-    #[test]
-    fn after_tool_results_the_demo_summarises_them() {
-        let r = req(
-            vec![
-                ModelMessage::User("weather in Oslo".into()),
-                ModelMessage::Assistant {
-                    text: String::new(),
-                    tool_calls: vec![],
-                },
-                ModelMessage::ToolResult {
-                    tool_call_id: "c".into(),
-                    tool_name: "get_weather".into(),
-                    content: crate::tools::builtin::weather("Oslo").to_string(),
-                    is_error: false,
-                },
-            ],
-            &[],
-        );
-        let (events, _) = run(&r);
-        let text: String = events
-            .iter()
-            .filter_map(|e| match e {
-                ModelEvent::TextDelta(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert!(text.contains("**Oslo**"), "{text}");
     }
 
     #[test]

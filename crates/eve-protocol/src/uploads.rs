@@ -3,16 +3,16 @@
 //! `UploadPolicy` (a decoded-size cap per file and allowed media types, media type checked
 //! first) refuses with 413 / 415 and eve's `violations`; what passes is decoded here and kept
 //! by the component as an attachment (its id, its stored part, the type it is served with).
-//! What a model call gets of a file is decided in `providers::files`.
+//! What a model call gets of a file is decided in `eve_providers::files`.
 
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 use eve_api::eve::{MessagePart, UploadViolation};
 use eve_api::variables::Bounded;
 
-use crate::protocol::limits::MAX_BODY_BYTES;
-pub use crate::protocol::limits::MAX_MAX_BYTES;
-use crate::protocol::refusal::Refusal;
+use crate::limits::MAX_BODY_BYTES;
+pub use crate::limits::MAX_MAX_BYTES;
+use crate::refusal::Refusal;
 
 /// `attachment_max_bytes` unset: 5 MiB per file (decoded).
 pub const DEFAULT_MAX_BYTES: u64 = 5 * 1024 * 1024;
@@ -115,7 +115,9 @@ fn invalid(why: &str) -> Refusal {
     Refusal::bad_request(format!("Invalid 'file' message part: {why}"))
 }
 
-pub(crate) const BASE64: GeneralPurpose = GeneralPurpose::new(
+/// Standard base64, padding optional on decode (clients differ); the providers send files
+/// back to models with it.
+pub const BASE64: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
     GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
 );
@@ -311,7 +313,7 @@ pub fn stored_part(upload: &Upload, attachment_id: &str) -> MessagePart {
 /// Whether `id` can name a project file (`file_` and a short token, as both the `projects`
 /// component and the agent mint them).
 pub fn is_project_file_id(id: &str) -> bool {
-    id.starts_with("file_") && crate::protocol::ids::is_token(id, 64)
+    id.starts_with("file_") && crate::ids::is_token(id, 64)
 }
 
 /// The media type an attachment is served with: images a browser shows as themselves (what
@@ -382,11 +384,11 @@ mod tests {
         }
         assert!(!policy.allows("application/x-msdownload"));
         // spin.toml's default is the one that applies on a deployment: the same list.
-        let manifest = include_str!("../../../../spin.toml");
+        let manifest = include_str!("../../../spin.toml");
         let line = format!("attachment_types = {{ default = \"{DEFAULT_TYPES}\" }}");
         assert!(manifest.contains(&line), "spin.toml's attachment_types default differs");
     }
-    use crate::protocol::ids::{attachment_id, is_attachment_id};
+    use crate::ids::{attachment_id, is_attachment_id};
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 

@@ -3,9 +3,9 @@
 //! the wire; the SSE decoder never panics and does not depend on where a byte stream is split;
 //! and no `Accept`, `Last-Event-ID` or query string makes the cursor code panic.
 
-use eve_agent::protocol::framing::{query_param, resolve_start, SseDecoder, StreamFormat};
-use eve_agent::protocol::stream_query;
 use eve_api::eve::*;
+use eve_protocol::framing::{query_param, resolve_start, SseDecoder, StreamFormat};
+use eve_protocol::stream_query;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -129,7 +129,7 @@ fn chunks(bytes: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
     out
 }
 
-fn decode(parts: &[Vec<u8>]) -> Vec<eve_agent::protocol::framing::SseMessage> {
+fn decode(parts: &[Vec<u8>]) -> Vec<eve_protocol::framing::SseMessage> {
     let mut d = SseDecoder::new();
     let mut all = Vec::new();
     for part in parts {

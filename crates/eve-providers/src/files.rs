@@ -2,11 +2,11 @@
 //! bytes where every provider reads them (eve's limits), text inlined, anything else as a
 //! labelled note; the stored bytes are read just before the call ([`resolve`], over a request by
 //! `providers::model::resolve_files`). The upload
-//! policy that let the file in is [`crate::protocol::uploads`].
+//! policy that let the file in is [`eve_protocol::uploads`].
 
 use base64::Engine;
 
-use crate::protocol::uploads::{sniff, Kind, BASE64};
+use eve_protocol::uploads::{sniff, Kind, BASE64};
 
 /// Images up to this size reach the model as bytes (eve: 3 MiB).
 pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024;

@@ -19,3 +19,6 @@ pub struct ToolCall {
     pub name: String,
     pub input: Value,
 }
+
+/// The longest the built-in `wait` tool runs, in seconds; the demo model asks for no more.
+pub const MAX_WAIT_SECS: u64 = 120;

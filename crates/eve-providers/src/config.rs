@@ -4,9 +4,9 @@
 
 use serde::Deserialize;
 
-use crate::providers::anthropic::{self, Anthropic};
-use crate::providers::demo::DEFAULT_PACING_MS;
-use crate::providers::openai::{self, OpenAi};
+use crate::anthropic::{self, Anthropic};
+use crate::demo::DEFAULT_PACING_MS;
+use crate::openai::{self, OpenAi};
 
 /// The selected provider.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 use eve_api::eve::{InputResponse, MessagePart, TurnPolicy};
 use serde_json::Value;
 
-use crate::protocol::ids::is_token;
-use crate::protocol::limits::*;
-use crate::protocol::refusal::Refusal;
+use crate::ids::is_token;
+use crate::limits::*;
+use crate::refusal::Refusal;
 
 /// A validated `POST /session` or `POST /session/:id` body.
 #[derive(Debug, Clone, PartialEq)]
@@ -287,7 +287,7 @@ pub struct StreamQuery {
 
 /// Parses the stream query (`Last-Event-ID`, SSE's resume header, wins over `startIndex`).
 pub fn stream_query(query: &str, last_event_id: Option<&str>) -> Result<StreamQuery, Refusal> {
-    let param = |name: &str| crate::protocol::framing::query_param(query, name);
+    let param = |name: &str| crate::framing::query_param(query, name);
     let start_index = match (
         last_event_id.map(str::trim).filter(|s| !s.is_empty()),
         param("startIndex"),

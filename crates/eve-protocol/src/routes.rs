@@ -1,8 +1,8 @@
 //! eve v1's routes (and ours beside them under the same prefix): which route a method and
 //! path name, with eve's 404 for anything else.
 
-use crate::protocol::ids::{self, is_token};
-use crate::protocol::refusal::Refusal;
+use crate::ids::{self, is_token};
+use crate::refusal::Refusal;
 
 /// The route prefix.
 pub const PREFIX: &str = "/eve/v1";

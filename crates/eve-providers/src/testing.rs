@@ -1,7 +1,7 @@
 //! Requests the providers' tests share.
 
-use crate::providers::files::model_file;
-use crate::providers::model::{ModelMessage, ModelRequest};
+use crate::files::model_file;
+use crate::model::{ModelMessage, ModelRequest};
 
 /// A model request with one file of each kind the providers treat differently (image, PDF, text
 /// inlined, and a type no provider takes) after a user message, and an empty user message among

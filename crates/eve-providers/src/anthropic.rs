@@ -7,10 +7,11 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::protocol::framing::SseMessage;
-use crate::providers::files::FileContent;
-use crate::providers::http::{parse_arguments, HttpRequest, StreamParser, WireProtocol};
-use crate::providers::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
+use crate::files::FileContent;
+use crate::http::{HttpRequest, StreamParser, WireProtocol};
+use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
+use crate::stream::parse_arguments;
+use eve_protocol::framing::SseMessage;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -326,9 +327,9 @@ impl AnthropicParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::http::testing::{collect, Scripted};
-    use crate::providers::http::HttpModel;
-    use crate::providers::model::ToolSpec;
+    use crate::http::testing::{collect, Scripted};
+    use crate::http::HttpModel;
+    use crate::model::ToolSpec;
 
     fn provider() -> Anthropic {
         Anthropic {
@@ -382,14 +383,14 @@ mod tests {
 
     #[test]
     fn files_become_image_document_and_text_blocks_of_the_user_message() {
-        let body = request_body("m", &crate::providers::testing::mixed_files_request());
+        let body = request_body("m", &crate::testing::mixed_files_request());
         let msgs = body["messages"].as_array().unwrap();
         // Consecutive user content is one message; the empty text block is left out.
         assert_eq!(msgs.len(), 1, "{body}");
         let c = msgs[0]["content"].as_array().unwrap();
         assert_eq!(c[0]["text"], "what is in these?");
         assert_eq!(c[1]["text"], "Attached file p.png (image/png)");
-        let b64 = crate::providers::files::base64(b"\x89PNG\r\n\x1a\n\0\0");
+        let b64 = crate::files::base64(b"\x89PNG\r\n\x1a\n\0\0");
         assert_eq!(
             c[2],
             json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}})

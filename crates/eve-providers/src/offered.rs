@@ -8,9 +8,9 @@ use eve_runtime::providers::{self, OfferedModel};
 use eve_runtime::sealed::Keys;
 use eve_store::sql::Sql;
 
-use crate::providers::anthropic::Anthropic;
-use crate::providers::config::{self, ModelChoice, ProviderConfig, DEFAULT_CONTEXT_TOKENS};
-use crate::providers::openai::OpenAi;
+use crate::anthropic::Anthropic;
+use crate::config::{self, ModelChoice, ProviderConfig, DEFAULT_CONTEXT_TOKENS};
+use crate::openai::OpenAi;
 use eve_api::providers::ProviderKind;
 
 /// The sealing keys of `secrets_key` / `secrets_key_previous`; a malformed one is logged and
@@ -120,7 +120,7 @@ pub fn is_withdrawn<S: Sql + ?Sized>(db: &S, id: &str) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{anthropic, openai};
+    use crate::{anthropic, openai};
     use eve_api::providers::{ProviderCreate, ProviderModel};
 
     fn db() -> eve_sql_testing::Db {
