@@ -386,7 +386,10 @@ mod tests {
         // spin.toml's default is the one that applies on a deployment: the same list.
         let manifest = include_str!("../../../spin.toml");
         let line = format!("attachment_types = {{ default = \"{DEFAULT_TYPES}\" }}");
-        assert!(manifest.contains(&line), "spin.toml's attachment_types default differs");
+        assert!(
+            manifest.contains(&line),
+            "spin.toml's attachment_types default differs"
+        );
     }
     use crate::ids::{attachment_id, is_attachment_id};
 
