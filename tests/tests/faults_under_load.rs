@@ -226,6 +226,12 @@ fn sqld_stopped_for_five_seconds_under_load_loses_nothing_and_both_nodes_recover
     assert_recovers(&a);
     assert_recovers(&b);
     let (completed, failed) = assert_settled_and_whole(&followed, &[&a, &b]);
+    // A reader that reconnected while sqld was down was told to come back later, clearly.
+    for f in &followed {
+        for why in &f.refused {
+            assert!(why.starts_with("503 "), "{}: a stream open got {why}", f.sid);
+        }
+    }
     eprintln!("after sqld's outage: {completed} turns completed, {failed} failed clearly");
 }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use eve_chat_tests::accounts::*;
 use eve_chat_tests::eve::{history_as, is_settling, parse_ndjson, types};
-use eve_chat_tests::{Host, Response};
+use eve_chat_tests::Host;
 use llm_server::{LlmServer, Script};
 use serde_json::{json, Value};
 
