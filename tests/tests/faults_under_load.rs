@@ -229,7 +229,11 @@ fn sqld_stopped_for_five_seconds_under_load_loses_nothing_and_both_nodes_recover
     // A reader that reconnected while sqld was down was told to come back later, clearly.
     for f in &followed {
         for why in &f.refused {
-            assert!(why.starts_with("503 "), "{}: a stream open got {why}", f.sid);
+            assert!(
+                why.starts_with("503 "),
+                "{}: a stream open got {why}",
+                f.sid
+            );
         }
     }
     eprintln!("after sqld's outage: {completed} turns completed, {failed} failed clearly");
