@@ -5,11 +5,10 @@
 // longer change (markdown-blocks.ts), and re-renders only the tail on every delta. Every piece
 // of HTML it inserts, including the highlighter's, goes through the sanitiser first. Code blocks
 // get a copy button (our own element, added after sanitising) and are highlighted once they are
-// complete, with highlight.js and its grammars loaded on first use (highlight.ts).
+// complete, with highlight.ts, highlight.js and its grammars loaded on first use.
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 import { BlockSplitter, MARKED_OPTIONS, isClosedFence, type Block } from "./blocks";
-import { highlightInto } from "./highlight";
 import "./markdown.css";
 
 import { t } from "../i18n";
@@ -126,7 +125,8 @@ export class MarkdownView {
       bar.append(label, button);
       pre.replaceWith(wrap);
       wrap.append(bar, pre);
-      if (complete && lang) void highlightInto(code, lang);
+      // The grammar table is a chunk too: most pages never show a code block.
+      if (complete && lang) void import("./highlight").then((h) => h.highlightInto(code, lang));
     }
   }
 

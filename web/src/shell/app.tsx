@@ -10,13 +10,13 @@ import { parseRoute, ROUTE_CLASSES, routeClass, sidebarClosedFromCookie, sidebar
 import { knownModels, modelForMessage, setAccountDefaultModel } from "../chat/models";
 import { accountsApi, type AccountSettings } from "../account/accounts";
 import { projectsApi, upsertProject, type Project, type ProjectChat } from "../projects/projects";
-import { lazyPage } from "../ui/lazy";
+import { lazyPage, lazyPart } from "../ui/lazy";
 import { RuntimeRegistry } from "../chat/runtime";
 import { resetSession } from "../chat/eve";
 import type { AuthMode, ChatSummary, EnabledConnections, SetupStatus, Viewer } from "../api/types";
 import { LOCALES } from "../i18n";
 import { HomePage, NotFoundPage, SessionPage } from "../chat/pages";
-import { AuthControl, LoginModal, ShortcutSheet, Toasts, type Toast, type ToastAction } from "./overlays";
+import { AuthControl, ShortcutSheet, Toasts, type Toast, type ToastAction } from "./overlays";
 import { Sidebar } from "./sidebar";
 import { LanguageSwitch } from "./language";
 import { describeAuthError, describeError, fmt, locale as currentLocale, onLocaleChange, setLocale, t, type Locale } from "../i18n";
@@ -27,6 +27,7 @@ const CONNECTIONS_KEY = "eve-chat-connections";
 const AdminPage = lazyPage(() => import("../admin/page").then((m) => m.AdminPage));
 const SettingsPage = lazyPage(() => import("../account/pages").then((m) => m.SettingsPage));
 const SignupPage = lazyPage(() => import("../account/pages").then((m) => m.SignupPage));
+const LoginModal = lazyPart(() => import("../account/login").then((m) => m.LoginModal));
 const ResetPage = lazyPage(() => import("../account/pages").then((m) => m.ResetPage));
 const ProjectPage = lazyPage(() => import("../projects/page").then((m) => m.ProjectPage));
 // Every configured connection is on until the user switches it off.

@@ -1,11 +1,12 @@
-// Toasts, the password login modal, the auth control and the connections menu.
+// Toasts, the auth control, the shortcut sheet and the connections menu. (The login modal is
+// account/login.tsx, a chunk of its own.)
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api } from "../api";
 import { useShell } from "./context";
 import { SHORTCUTS } from "../chat/actions";
-import type { McpConnectionInfo, Viewer } from "../api/types";
+import type { McpConnectionInfo } from "../api/types";
 import { describeError, fmt, t } from "../i18n";
-import { accountsApi, hasSignIn, looksLikeEmail } from "../account/accounts";
+import { hasSignIn } from "../account/accounts";
 
 export interface ToastAction {
   label: string;
@@ -49,83 +50,6 @@ export function Toasts({ toasts, dismiss }: { toasts: Toast[]; dismiss(id: numbe
 
 /** The sign-in dialog: the deployment password, or (accounts mode) email and password with a
  * way to sign up. */
-export function LoginModal(props: { accounts?: boolean; onClose(): void; onSignedIn(viewer: Viewer): void; onSignup?(): void }) {
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const dialog = useRef<HTMLDialogElement>(null);
-
-  useEffect(() => {
-    const d = dialog.current;
-    if (d && !d.open) d.showModal();
-  }, []);
-
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (!password || busy || (props.accounts && !email.trim())) return;
-    if (props.accounts && !looksLikeEmail(email)) return setError(t.account.badEmail);
-    setBusy(true);
-    setError(null);
-    try {
-      const res = props.accounts ? await accountsApi.login(email.trim(), password) : await api.login(password);
-      if (res.viewer) props.onSignedIn(res.viewer);
-      else setError(t.auth.incomplete);
-    } catch (err) {
-      // The login's 401 means the credentials, not an expired session (errors.unauthorized).
-      const wrong = err instanceof ApiError && err.status === 401;
-      setError(wrong ? (props.accounts ? t.errors.invalid_credentials : t.auth.wrongPassword) : describeError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <dialog ref={dialog} class="login-modal" aria-labelledby="login-title" onCancel={(e) => { e.preventDefault(); props.onClose(); }}>
-      <form onSubmit={submit}>
-        <h2 id="login-title">{t.auth.signIn}</h2>
-        <p class="muted">{props.accounts ? t.account.loginIntro : t.auth.loginIntro}</p>
-        {props.accounts && (
-          <>
-            <label for="login-email">{t.account.email}</label>
-            <input id="login-email" type="email" autocomplete="username" value={email} autoFocus onInput={(e) => setEmail((e.currentTarget as HTMLInputElement).value)} />
-          </>
-        )}
-        <label for="login-password">{t.auth.password}</label>
-        <input
-          id="login-password"
-          type="password"
-          autocomplete="current-password"
-          value={password}
-          autoFocus={!props.accounts}
-          onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
-        />
-        <p class="form-error" role="alert">
-          {error ?? ""}
-        </p>
-        {props.accounts && (
-          <p class="login-links muted">
-            {t.account.noAccount}{" "}
-            <a href="/signup" class="signup-link" onClick={(e) => { e.preventDefault(); props.onSignup?.(); }}>
-              {t.account.createAccount}
-            </a>
-            <br />
-            {t.account.forgotPassword}
-          </p>
-        )}
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={props.onClose}>
-            {t.auth.cancel}
-          </button>
-          <button type="submit" class="button primary" disabled={!password || busy || (!!props.accounts && !email.trim())}>
-            {busy ? t.auth.signingIn : t.auth.signIn}
-          </button>
-        </div>
-      </form>
-    </dialog>
-  );
-}
-
 export function AuthControl({ onSignOut }: { onSignOut(): void }) {
   const shell = useShell();
   const v = shell.viewer;
