@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::files::FileContent;
 use crate::http::{HttpRequest, StreamParser, WireProtocol};
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
-use crate::stream::parse_arguments;
+use crate::stream::{finished, json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -135,17 +135,10 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     body
 }
 
-#[derive(Debug)]
-struct ToolBlock {
-    id: String,
-    name: String,
-    json: String,
-}
-
 /// Parser state for one response.
 #[derive(Debug, Default)]
 pub struct AnthropicParser {
-    tools: HashMap<u64, ToolBlock>,
+    tools: HashMap<u64, PendingCall>,
     input_tokens: u64,
     output_tokens: u64,
     stop_reason: Option<String>,
@@ -154,15 +147,9 @@ pub struct AnthropicParser {
 
 impl StreamParser for AnthropicParser {
     fn message(&mut self, msg: &SseMessage) -> Result<Vec<ModelEvent>, ModelError> {
-        if msg.data.trim().is_empty() {
+        let Some(v) = json("Anthropic", &msg.data)? else {
             return Ok(vec![]);
-        }
-        let v: Value = serde_json::from_str(&msg.data).map_err(|e| {
-            ModelError::provider(
-                "bad_stream",
-                format!("Anthropic stream sent invalid JSON: {e}"),
-            )
-        })?;
+        };
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(&msg.event);
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         let mut out = Vec::new();
@@ -179,11 +166,7 @@ impl StreamParser for AnthropicParser {
             "content_block_delta" => self.block_delta(&v, index, &mut out),
             "content_block_stop" => {
                 if let Some(tool) = self.tools.remove(&index) {
-                    out.push(ModelEvent::ToolCallReady(ToolCall {
-                        input: parse_arguments(&tool.json),
-                        id: tool.id,
-                        name: tool.name,
-                    }));
+                    out.push(tool.ready());
                 }
             }
             "message_delta" => self.message_delta(&v),
@@ -219,38 +202,14 @@ impl AnthropicParser {
     /// block begins with text.
     fn block_start(&mut self, v: &Value, index: u64, out: &mut Vec<ModelEvent>) {
         let block = v.get("content_block").cloned().unwrap_or(Value::Null);
-        let field = |name: &str| {
-            block
-                .get(name)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
+        let field = |name: &str| text(&block, name).unwrap_or_default();
         match block.get("type").and_then(Value::as_str) {
             Some("tool_use") => {
-                let (id, name) = (field("id"), field("name"));
-                out.push(ModelEvent::ToolCallStarted {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                self.tools.insert(
-                    index,
-                    ToolBlock {
-                        id,
-                        name,
-                        json: String::new(),
-                    },
-                );
+                let call = PendingCall::new(field("id"), field("name"));
+                out.push(call.started());
+                self.tools.insert(index, call);
             }
-            Some("text") => {
-                if let Some(t) = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                {
-                    out.push(ModelEvent::TextDelta(t.to_string()));
-                }
-            }
+            Some("text") => out.extend(text(&block, "text").map(ModelEvent::TextDelta)),
             _ => {}
         }
     }
@@ -258,37 +217,15 @@ impl AnthropicParser {
     /// `content_block_delta`: text, thinking, or a piece of a tool call's input JSON.
     fn block_delta(&mut self, v: &Value, index: u64, out: &mut Vec<ModelEvent>) {
         let delta = v.get("delta").cloned().unwrap_or(Value::Null);
-        let text = |name: &str| {
-            delta
-                .get(name)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
         match delta.get("type").and_then(Value::as_str) {
-            Some("text_delta") => {
-                if let Some(t) = text("text") {
-                    out.push(ModelEvent::TextDelta(t));
-                }
-            }
+            Some("text_delta") => out.extend(text(&delta, "text").map(ModelEvent::TextDelta)),
             Some("thinking_delta") => {
-                if let Some(t) = text("thinking") {
-                    out.push(ModelEvent::ReasoningDelta(t));
-                }
+                out.extend(text(&delta, "thinking").map(ModelEvent::ReasoningDelta))
             }
             Some("input_json_delta") => {
-                let part = delta
-                    .get("partial_json")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let part = text(&delta, "partial_json").unwrap_or_default();
                 if let Some(tool) = self.tools.get_mut(&index) {
-                    tool.json.push_str(part);
-                    if !part.is_empty() {
-                        out.push(ModelEvent::ToolInputDelta {
-                            id: tool.id.clone(),
-                            delta: part.to_string(),
-                        });
-                    }
+                    out.extend(tool.push(&part));
                 }
             }
             _ => {}
@@ -311,16 +248,11 @@ impl AnthropicParser {
     /// `message_stop`: the usage, then the finish reason (`end_turn` when none was sent).
     fn message_stop(&mut self, out: &mut Vec<ModelEvent>) {
         self.stopped = true;
-        out.push(ModelEvent::Usage {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-        });
-        out.push(ModelEvent::Finished {
-            reason: self
-                .stop_reason
-                .clone()
-                .unwrap_or_else(|| "end_turn".into()),
-        });
+        let reason = self
+            .stop_reason
+            .clone()
+            .unwrap_or_else(|| "end_turn".into());
+        out.extend(finished(self.input_tokens, self.output_tokens, reason));
     }
 }
 

@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::files::{FileContent, ModelFile};
 use crate::http::{HttpRequest, StreamParser, WireProtocol};
-use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
-use crate::stream::parse_arguments;
+use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest};
+use crate::stream::{json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
 
 /// Default base URL and model.
@@ -154,12 +154,29 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     body
 }
 
+/// A streamed tool call before it can be announced: its id and name may come in pieces, and
+/// argument fragments may come before either.
 #[derive(Debug, Default)]
 struct PartialCall {
     id: Option<String>,
     name: Option<String>,
-    arguments: String,
-    started: bool,
+    early_arguments: String,
+    announced: Option<PendingCall>,
+}
+
+impl PartialCall {
+    /// Announces the call as `id` `name`, with the argument fragments that came before.
+    fn announce(
+        &mut self,
+        id: String,
+        name: String,
+        out: &mut Vec<ModelEvent>,
+    ) -> &mut PendingCall {
+        let mut call = PendingCall::new(id, name);
+        out.push(call.started());
+        out.extend(call.push(&std::mem::take(&mut self.early_arguments)));
+        self.announced.insert(call)
+    }
 }
 
 /// Parser state for one response.
@@ -174,26 +191,13 @@ pub struct OpenAiParser {
 impl OpenAiParser {
     fn finish(&mut self, reason: &str) -> Vec<ModelEvent> {
         let mut out = Vec::new();
-        for (index, call) in std::mem::take(&mut self.calls) {
-            let id = call.id.unwrap_or_else(|| format!("call_{index}"));
-            let name = call.name.unwrap_or_default();
-            if !call.started {
-                out.push(ModelEvent::ToolCallStarted {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                if !call.arguments.is_empty() {
-                    out.push(ModelEvent::ToolInputDelta {
-                        id: id.clone(),
-                        delta: call.arguments.clone(),
-                    });
-                }
+        for (index, mut call) in std::mem::take(&mut self.calls) {
+            if call.announced.is_none() {
+                let id = call.id.take().unwrap_or_else(|| format!("call_{index}"));
+                let name = call.name.take().unwrap_or_default();
+                call.announce(id, name, &mut out);
             }
-            out.push(ModelEvent::ToolCallReady(ToolCall {
-                id,
-                name,
-                input: parse_arguments(&call.arguments),
-            }));
+            out.extend(call.announced.map(PendingCall::ready));
         }
         self.finish_reason = Some(reason.to_string());
         out
@@ -202,20 +206,13 @@ impl OpenAiParser {
 
 impl StreamParser for OpenAiParser {
     fn message(&mut self, msg: &SseMessage) -> Result<Vec<ModelEvent>, ModelError> {
-        let data = msg.data.trim();
-        if data.is_empty() {
-            return Ok(vec![]);
-        }
-        if data == "[DONE]" {
+        if msg.data.trim() == "[DONE]" {
             self.done = true;
             return Ok(vec![]);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            ModelError::provider(
-                "bad_stream",
-                format!("OpenAI-compatible stream sent invalid JSON: {e}"),
-            )
-        })?;
+        let Some(chunk) = json("OpenAI-compatible", &msg.data)? else {
+            return Ok(vec![]);
+        };
         if let Some(err) = chunk.get("error") {
             let message = err
                 .get("message")
@@ -261,21 +258,9 @@ impl OpenAiParser {
     fn choice(&mut self, choice: &Value, out: &mut Vec<ModelEvent>) {
         let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
         for key in ["reasoning_content", "reasoning"] {
-            if let Some(r) = delta
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                out.push(ModelEvent::ReasoningDelta(r.to_string()));
-            }
+            out.extend(text(&delta, key).map(ModelEvent::ReasoningDelta));
         }
-        if let Some(t) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            out.push(ModelEvent::TextDelta(t.to_string()));
-        }
+        out.extend(text(&delta, "content").map(ModelEvent::TextDelta));
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (pos, c) in calls.iter().enumerate() {
                 self.tool_call_fragment(pos, c, out);
@@ -292,54 +277,28 @@ impl OpenAiParser {
     fn tool_call_fragment(&mut self, pos: usize, c: &Value, out: &mut Vec<ModelEvent>) {
         let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
         let call = self.calls.entry(index).or_default();
-        if let Some(id) = c
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            call.id.get_or_insert_with(|| id.to_string());
+        let f = c.get("function").cloned().unwrap_or(Value::Null);
+        if let Some(id) = text(c, "id") {
+            call.id.get_or_insert(id);
         }
-        let f = c.get("function");
-        if let Some(n) = f
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
+        if let Some(n) = text(&f, "name") {
             match &mut call.name {
                 // Some servers stream the name in pieces.
-                Some(existing) if !call.started => existing.push_str(n),
+                Some(existing) if call.announced.is_none() => existing.push_str(&n),
                 Some(_) => {}
-                None => call.name = Some(n.to_string()),
+                None => call.name = Some(n),
             }
         }
-        let args = f
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if !call.started {
+        let args = text(&f, "arguments").unwrap_or_default();
+        if call.announced.is_none() {
             if let (Some(id), Some(name)) = (&call.id, &call.name) {
-                call.started = true;
-                out.push(ModelEvent::ToolCallStarted {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                // Fragments that came before the call could be announced.
-                if !call.arguments.is_empty() {
-                    out.push(ModelEvent::ToolInputDelta {
-                        id: id.clone(),
-                        delta: call.arguments.clone(),
-                    });
-                }
+                let (id, name) = (id.clone(), name.clone());
+                call.announce(id, name, out);
             }
         }
-        if !args.is_empty() {
-            call.arguments.push_str(args);
-            if call.started {
-                out.push(ModelEvent::ToolInputDelta {
-                    id: call.id.clone().unwrap_or_default(),
-                    delta: args.to_string(),
-                });
-            }
+        match &mut call.announced {
+            Some(announced) => out.extend(announced.push(&args)),
+            None => call.early_arguments.push_str(&args),
         }
     }
 }
@@ -349,7 +308,7 @@ mod tests {
     use super::*;
     use crate::http::testing::{collect, Scripted};
     use crate::http::HttpModel;
-    use crate::model::ToolSpec;
+    use crate::model::{ToolCall, ToolSpec};
 
     fn provider() -> OpenAi {
         OpenAi {
