@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::files::FileContent;
-use crate::http::{HttpRequest, StreamParser, WireProtocol};
+use crate::http::{api_key, sse_post, HttpRequest, StreamParser, WireProtocol};
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
 use crate::stream::{finished, json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
@@ -31,12 +31,8 @@ impl WireProtocol for Anthropic {
     type Parser = AnthropicParser;
 
     fn request(&self, request: &ModelRequest) -> HttpRequest {
-        let mut headers = vec![
-            ("content-type".to_string(), "application/json".to_string()),
-            ("accept".to_string(), "text/event-stream".to_string()),
-            ("anthropic-version".to_string(), API_VERSION.to_string()),
-        ];
-        if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
+        let mut headers = vec![("anthropic-version".to_string(), API_VERSION.to_string())];
+        if let Some(key) = api_key(&self.api_key) {
             headers.push(("x-api-key".into(), key.to_string()));
         }
         let base = self.base_url.trim_end_matches('/');
@@ -45,15 +41,12 @@ impl WireProtocol for Anthropic {
         } else {
             format!("{base}/v1/messages")
         };
-        let mut body = request_body(&self.model, request);
-        if let Some(n) = self.max_tokens {
-            body["max_tokens"] = n.into();
-        }
-        HttpRequest {
+        sse_post(
             url,
             headers,
-            body: body.to_string().into_bytes(),
-        }
+            request_body(&self.model, request),
+            self.max_tokens,
+        )
     }
 
     fn parser(&self) -> AnthropicParser {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::files::{FileContent, ModelFile};
-use crate::http::{HttpRequest, StreamParser, WireProtocol};
+use crate::http::{api_key, sse_post, HttpRequest, StreamParser, WireProtocol};
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest};
 use crate::stream::{json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
@@ -31,22 +31,17 @@ impl WireProtocol for OpenAi {
     type Parser = OpenAiParser;
 
     fn request(&self, request: &ModelRequest) -> HttpRequest {
-        let mut headers = vec![
-            ("content-type".to_string(), "application/json".to_string()),
-            ("accept".to_string(), "text/event-stream".to_string()),
-        ];
-        if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
-            headers.push(("authorization".into(), format!("Bearer {key}")));
-        }
-        let mut body = request_body(&self.model, request);
-        if let Some(n) = self.max_tokens {
-            body["max_tokens"] = n.into();
-        }
-        HttpRequest {
-            url: format!("{}/chat/completions", self.base_url.trim_end_matches('/')),
+        let headers = api_key(&self.api_key)
+            .map(|key| ("authorization".to_string(), format!("Bearer {key}")))
+            .into_iter()
+            .collect();
+        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        sse_post(
+            url,
             headers,
-            body: body.to_string().into_bytes(),
-        }
+            request_body(&self.model, request),
+            self.max_tokens,
+        )
     }
 
     fn parser(&self) -> OpenAiParser {
