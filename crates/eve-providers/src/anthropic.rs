@@ -252,9 +252,8 @@ impl AnthropicParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::testing::{collect, Scripted};
-    use crate::http::HttpModel;
     use crate::model::ToolSpec;
+    use crate::testing::stream_through;
 
     fn provider() -> Anthropic {
         Anthropic {
@@ -385,12 +384,7 @@ mod tests {
             .map(|c| String::from_utf8(c.to_vec()).unwrap())
             .collect();
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert_eq!(r, Ok(()));
         assert_eq!(events[0], ModelEvent::ReasoningDelta("Let me see".into()));
         assert_eq!(events[1], ModelEvent::TextDelta("Okay.".into()));
@@ -422,12 +416,7 @@ mod tests {
     fn a_stream_cut_before_message_stop_fails_and_the_open_tool_use_never_becomes_ready() {
         let all = full_stream();
         let cut = &all[..all.find("ma\\\"}").unwrap()];
-        let mut t = Scripted::new(200, &[cut]);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &[cut], &request());
         assert!(matches!(r, Err(ModelError::Provider { ref code, .. }) if code == "stream_cut"));
         assert!(!events
             .iter()
@@ -440,12 +429,7 @@ mod tests {
             "error",
             json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
         );
-        let mut t = Scripted::new(200, &[&s]);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (_, r) = collect(&mut m, &request());
+        let (_, r) = stream_through(provider(), 200, &[&s], &request());
         assert!(matches!(r, Err(ModelError::Provider { message, .. }) if message == "Overloaded"));
     }
 }

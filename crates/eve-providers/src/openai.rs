@@ -301,9 +301,8 @@ impl OpenAiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::testing::{collect, Scripted};
-    use crate::http::HttpModel;
     use crate::model::{ToolCall, ToolSpec};
+    use crate::testing::stream_through;
 
     fn provider() -> OpenAi {
         OpenAi {
@@ -413,12 +412,7 @@ mod tests {
             "data: [DONE]\n\n".into(),
         ];
         let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert_eq!(r, Ok(()));
         assert_eq!(
             events,
@@ -461,12 +455,7 @@ mod tests {
         }
         assert_eq!(bytes_ok, all);
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert_eq!(r, Ok(()));
         let ready: Vec<&ToolCall> = events
             .iter()
@@ -505,12 +494,7 @@ mod tests {
             ),
         ];
         let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert!(matches!(r, Err(ModelError::Provider { ref code, .. }) if code == "stream_cut"));
         assert!(!events
             .iter()
@@ -522,15 +506,12 @@ mod tests {
 
     #[test]
     fn an_http_error_reports_the_providers_message() {
-        let mut t = Scripted::new(
+        let (_, r) = stream_through(
+            provider(),
             401,
             &["{\"error\":{\"message\":\"Incorrect API key provided\"}}"],
+            &request(),
         );
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (_, r) = collect(&mut m, &request());
         match r {
             Err(ModelError::Provider { message, .. }) => {
                 assert_eq!(
@@ -544,12 +525,12 @@ mod tests {
 
     #[test]
     fn an_error_object_in_the_stream_fails_the_call() {
-        let mut t = Scripted::new(200, &["data: {\"error\":{\"message\":\"overloaded\"}}\n\n"]);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (_, r) = collect(&mut m, &request());
+        let (_, r) = stream_through(
+            provider(),
+            200,
+            &["data: {\"error\":{\"message\":\"overloaded\"}}\n\n"],
+            &request(),
+        );
         assert!(matches!(r, Err(ModelError::Provider { message, .. }) if message == "overloaded"));
     }
 }
