@@ -21,8 +21,8 @@
 //!   authorizations (where a tool call waits for the user).
 //! - [`service`]: what each route of the agent does, over the seams the component fills.
 
-pub mod connections;
 /// The crates below the agent, under the names its modules use.
+pub use eve_connections as connections;
 pub use eve_protocol as protocol;
 pub use eve_providers as providers;
 pub mod service;

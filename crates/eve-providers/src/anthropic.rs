@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::files::FileContent;
-use crate::http::{HttpRequest, StreamParser, WireProtocol};
+use crate::http::{api_key, sse_post, HttpRequest, StreamParser, WireProtocol};
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
-use crate::stream::parse_arguments;
+use crate::stream::{finished, json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -31,12 +31,8 @@ impl WireProtocol for Anthropic {
     type Parser = AnthropicParser;
 
     fn request(&self, request: &ModelRequest) -> HttpRequest {
-        let mut headers = vec![
-            ("content-type".to_string(), "application/json".to_string()),
-            ("accept".to_string(), "text/event-stream".to_string()),
-            ("anthropic-version".to_string(), API_VERSION.to_string()),
-        ];
-        if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
+        let mut headers = vec![("anthropic-version".to_string(), API_VERSION.to_string())];
+        if let Some(key) = api_key(&self.api_key) {
             headers.push(("x-api-key".into(), key.to_string()));
         }
         let base = self.base_url.trim_end_matches('/');
@@ -45,15 +41,12 @@ impl WireProtocol for Anthropic {
         } else {
             format!("{base}/v1/messages")
         };
-        let mut body = request_body(&self.model, request);
-        if let Some(n) = self.max_tokens {
-            body["max_tokens"] = n.into();
-        }
-        HttpRequest {
+        sse_post(
             url,
             headers,
-            body: body.to_string().into_bytes(),
-        }
+            request_body(&self.model, request),
+            self.max_tokens,
+        )
     }
 
     fn parser(&self) -> AnthropicParser {
@@ -135,17 +128,10 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     body
 }
 
-#[derive(Debug)]
-struct ToolBlock {
-    id: String,
-    name: String,
-    json: String,
-}
-
 /// Parser state for one response.
 #[derive(Debug, Default)]
 pub struct AnthropicParser {
-    tools: HashMap<u64, ToolBlock>,
+    tools: HashMap<u64, PendingCall>,
     input_tokens: u64,
     output_tokens: u64,
     stop_reason: Option<String>,
@@ -154,15 +140,9 @@ pub struct AnthropicParser {
 
 impl StreamParser for AnthropicParser {
     fn message(&mut self, msg: &SseMessage) -> Result<Vec<ModelEvent>, ModelError> {
-        if msg.data.trim().is_empty() {
+        let Some(v) = json("Anthropic", &msg.data)? else {
             return Ok(vec![]);
-        }
-        let v: Value = serde_json::from_str(&msg.data).map_err(|e| {
-            ModelError::provider(
-                "bad_stream",
-                format!("Anthropic stream sent invalid JSON: {e}"),
-            )
-        })?;
+        };
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(&msg.event);
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         let mut out = Vec::new();
@@ -179,11 +159,7 @@ impl StreamParser for AnthropicParser {
             "content_block_delta" => self.block_delta(&v, index, &mut out),
             "content_block_stop" => {
                 if let Some(tool) = self.tools.remove(&index) {
-                    out.push(ModelEvent::ToolCallReady(ToolCall {
-                        input: parse_arguments(&tool.json),
-                        id: tool.id,
-                        name: tool.name,
-                    }));
+                    out.push(tool.ready());
                 }
             }
             "message_delta" => self.message_delta(&v),
@@ -219,38 +195,14 @@ impl AnthropicParser {
     /// block begins with text.
     fn block_start(&mut self, v: &Value, index: u64, out: &mut Vec<ModelEvent>) {
         let block = v.get("content_block").cloned().unwrap_or(Value::Null);
-        let field = |name: &str| {
-            block
-                .get(name)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
+        let field = |name: &str| text(&block, name).unwrap_or_default();
         match block.get("type").and_then(Value::as_str) {
             Some("tool_use") => {
-                let (id, name) = (field("id"), field("name"));
-                out.push(ModelEvent::ToolCallStarted {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                self.tools.insert(
-                    index,
-                    ToolBlock {
-                        id,
-                        name,
-                        json: String::new(),
-                    },
-                );
+                let call = PendingCall::new(field("id"), field("name"));
+                out.push(call.started());
+                self.tools.insert(index, call);
             }
-            Some("text") => {
-                if let Some(t) = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                {
-                    out.push(ModelEvent::TextDelta(t.to_string()));
-                }
-            }
+            Some("text") => out.extend(text(&block, "text").map(ModelEvent::TextDelta)),
             _ => {}
         }
     }
@@ -258,37 +210,15 @@ impl AnthropicParser {
     /// `content_block_delta`: text, thinking, or a piece of a tool call's input JSON.
     fn block_delta(&mut self, v: &Value, index: u64, out: &mut Vec<ModelEvent>) {
         let delta = v.get("delta").cloned().unwrap_or(Value::Null);
-        let text = |name: &str| {
-            delta
-                .get(name)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
         match delta.get("type").and_then(Value::as_str) {
-            Some("text_delta") => {
-                if let Some(t) = text("text") {
-                    out.push(ModelEvent::TextDelta(t));
-                }
-            }
+            Some("text_delta") => out.extend(text(&delta, "text").map(ModelEvent::TextDelta)),
             Some("thinking_delta") => {
-                if let Some(t) = text("thinking") {
-                    out.push(ModelEvent::ReasoningDelta(t));
-                }
+                out.extend(text(&delta, "thinking").map(ModelEvent::ReasoningDelta))
             }
             Some("input_json_delta") => {
-                let part = delta
-                    .get("partial_json")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let part = text(&delta, "partial_json").unwrap_or_default();
                 if let Some(tool) = self.tools.get_mut(&index) {
-                    tool.json.push_str(part);
-                    if !part.is_empty() {
-                        out.push(ModelEvent::ToolInputDelta {
-                            id: tool.id.clone(),
-                            delta: part.to_string(),
-                        });
-                    }
+                    out.extend(tool.push(&part));
                 }
             }
             _ => {}
@@ -311,25 +241,19 @@ impl AnthropicParser {
     /// `message_stop`: the usage, then the finish reason (`end_turn` when none was sent).
     fn message_stop(&mut self, out: &mut Vec<ModelEvent>) {
         self.stopped = true;
-        out.push(ModelEvent::Usage {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-        });
-        out.push(ModelEvent::Finished {
-            reason: self
-                .stop_reason
-                .clone()
-                .unwrap_or_else(|| "end_turn".into()),
-        });
+        let reason = self
+            .stop_reason
+            .clone()
+            .unwrap_or_else(|| "end_turn".into());
+        out.extend(finished(self.input_tokens, self.output_tokens, reason));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::testing::{collect, Scripted};
-    use crate::http::HttpModel;
     use crate::model::ToolSpec;
+    use crate::testing::stream_through;
 
     fn provider() -> Anthropic {
         Anthropic {
@@ -460,12 +384,7 @@ mod tests {
             .map(|c| String::from_utf8(c.to_vec()).unwrap())
             .collect();
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert_eq!(r, Ok(()));
         assert_eq!(events[0], ModelEvent::ReasoningDelta("Let me see".into()));
         assert_eq!(events[1], ModelEvent::TextDelta("Okay.".into()));
@@ -497,12 +416,7 @@ mod tests {
     fn a_stream_cut_before_message_stop_fails_and_the_open_tool_use_never_becomes_ready() {
         let all = full_stream();
         let cut = &all[..all.find("ma\\\"}").unwrap()];
-        let mut t = Scripted::new(200, &[cut]);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &[cut], &request());
         assert!(matches!(r, Err(ModelError::Provider { ref code, .. }) if code == "stream_cut"));
         assert!(!events
             .iter()
@@ -515,12 +429,7 @@ mod tests {
             "error",
             json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
         );
-        let mut t = Scripted::new(200, &[&s]);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (_, r) = collect(&mut m, &request());
+        let (_, r) = stream_through(provider(), 200, &[&s], &request());
         assert!(matches!(r, Err(ModelError::Provider { message, .. }) if message == "Overloaded"));
     }
 }

@@ -69,6 +69,34 @@ pub trait StreamParser {
     fn end(&mut self) -> Result<Vec<ModelEvent>, ModelError>;
 }
 
+/// A streaming JSON POST to `url`: the content type and `accept: text/event-stream`, then
+/// `headers`; the body's `max_tokens` when one is configured (`llm_max_tokens`).
+pub fn sse_post(
+    url: String,
+    headers: Vec<(String, String)>,
+    mut body: serde_json::Value,
+    max_tokens: Option<u64>,
+) -> HttpRequest {
+    if let Some(n) = max_tokens {
+        body["max_tokens"] = n.into();
+    }
+    let mut all = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("accept".to_string(), "text/event-stream".to_string()),
+    ];
+    all.extend(headers);
+    HttpRequest {
+        url,
+        headers: all,
+        body: body.to_string().into_bytes(),
+    }
+}
+
+/// The API key when one is set (an empty one is none).
+pub fn api_key(key: &Option<String>) -> Option<&str> {
+    key.as_deref().filter(|k| !k.is_empty())
+}
+
 /// The transport's error when `waiting` abandoned a request.
 pub const INTERRUPTED: &str = "interrupted";
 

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::files::{FileContent, ModelFile};
-use crate::http::{HttpRequest, StreamParser, WireProtocol};
-use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
-use crate::stream::parse_arguments;
+use crate::http::{api_key, sse_post, HttpRequest, StreamParser, WireProtocol};
+use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest};
+use crate::stream::{json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
 
 /// Default base URL and model.
@@ -31,22 +31,17 @@ impl WireProtocol for OpenAi {
     type Parser = OpenAiParser;
 
     fn request(&self, request: &ModelRequest) -> HttpRequest {
-        let mut headers = vec![
-            ("content-type".to_string(), "application/json".to_string()),
-            ("accept".to_string(), "text/event-stream".to_string()),
-        ];
-        if let Some(key) = self.api_key.as_deref().filter(|k| !k.is_empty()) {
-            headers.push(("authorization".into(), format!("Bearer {key}")));
-        }
-        let mut body = request_body(&self.model, request);
-        if let Some(n) = self.max_tokens {
-            body["max_tokens"] = n.into();
-        }
-        HttpRequest {
-            url: format!("{}/chat/completions", self.base_url.trim_end_matches('/')),
+        let headers = api_key(&self.api_key)
+            .map(|key| ("authorization".to_string(), format!("Bearer {key}")))
+            .into_iter()
+            .collect();
+        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        sse_post(
+            url,
             headers,
-            body: body.to_string().into_bytes(),
-        }
+            request_body(&self.model, request),
+            self.max_tokens,
+        )
     }
 
     fn parser(&self) -> OpenAiParser {
@@ -154,12 +149,29 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     body
 }
 
+/// A streamed tool call before it can be announced: its id and name may come in pieces, and
+/// argument fragments may come before either.
 #[derive(Debug, Default)]
 struct PartialCall {
     id: Option<String>,
     name: Option<String>,
-    arguments: String,
-    started: bool,
+    early_arguments: String,
+    announced: Option<PendingCall>,
+}
+
+impl PartialCall {
+    /// Announces the call as `id` `name`, with the argument fragments that came before.
+    fn announce(
+        &mut self,
+        id: String,
+        name: String,
+        out: &mut Vec<ModelEvent>,
+    ) -> &mut PendingCall {
+        let mut call = PendingCall::new(id, name);
+        out.push(call.started());
+        out.extend(call.push(&std::mem::take(&mut self.early_arguments)));
+        self.announced.insert(call)
+    }
 }
 
 /// Parser state for one response.
@@ -174,26 +186,13 @@ pub struct OpenAiParser {
 impl OpenAiParser {
     fn finish(&mut self, reason: &str) -> Vec<ModelEvent> {
         let mut out = Vec::new();
-        for (index, call) in std::mem::take(&mut self.calls) {
-            let id = call.id.unwrap_or_else(|| format!("call_{index}"));
-            let name = call.name.unwrap_or_default();
-            if !call.started {
-                out.push(ModelEvent::ToolCallStarted {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                if !call.arguments.is_empty() {
-                    out.push(ModelEvent::ToolInputDelta {
-                        id: id.clone(),
-                        delta: call.arguments.clone(),
-                    });
-                }
+        for (index, mut call) in std::mem::take(&mut self.calls) {
+            if call.announced.is_none() {
+                let id = call.id.take().unwrap_or_else(|| format!("call_{index}"));
+                let name = call.name.take().unwrap_or_default();
+                call.announce(id, name, &mut out);
             }
-            out.push(ModelEvent::ToolCallReady(ToolCall {
-                id,
-                name,
-                input: parse_arguments(&call.arguments),
-            }));
+            out.extend(call.announced.map(PendingCall::ready));
         }
         self.finish_reason = Some(reason.to_string());
         out
@@ -202,20 +201,13 @@ impl OpenAiParser {
 
 impl StreamParser for OpenAiParser {
     fn message(&mut self, msg: &SseMessage) -> Result<Vec<ModelEvent>, ModelError> {
-        let data = msg.data.trim();
-        if data.is_empty() {
-            return Ok(vec![]);
-        }
-        if data == "[DONE]" {
+        if msg.data.trim() == "[DONE]" {
             self.done = true;
             return Ok(vec![]);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            ModelError::provider(
-                "bad_stream",
-                format!("OpenAI-compatible stream sent invalid JSON: {e}"),
-            )
-        })?;
+        let Some(chunk) = json("OpenAI-compatible", &msg.data)? else {
+            return Ok(vec![]);
+        };
         if let Some(err) = chunk.get("error") {
             let message = err
                 .get("message")
@@ -261,21 +253,9 @@ impl OpenAiParser {
     fn choice(&mut self, choice: &Value, out: &mut Vec<ModelEvent>) {
         let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
         for key in ["reasoning_content", "reasoning"] {
-            if let Some(r) = delta
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                out.push(ModelEvent::ReasoningDelta(r.to_string()));
-            }
+            out.extend(text(&delta, key).map(ModelEvent::ReasoningDelta));
         }
-        if let Some(t) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            out.push(ModelEvent::TextDelta(t.to_string()));
-        }
+        out.extend(text(&delta, "content").map(ModelEvent::TextDelta));
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (pos, c) in calls.iter().enumerate() {
                 self.tool_call_fragment(pos, c, out);
@@ -292,54 +272,28 @@ impl OpenAiParser {
     fn tool_call_fragment(&mut self, pos: usize, c: &Value, out: &mut Vec<ModelEvent>) {
         let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
         let call = self.calls.entry(index).or_default();
-        if let Some(id) = c
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            call.id.get_or_insert_with(|| id.to_string());
+        let f = c.get("function").cloned().unwrap_or(Value::Null);
+        if let Some(id) = text(c, "id") {
+            call.id.get_or_insert(id);
         }
-        let f = c.get("function");
-        if let Some(n) = f
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
+        if let Some(n) = text(&f, "name") {
             match &mut call.name {
                 // Some servers stream the name in pieces.
-                Some(existing) if !call.started => existing.push_str(n),
+                Some(existing) if call.announced.is_none() => existing.push_str(&n),
                 Some(_) => {}
-                None => call.name = Some(n.to_string()),
+                None => call.name = Some(n),
             }
         }
-        let args = f
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if !call.started {
+        let args = text(&f, "arguments").unwrap_or_default();
+        if call.announced.is_none() {
             if let (Some(id), Some(name)) = (&call.id, &call.name) {
-                call.started = true;
-                out.push(ModelEvent::ToolCallStarted {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                // Fragments that came before the call could be announced.
-                if !call.arguments.is_empty() {
-                    out.push(ModelEvent::ToolInputDelta {
-                        id: id.clone(),
-                        delta: call.arguments.clone(),
-                    });
-                }
+                let (id, name) = (id.clone(), name.clone());
+                call.announce(id, name, out);
             }
         }
-        if !args.is_empty() {
-            call.arguments.push_str(args);
-            if call.started {
-                out.push(ModelEvent::ToolInputDelta {
-                    id: call.id.clone().unwrap_or_default(),
-                    delta: args.to_string(),
-                });
-            }
+        match &mut call.announced {
+            Some(announced) => out.extend(announced.push(&args)),
+            None => call.early_arguments.push_str(&args),
         }
     }
 }
@@ -347,9 +301,8 @@ impl OpenAiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::testing::{collect, Scripted};
-    use crate::http::HttpModel;
-    use crate::model::ToolSpec;
+    use crate::model::{ToolCall, ToolSpec};
+    use crate::testing::stream_through;
 
     fn provider() -> OpenAi {
         OpenAi {
@@ -459,12 +412,7 @@ mod tests {
             "data: [DONE]\n\n".into(),
         ];
         let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert_eq!(r, Ok(()));
         assert_eq!(
             events,
@@ -507,12 +455,7 @@ mod tests {
         }
         assert_eq!(bytes_ok, all);
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert_eq!(r, Ok(()));
         let ready: Vec<&ToolCall> = events
             .iter()
@@ -551,12 +494,7 @@ mod tests {
             ),
         ];
         let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-        let mut t = Scripted::new(200, &refs);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (events, r) = collect(&mut m, &request());
+        let (events, r) = stream_through(provider(), 200, &refs, &request());
         assert!(matches!(r, Err(ModelError::Provider { ref code, .. }) if code == "stream_cut"));
         assert!(!events
             .iter()
@@ -568,15 +506,12 @@ mod tests {
 
     #[test]
     fn an_http_error_reports_the_providers_message() {
-        let mut t = Scripted::new(
+        let (_, r) = stream_through(
+            provider(),
             401,
             &["{\"error\":{\"message\":\"Incorrect API key provided\"}}"],
+            &request(),
         );
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (_, r) = collect(&mut m, &request());
         match r {
             Err(ModelError::Provider { message, .. }) => {
                 assert_eq!(
@@ -590,12 +525,12 @@ mod tests {
 
     #[test]
     fn an_error_object_in_the_stream_fails_the_call() {
-        let mut t = Scripted::new(200, &["data: {\"error\":{\"message\":\"overloaded\"}}\n\n"]);
-        let mut m = HttpModel {
-            protocol: provider(),
-            transport: &mut t,
-        };
-        let (_, r) = collect(&mut m, &request());
+        let (_, r) = stream_through(
+            provider(),
+            200,
+            &["data: {\"error\":{\"message\":\"overloaded\"}}\n\n"],
+            &request(),
+        );
         assert!(matches!(r, Err(ModelError::Provider { message, .. }) if message == "overloaded"));
     }
 }

@@ -1,7 +1,10 @@
-//! Requests the providers' tests share.
+//! What the providers' tests share: a request with files, and a call streamed through a
+//! provider's wire format.
 
 use crate::files::model_file;
-use crate::model::{ModelMessage, ModelRequest};
+use crate::http::testing::{collect, Scripted};
+use crate::http::{HttpModel, WireProtocol};
+use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest};
 
 /// A model request with one file of each kind the providers treat differently (image, PDF, text
 /// inlined, and a type no provider takes) after a user message, and an empty user message among
@@ -22,4 +25,20 @@ pub fn mixed_files_request() -> ModelRequest {
         ],
         tools: vec![],
     }
+}
+
+/// Streams `request` through `protocol` over a transport that answers `status` with the body
+/// `chunks` (each one read); the events (keep-alives aside) and how the call ended.
+pub fn stream_through(
+    protocol: impl WireProtocol,
+    status: u16,
+    chunks: &[&str],
+    request: &ModelRequest,
+) -> (Vec<ModelEvent>, Result<(), ModelError>) {
+    let mut transport = Scripted::new(status, chunks);
+    let mut model = HttpModel {
+        protocol,
+        transport: &mut transport,
+    };
+    collect(&mut model, request)
 }

@@ -1,4 +1,4 @@
-//! Which configured connections (MCP servers, see [`crate::connections::mcp`]) the user left on for a turn,
+//! Which configured connections (MCP servers, see [`crate::mcp`]) the user left on for a turn,
 //! read from the natural-language `clientContext` the web app sends.
 
 /// Whether the client context leaves connection `name` on. The web app sends "Connections the

@@ -10,8 +10,8 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::protocol::framing::SseDecoder;
-use crate::tools::spec::ToolSpec;
+use eve_protocol::framing::SseDecoder;
+use eve_providers::tool::ToolSpec;
 
 /// The protocol versions this client speaks, newest first (the one it asks for first).
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use eve_auth::crypto::{b64url, b64url_decode, sha256};
 
-use crate::connections::oauth::encode;
+use crate::oauth::encode;
 
 /// A token is refreshed when it has less than this left.
 pub const REFRESH_MARGIN_MS: i64 = 60_000;
@@ -398,7 +398,7 @@ pub fn parse_token_answer(
     flow: Option<McpFlow>,
     previous_refresh: Option<String>,
 ) -> Result<StoredToken, String> {
-    let access = crate::connections::oauth::parse_token_response(status, body)?;
+    let access = crate::oauth::parse_token_response(status, body)?;
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     Ok(StoredToken {
         access_token: access,
@@ -459,7 +459,7 @@ pub fn open(key: &[u8; 32], binding: &str, sealed: &str) -> Option<StoredToken> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connections::oauth::query_value;
+    use crate::oauth::query_value;
 
     #[test]
     fn discovery_follows_the_challenge_or_the_well_known_urls() {

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use eve_auth::cookie::SignedValueCodec;
 
-use crate::connections::mcp_oauth::McpFlow;
-use crate::connections::oauth::STATE_TTL_SECS;
+use crate::mcp_oauth::McpFlow;
+use crate::oauth::STATE_TTL_SECS;
 
 /// What the signed `state` carries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

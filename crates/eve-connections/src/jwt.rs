@@ -178,8 +178,8 @@ impl UpstreamJwt {
     }
 
     /// The key of connection OAuth `state` values, derived from the same secret.
-    pub fn state_codec(&self) -> crate::connections::flow_state::StateCodec {
-        crate::connections::flow_state::StateCodec::new(
+    pub fn state_codec(&self) -> crate::flow_state::StateCodec {
+        crate::flow_state::StateCodec::new(
             &hex(&hmac_sha256(&self.secret, b"oauth state")),
             None,
             "v1",
