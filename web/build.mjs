@@ -96,16 +96,17 @@ async function buildApp() {
   await rm(tmpDir, { recursive: true, force: true });
 
   const template = await readFile(join(here, "index.html"), "utf8");
-  const html = template
-    .replace("<!--early-->", `<script src="${earlyJs}"></script>`)
-    .replace("<!--styles-->", appCss ? `<link rel="stylesheet" href="${appCss}">` : "")
-    .replace("<!--app-script-->", `<script type="module" src="${appJs}"></script>`)
-    .replace("<!--shell-->", renderShell());
-  await writeFile(join(outDir, "index.html"), html);
-  await writeFile(join(outDir, "404.html"), await readFile(join(here, "public", "404.html")));
-  for (const name of await readdir(join(here, "public"))) {
-    if (name !== "404.html") await writeFile(join(outDir, name), await readFile(join(here, "public", name)));
-  }
+  const page = (path) =>
+    template
+      .replace("<!--early-->", `<script src="${earlyJs}"></script>`)
+      .replace("<!--styles-->", appCss ? `<link rel="stylesheet" href="${appCss}">` : "")
+      .replace("<!--app-script-->", `<script type="module" src="${appJs}"></script>`)
+      .replace("<!--shell-->", renderShell(path));
+  await writeFile(join(outDir, "index.html"), page("/"));
+  // The shell answers a path that names nothing with 404.html and status 404: the app shell with
+  // its not-found view (the app takes over as on any page, in the user's language).
+  await writeFile(join(outDir, "404.html"), page("/404"));
+  for (const name of await readdir(join(here, "public"))) await writeFile(join(outDir, name), await readFile(join(here, "public", name)));
 
   // Precompress text files; the shell serves the best variant the client accepts.
   const compressible = /\.(html|js|css|svg|json|txt|map|webmanifest|xml)$/;
@@ -143,10 +144,10 @@ async function buildApp() {
 }
 
 /** First-load JavaScript budget, gzip bytes (docs/web.md). */
-// 82 KB since issue 20 (2026-12-02): the admin and account pages are lazy, but their English
-// strings are in the first-load catalogue; moving them into a lazy one as i18n/project-page.ts
-// does would bring it back to 80.
-const FIRST_LOAD_JS_BUDGET = 82 * 1024;
+// 78 KB since issue 35: the admin and account pages' strings, the login modal and the grammar
+// table became chunks (77.4 KB). Issue 35 asks for 75: the next step is Markdown (marked and
+// DOMPurify, ~20 KB gzip) loaded with the first chat page instead of the first load.
+const FIRST_LOAD_JS_BUDGET = 78 * 1024;
 
 if (process.argv.includes("--tests")) await buildTests();
 else await buildApp();

@@ -20,6 +20,16 @@ export async function loadCatalogues() {
   for (const locale of Object.keys(out)) out[locale].projects = { ...out[locale].projects, ...projectPageCatalogues[locale] };
   // The lazily loaded sections' own strings: the skills section (`skills`) and the admin
   // page's Settings tab (`adminSettings`).
+  // The account pages' and the admin page's own strings (lazy since issue 35) read as the
+  // sections they came from (`account`, `tokens`, `admin`), as the pages show them.
+  const accountPage = await loadChunkCatalogues("account-page.ts", "accountPageCatalogues");
+  const adminPage = await loadChunkCatalogues("admin-page.ts", "adminPageCatalogues");
+  for (const locale of Object.keys(out)) {
+    const { tokens, ...account } = accountPage[locale];
+    out[locale].account = { ...out[locale].account, ...account };
+    out[locale].tokens = tokens;
+    out[locale].admin = adminPage[locale];
+  }
   for (const [file, exported, key] of [["skills-page.ts", "skillsPageCatalogues", "skills"], ["admin-settings.ts", "adminSettingsCatalogues", "adminSettings"]]) {
     const built = await build({ entryPoints: [join(webDir, "src", "i18n", file)], bundle: true, write: false, format: "esm", platform: "neutral", logLevel: "warning" });
     const catalogues = (await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].text).toString("base64")}`))[exported];

@@ -326,10 +326,11 @@ export function NotFoundPage() {
   const shell = useShell();
   return (
     <div class="page page-home">
-      <div class="empty-state">
-        <h1>{t.app.notFound}</h1>
+      <div class="empty-state not-found">
+        <h1>{t.shell.notFound}</h1>
+        <p class="not-found-body">{t.shell.notFoundBody}</p>
         <a href="/" class="button" onClick={(e) => { e.preventDefault(); shell.navigate("/"); }}>
-          {t.app.goToNewChat}
+          {t.shell.goToNewChat}
         </a>
       </div>
     </div>

@@ -7,6 +7,9 @@ import type { Plural } from "./format";
 
 /** Strings of the prerendered shell (also translated by the early script before first paint). */
 export const shell = {
+  notFound: "Page not found",
+  goToNewChat: "Go to a new chat",
+  notFoundBody: "Nothing lives at this address.",
   documentTitle: "eve chat",
   openMenu: "Open menu",
   openSidebar: "Open sidebar",
@@ -40,8 +43,6 @@ export const app = {
   signInFailed: "Sign-in failed ({reason}).",
   signInNotConfigured: "Sign-in is not configured on this server.",
   signOutFailed: "Sign out failed: {error}",
-  notFound: "Page not found",
-  goToNewChat: "Go to a new chat",
   startNewChat: "Start a new chat",
   dismiss: "Dismiss",
   /** Why an OIDC sign-in failed, by the `authError` code it returned with (docs/auth.md). */

@@ -4,6 +4,9 @@
 import type { Messages } from "./en";
 
 export const shell: Messages["shell"] = {
+  notFound: "页面不存在",
+  goToNewChat: "开始新聊天",
+  notFoundBody: "这个地址上什么也没有。",
   documentTitle: "eve chat",
   openMenu: "打开菜单",
   openSidebar: "展开侧边栏",
@@ -37,8 +40,6 @@ export const app: Messages["app"] = {
   signInFailed: "登录失败（{reason}）。",
   signInNotConfigured: "此服务器尚未配置登录。",
   signOutFailed: "退出登录失败：{error}",
-  notFound: "页面不存在",
-  goToNewChat: "开始新聊天",
   startNewChat: "开始新聊天",
   dismiss: "关闭",
   authErrors: {

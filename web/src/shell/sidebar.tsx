@@ -111,7 +111,6 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
         ) : (
           <>
             {shell.viewer && shell.chatsLoaded && <ProjectsSection activeId={activeId} onNavigated={props.onNavigated} />}
-            {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">{t.sidebar.noChats}</p>}
             {shell.pinned.length > 0 && (
               <>
                 <h2 class="history-heading">{t.sidebar.pinnedHeading}</h2>
@@ -120,9 +119,11 @@ export function Sidebar(props: { onCloseDesktop(): void; onNavigated(): void }) 
                     <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
                   ))}
                 </ul>
-                <h2 class="history-heading">{t.sidebar.historyHeading}</h2>
               </>
             )}
+            {/* The history has a heading of its own, so a first chat does not read as a project. */}
+            {shell.viewer && shell.chatsLoaded && <h2 class="history-heading chats-heading">{t.sidebar.historyHeading}</h2>}
+            {shell.viewer && shell.chatsLoaded && shell.chats.length === 0 && <p class="history-empty">{t.sidebar.noChats}</p>}
             <ul>
               {chatsOutsideProjects(shell.chats, shell.chatProject).filter((c) => !pinnedIds.has(c.id)).map((chat) => (
                 <ChatRow key={chat.id} chat={chat} active={chat.id === activeId} onNavigated={props.onNavigated} />
