@@ -80,7 +80,7 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     // configuration (see `the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in`).
     (
         &["UpstreamJwt::from_config(", "eve_agent_spin::Spin"],
-        "crates/eve-agent/src/connections/jwt.rs",
+        "crates/eve-connections/src/jwt.rs",
         &["eve_jwt_secret", "eve_jwt_issuer", "eve_jwt_audience"],
     ),
     (
@@ -91,7 +91,7 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     // The models a chat may choose (the agent runs them; setup reports missing keys).
     (
         &["config::models(", "eve_agent_spin::Spin"],
-        "crates/eve-agent/src/providers/config.rs",
+        "crates/eve-providers/src/config.rs",
         &[
             "llm_provider",
             "llm_base_url",
@@ -109,7 +109,7 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
     // opened.
     (
         &["offered::choices(", "eve_agent_spin::Spin"],
-        "crates/eve-agent/src/providers/offered.rs",
+        "crates/eve-providers/src/offered.rs",
         &[
             "secrets_key",
             "secrets_key_previous",
@@ -266,9 +266,14 @@ const CONFIGURED_HOSTS: &[(&str, &str, &str, &str)] = &[
 /// providers and the ready-made MCP servers live in the agent library).
 const HOST_LIBRARIES: &[(&str, &str)] = &[
     ("agent", "crates/eve-agent/src"),
+    ("agent", "crates/eve-providers/src"),
+    ("agent", "crates/eve-connections/src"),
     ("slack", "crates/eve-slack/src"),
-    // An MCP server's tools refresh and a provider's "Test connection" use the agent's clients.
+    // An MCP server's tools refresh and a provider's "Test connection" use the agent's clients
+    // (the providers and connections crates since the agent's split).
     ("admin", "crates/eve-agent/src"),
+    ("admin", "crates/eve-providers/src"),
+    ("admin", "crates/eve-connections/src"),
 ];
 
 /// The agent's platform over Spin (`AgentEnv`, outbound HTTP), a crate of its own since the
@@ -482,7 +487,7 @@ fn the_check_names_each_kind_of_excess_grant() {
 #[test]
 fn the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in() {
     let root = repo_root();
-    let jwt = read(&root, "crates/eve-agent/src/connections/jwt.rs");
+    let jwt = read(&root, "crates/eve-connections/src/jwt.rs");
     let from_config = &jwt[jwt.find("pub fn from_config(").expect("from_config")..];
     let from_config = &from_config[..from_config.find("\n    }\n").unwrap()];
     assert!(from_config.contains("config.usable_session_secret()"));
