@@ -8,6 +8,7 @@ use crate::{Host, HostOptions};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The shared engines and the runtime config both nodes use.
 pub struct Backends {
@@ -90,4 +91,23 @@ pub fn assert_log_is(h: &Host, sid: &str, got: &[Value]) {
 pub fn counted(n: u64) -> String {
     let numbers: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
     format!("{}.", numbers.join(" "))
+}
+
+/// Waits until `node` serves the sidebar again (by itself, after an outage), for at most
+/// `within`.
+pub fn assert_recovers(node: &Host, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let r = node.get("/api/chats");
+        if r.status == 200 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no recovery: {} {}",
+            r.status,
+            r.text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

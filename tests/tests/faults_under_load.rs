@@ -5,7 +5,9 @@
 //! and a full re-read of every session on every living node equals what its reader followed:
 //! no acknowledged event lost, none written twice.
 
-use eve_chat_tests::cluster::{assert_log_is, counted, own_hosts, sigkill, Backends};
+use eve_chat_tests::cluster::{
+    assert_log_is, assert_recovers, counted, own_hosts, sigkill, Backends,
+};
 use eve_chat_tests::engines::Redis;
 use eve_chat_tests::eve::{self, Stream};
 use eve_chat_tests::Host;
@@ -165,24 +167,6 @@ fn assert_unavailable(node: &Host, what: &str) {
     }
 }
 
-/// Waits until `node` serves the sidebar again.
-fn assert_recovers(node: &Host) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let r = node.get("/api/chats");
-        if r.status == 200 {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no recovery: {} {}",
-            r.status,
-            r.text()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn a_node_killed_while_sixteen_turns_stream_leaves_every_turn_to_the_other() {
     if !own_hosts() {
@@ -223,8 +207,8 @@ fn sqld_stopped_for_five_seconds_under_load_loses_nothing_and_both_nodes_recover
         std::thread::sleep(Duration::from_secs(5).saturating_sub(down.elapsed()));
         backends.sqld.restart();
     });
-    assert_recovers(&a);
-    assert_recovers(&b);
+    assert_recovers(&a, Duration::from_secs(30));
+    assert_recovers(&b, Duration::from_secs(30));
     let (completed, failed) = assert_settled_and_whole(&followed, &[&a, &b]);
     // A reader that reconnected while sqld was down was told to come back later, clearly.
     for f in &followed {

@@ -3,7 +3,9 @@
 //! at the same real libSQL server (`sqld`) and the same `redis-server`. Nothing is shared
 //! through the disk: afterwards neither state directory holds a SQLite file.
 
-use eve_chat_tests::cluster::{assert_log_is, counted, own_hosts, sigkill, Backends};
+use eve_chat_tests::cluster::{
+    assert_log_is, assert_recovers, counted, own_hosts, sigkill, Backends,
+};
 use eve_chat_tests::eve::{self, Stream};
 use eve_chat_tests::Host;
 use serde_json::{json, Value};
@@ -410,22 +412,8 @@ fn the_database_killed_mid_turn_and_restarted_loses_no_acknowledged_event() {
     std::thread::sleep(Duration::from_secs(1));
     backends.sqld.restart();
     // Both nodes recover by themselves.
-    for node in [&a, &b] {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let r = node.get("/api/chats");
-            if r.status == 200 {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no recovery: {} {}",
-                r.status,
-                r.text()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    assert_recovers(&a, Duration::from_secs(20));
+    assert_recovers(&b, Duration::from_secs(20));
     // The interrupted turn resumes or settles as failed with a clear error; nothing
     // acknowledged is lost, and every event is written once.
     let all = eve::read_until_settled(&b, &sid, 0);
