@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use eve_api::eve::Event;
 use eve_slack::inbound::{self, Answer, Kind, Message, OpenModal};
-use eve_slack::render::{self, Renderer};
+use eve_slack::render::{self, Action, Renderer};
 use eve_slack::store::{self, Thread};
 use eve_slack::words::{self, Words};
 use eve_slack::{hitl, web_api::Call};
@@ -52,7 +52,7 @@ pub fn on_message(m: &Message) {
     let text = inbound::model_text(m);
     match deliver(&thread, &author, &text) {
         Ok((agent, session, start, delivery)) => {
-            follow(&agent, &slack, &mut r, &session, start, delivery.as_deref());
+            follow(&agent, &slack, &mut r, (&thread, &session), start, delivery.as_deref());
             remember_status(&thread, &r);
         }
         Err(e) => refused(&slack, &r, e),
@@ -136,7 +136,7 @@ pub fn on_answer(a: &Answer) {
                 update_answered(&slack, a, &r);
             }
             // An answer's events carry the turn's first delivery, not the answer's own.
-            follow(&agent, &slack, &mut r, &session, start, None);
+            follow(&agent, &slack, &mut r, (&thread, &session), start, None);
             remember_status(&thread, &r);
         }
         // The clicker's session asks no such thing: someone else's question.
@@ -229,13 +229,13 @@ fn refused(slack: &Slack, r: &Renderer, e: Failure) {
     slack.run(vec![r.post_markdown(&text)], r);
 }
 
-/// Follows the session from `start`, rendering the events of `delivery` (every event when
-/// `None`), until one of them settles the turn.
+/// Follows the thread's session from `start`, rendering the events of `delivery` (every
+/// event when `None`), until one of them settles the turn.
 fn follow(
     agent: &Agent,
     slack: &Slack,
     r: &mut Renderer,
-    session: &str,
+    (thread, session): (&Thread, &str),
     start: i64,
     delivery: Option<&str>,
 ) {
@@ -251,7 +251,7 @@ fn follow(
                 buf.extend_from_slice(&bytes);
                 while let Some(i) = buf.iter().position(|b| *b == b'\n') {
                     let line: Vec<u8> = buf.drain(..=i).collect();
-                    if render_line(&line, r, slack, delivery) {
+                    if render_line(&line, r, (slack, thread), delivery) {
                         return;
                     }
                 }
@@ -269,7 +269,12 @@ fn follow(
 }
 
 /// Renders one NDJSON line; `true` once the followed turn has settled.
-fn render_line(line: &[u8], r: &mut Renderer, slack: &Slack, delivery: Option<&str>) -> bool {
+fn render_line(
+    line: &[u8],
+    r: &mut Renderer,
+    (slack, thread): (&Slack, &Thread),
+    delivery: Option<&str>,
+) -> bool {
     let Ok(v) = serde_json::from_slice::<Value>(line) else {
         return false;
     };
@@ -283,6 +288,11 @@ fn render_line(line: &[u8], r: &mut Renderer, slack: &Slack, delivery: Option<&s
         return false;
     };
     let actions = r.on_event(&event);
+    // A click on a card can arrive before this invocation ends: the status it resumes with is
+    // kept before the card is posted, not only once the turn waits.
+    if actions.iter().any(|a| matches!(a, Action::Ask { .. })) {
+        remember_status(thread, r);
+    }
     slack.run(actions, r);
     event.is_settling()
 }
