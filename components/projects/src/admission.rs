@@ -10,7 +10,7 @@ use eve_spin::db::{self, Db};
 use eve_store::limits::MAX_SMALL_BODY_BYTES;
 use spin_sdk::http::{Request, Response};
 
-use crate::routes;
+use eve_projects::routes;
 
 /// An admitted request.
 pub struct Caller {

@@ -5,8 +5,8 @@ use eve_spin::chat_request::finish;
 use spin_sdk::http::{Request, Response};
 
 use crate::admission::Caller;
-use crate::routes::{self, Route};
 use crate::{files, projects};
+use eve_projects::routes::{self, Route};
 
 pub fn route(req: &Request, c: &Caller) -> Response {
     let method = req.method().to_string();

@@ -19,7 +19,7 @@ fn scope(c: &Caller, project: &str) -> Result<(String, String), ApiError> {
     projects::get(&c.db, &c.principal, project)?;
     Ok((
         project_scope(project),
-        format!("{}/{project}", crate::routes::PREFIX),
+        format!("{}/{project}", eve_projects::routes::PREFIX),
     ))
 }
 

@@ -10,7 +10,6 @@ mod admission;
 mod api;
 mod files;
 mod projects;
-mod routes;
 
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;

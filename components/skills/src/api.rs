@@ -16,7 +16,7 @@ use eve_spin::{api_component, json};
 use eve_store::ids::{chat_id_from_random, CHAT_ID_LEN};
 use spin_sdk::http::{Request, Response};
 
-use crate::routes::{self, Route};
+use eve_skills::routes::{self, Route};
 
 /// An admitted request.
 pub struct Caller {

@@ -9,7 +9,6 @@
 //! - [`api`]: admission (same origin, sign-in, the caller's role) and the handlers.
 
 mod api;
-mod routes;
 
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;

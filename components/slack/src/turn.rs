@@ -52,7 +52,14 @@ pub fn on_message(m: &Message) {
     let text = inbound::model_text(m);
     match deliver(&thread, &author, &text) {
         Ok((agent, session, start, delivery)) => {
-            follow(&agent, &slack, &mut r, (&thread, &session), start, delivery.as_deref());
+            follow(
+                &agent,
+                &slack,
+                &mut r,
+                (&thread, &session),
+                start,
+                delivery.as_deref(),
+            );
             remember_status(&thread, &r);
         }
         Err(e) => refused(&slack, &r, e),

@@ -19,6 +19,7 @@ pub mod patterns;
 pub mod preview;
 pub mod projects;
 pub mod query_table;
+pub mod routes;
 pub mod sql;
 pub mod tools;
 

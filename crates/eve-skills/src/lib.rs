@@ -11,6 +11,7 @@
 //! for the instructions and the tool.
 
 pub mod import;
+pub mod routes;
 pub mod skill_md;
 pub mod sql;
 pub mod store;
