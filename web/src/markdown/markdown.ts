@@ -127,7 +127,7 @@ export class MarkdownView {
       pre.replaceWith(wrap);
       wrap.append(bar, pre);
       // The grammar table is a chunk too: most pages never show a code block.
-      if (complete && lang) void import("./highlight").then((h) => h.highlightInto(code, lang));
+      if (complete && lang) void import("./highlight").then((h) => h.highlightInto(code, lang, DOMPurify));
     }
   }
 
