@@ -79,6 +79,10 @@ async function buildApp() {
   const cssBundle = outputs.find(([file]) => "/" + relative(outDir, join(here, file)) === appJs)[1].cssBundle;
   const appCss = cssBundle ? "/" + relative(outDir, join(here, cssBundle)) : null;
   const earlyJs = find("src/early.ts", ".js");
+  // esbuild writes the CSS a lazily imported module imports to a file of its own and nothing
+  // ever loads it: such a rule would silently vanish, so the build refuses it.
+  const strayCss = outputs.filter(([file]) => file.endsWith(".css") && file !== cssBundle).map(([file]) => file);
+  if (strayCss.length) throw new Error(`CSS imported only by lazy chunks is never loaded: ${strayCss.join(", ")}; import it from the first-load side`);
 
   // Prerender the shell with the same components the app renders first.
   await build({
@@ -144,10 +148,10 @@ async function buildApp() {
 }
 
 /** First-load JavaScript budget, gzip bytes (docs/web.md). */
-// 78 KB since issue 35: the admin and account pages' strings, the login modal and the grammar
-// table became chunks (77.4 KB). Issue 35 asks for 75: the next step is Markdown (marked and
-// DOMPurify, ~20 KB gzip) loaded with the first chat page instead of the first load.
-const FIRST_LOAD_JS_BUDGET = 78 * 1024;
+// 75 KB again since issue 35 (it had been raised to 78, then 82): Markdown's renderer (marked,
+// DOMPurify) is a chunk fetched right after the first render, as the admin, account, project
+// and skills pages and their strings are chunks fetched when opened.
+const FIRST_LOAD_JS_BUDGET = 75 * 1024;
 
 if (process.argv.includes("--tests")) await buildTests();
 else await buildApp();

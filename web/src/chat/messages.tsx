@@ -2,10 +2,10 @@
 // reasoning, grouped tool calls, sign-in cards, questions, notices, and the "Thinking..."
 // presence row that fades out. Everything comes from eve events through events.renderItems.
 import { Component, Fragment } from "preact";
-import { useContext, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useContext, useState } from "preact/hooks";
 import type { AssistantPart, AuthorizationView, FileView, InputOption, RenderItem, ToolCall } from "./events";
 import { isThumbnailUrl } from "./attachments";
-import { MarkdownView } from "../markdown/markdown";
+import { MarkdownBlock } from "../markdown/view";
 import type { Switcher } from "./branches";
 import { CopyAnswer, EditMessage, RegenerateAnswer, RetryTurn, UserActions } from "./answer-actions";
 import { type TurnUsage } from "./usage";
@@ -214,18 +214,6 @@ function AssistantMessageView({ parts }: { parts: AssistantPart[] }) {
       })}
     </div>
   );
-}
-
-// Preact owns the container; MarkdownView owns its children (rendered block by block).
-function MarkdownBlock({ text }: { text: string }) {
-  const ref = useRef<HTMLDivElement>(null);
-  const view = useRef<MarkdownView | null>(null);
-  useLayoutEffect(() => {
-    view.current ??= new MarkdownView(ref.current!);
-    view.current.update(text);
-  }, [text]);
-  useLayoutEffect(() => () => view.current?.dispose(), []);
-  return <div class="markdown" ref={ref} />;
 }
 
 function Reasoning({ text, done }: { text: string; done: boolean }) {

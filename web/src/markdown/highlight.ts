@@ -1,7 +1,9 @@
 // Syntax highlighting for complete code blocks: highlight.js core and each grammar are loaded
 // with dynamic import() the first time a block needs them (separate chunks, not first-load JS).
 // A fence naming a language not listed here stays plain text.
-import DOMPurify from "dompurify";
+// DOMPurify comes from markdown.ts, the only caller: imported here too, esbuild would move it
+// into a chunk shared by both, and the renderer would take two round trips to load (view.tsx).
+import type { DOMPurify } from "dompurify";
 
 type Grammar = { default: import("highlight.js").LanguageFn };
 
@@ -149,7 +151,7 @@ async function load(name: string) {
 
 /** Replaces the text of `code` with its highlighted, sanitised markup, unless the element was
  * re-rendered or removed meanwhile. Failures (a chunk that does not load) leave it plain. */
-export async function highlightInto(code: Element, fence: string): Promise<void> {
+export async function highlightInto(code: Element, fence: string, purify: DOMPurify): Promise<void> {
   const name = grammarFor(fence);
   const source = code.textContent ?? "";
   if (!name || source.length > MAX_HIGHLIGHT_CHARS) return;
@@ -158,7 +160,7 @@ export async function highlightInto(code: Element, fence: string): Promise<void>
   if (html === undefined) {
     try {
       const hljs = await load(name);
-      html = DOMPurify.sanitize(hljs.highlight(source, { language: name, ignoreIllegals: true }).value, {
+      html = purify.sanitize(hljs.highlight(source, { language: name, ignoreIllegals: true }).value, {
         ALLOWED_TAGS: ["span"],
         ALLOWED_ATTR: ["class"],
       });

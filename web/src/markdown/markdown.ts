@@ -6,10 +6,11 @@
 // of HTML it inserts, including the highlighter's, goes through the sanitiser first. Code blocks
 // get a copy button (our own element, added after sanitising) and are highlighted once they are
 // complete, with highlight.ts, highlight.js and its grammars loaded on first use.
+//
+// A chunk of its own, loaded through view.tsx (the transcript's seam, which also holds its CSS).
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 import { BlockSplitter, MARKED_OPTIONS, isClosedFence, type Block } from "./blocks";
-import "./markdown.css";
 
 import { t } from "../i18n";
 
@@ -126,7 +127,7 @@ export class MarkdownView {
       pre.replaceWith(wrap);
       wrap.append(bar, pre);
       // The grammar table is a chunk too: most pages never show a code block.
-      if (complete && lang) void import("./highlight").then((h) => h.highlightInto(code, lang));
+      if (complete && lang) void import("./highlight").then((h) => h.highlightInto(code, lang, DOMPurify));
     }
   }
 
