@@ -96,12 +96,23 @@ fn an_invite_signs_up_once_and_its_member_signs_in() {
     let Some(h) = host(&[]) else { return };
     let admin = bootstrap(&h);
     let token = invite(&h, &admin, "member", Some("ann@team.example"));
-    let info = call(
+    // Issue 32: the token goes in a POST body; the old query form is no route any more, so
+    // no access log of the app (or a proxy in front of it) holds a working invitation.
+    let by_query = call(
         &h,
         "GET",
         &format!("/api/auth/invite?token={token}"),
         None,
         None,
+    );
+    assert_eq!(by_query.status, 405, "{}", by_query.text());
+    assert!(!by_query.text().contains("member"), "{}", by_query.text());
+    let info = call(
+        &h,
+        "POST",
+        "/api/auth/invite",
+        None,
+        Some(&json!({ "token": token })),
     );
     assert_eq!(info.status, 200, "{}", info.text());
     assert_eq!(info.json()["role"], "member");
@@ -130,10 +141,10 @@ fn an_invite_signs_up_once_and_its_member_signs_in() {
     );
     let gone = call(
         &h,
-        "GET",
-        &format!("/api/auth/invite?token={token}"),
+        "POST",
+        "/api/auth/invite",
         None,
-        None,
+        Some(&json!({ "token": token })),
     );
     assert_eq!(gone.status, 404);
     let again = signed_in(&h, "ann@team.example", PASSWORD);
