@@ -350,21 +350,41 @@ fn a_bearer_token_never_follows_the_url_to_another_origin() {
     let new_url = format!("http://127.0.0.1:{new_port}/mcp");
 
     let r = send(&h, &admin, "PATCH", &path, Some(json!({ "url": new_url })));
-    assert_eq!((r.status, code(&r)), (400, "bad_request".to_string()), "{}", r.text());
+    assert_eq!(
+        (r.status, code(&r)),
+        (400, "bad_request".to_string()),
+        "{}",
+        r.text()
+    );
     let message = r.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("enter the token again"), "{message}");
-    assert_eq!(listed(&h, &admin, "moving")["url"], json!(format!("http://127.0.0.1:{old_port}/mcp")));
+    assert_eq!(
+        listed(&h, &admin, "moving")["url"],
+        json!(format!("http://127.0.0.1:{old_port}/mcp"))
+    );
     refresh(&h, &admin, &id);
-    assert_eq!(old_seen.lock().unwrap().last().map(String::as_str), Some("Bearer tok-OLD-secret"));
-    assert!(new_seen.lock().unwrap().is_empty(), "nothing went to the new origin");
+    assert_eq!(
+        old_seen.lock().unwrap().last().map(String::as_str),
+        Some("Bearer tok-OLD-secret")
+    );
+    assert!(
+        new_seen.lock().unwrap().is_empty(),
+        "nothing went to the new origin"
+    );
 
     let moved = json!({ "url": new_url, "token": "tok-NEW-secret" });
     let r = ok(send(&h, &admin, "PATCH", &path, Some(moved)), 200);
-    assert_eq!((r["url"].clone(), r["hasToken"].clone()), (json!(new_url), json!(true)));
+    assert_eq!(
+        (r["url"].clone(), r["hasToken"].clone()),
+        (json!(new_url), json!(true))
+    );
     refresh(&h, &admin, &id);
     let seen = new_seen.lock().unwrap().clone();
     assert!(!seen.is_empty(), "the refresh reached the new origin");
-    assert!(seen.iter().all(|a| a == "Bearer tok-NEW-secret"), "{seen:?}");
+    assert!(
+        seen.iter().all(|a| a == "Bearer tok-NEW-secret"),
+        "{seen:?}"
+    );
 }
 
 /// Every byte of the host's database files (the main file and its write-ahead log).

@@ -347,7 +347,10 @@ fn a_provider_moved_to_another_origin_never_sends_it_the_old_key() {
     };
 
     let same_origin = patch(json!({"baseUrl": format!("{}/", first.base)}));
-    assert_eq!(same_origin["hasKey"], true, "a new path on the same origin keeps it");
+    assert_eq!(
+        same_origin["hasKey"], true,
+        "a new path on the same origin keeps it"
+    );
 
     let moved = patch(json!({"baseUrl": second.base}));
     assert_eq!(moved["hasKey"], false, "{moved}");
@@ -357,7 +360,8 @@ fn a_provider_moved_to_another_origin_never_sends_it_the_old_key() {
     let sent: Vec<Option<String>> = second.requests().into_iter().map(|r| r.2).collect();
     assert!(!sent.is_empty(), "the test reached the new origin");
     assert!(
-        sent.iter().all(|a| !a.as_deref().unwrap_or_default().contains(API_KEY)),
+        sent.iter()
+            .all(|a| !a.as_deref().unwrap_or_default().contains(API_KEY)),
         "the old key went to the new origin: {sent:?}"
     );
 

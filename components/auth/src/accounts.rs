@@ -172,7 +172,10 @@ pub fn invite(req: &Request) -> Result<Reply, ApiError> {
     )?;
     let body: InviteLookup = eve_spin::json_body(req)?;
     let db = db::open()?;
-    Ok(Reply::json(200, &invites::info(&db, &body.token, now_ms())?))
+    Ok(Reply::json(
+        200,
+        &invites::info(&db, &body.token, now_ms())?,
+    ))
 }
 
 /// The signed-in account, or 401 (also for a signed-in principal that is no account).

@@ -370,7 +370,10 @@ pub fn patch<S: Sql>(
         exec(db, DELETE_OAUTH_TOKENS, vec![old.name.as_str().into()])?;
     }
     if exec(db, UPDATE_SERVER, params)?.is_empty() {
-        rows(db, Some(id))?.into_iter().next().ok_or_else(not_found)?;
+        rows(db, Some(id))?
+            .into_iter()
+            .next()
+            .ok_or_else(not_found)?;
         return Err(ApiError::new(
             ErrorCode::Conflict,
             "the server's URL changed meanwhile; reload and try again",

@@ -278,11 +278,23 @@ fn a_new_origin_needs_the_token_again_and_forgets_oauth_tokens() {
     assert_eq!(kept.url, "https://mcp.example.com/mcp", "nothing changed");
     assert_eq!(token(&db).as_deref(), Some("tok-SECRET-1"));
 
-    let path = patch(&db, &rules, "m1", &to("https://mcp.example.com:443/v2", None), 3);
+    let path = patch(
+        &db,
+        &rules,
+        "m1",
+        &to("https://mcp.example.com:443/v2", None),
+        3,
+    );
     assert!(path.unwrap().has_token, "same origin: kept");
     assert_eq!(token(&db).as_deref(), Some("tok-SECRET-1"));
 
-    let moved = patch(&db, &rules, "m1", &to("https://new.example/mcp", Some("tok-NEW")), 4);
+    let moved = patch(
+        &db,
+        &rules,
+        "m1",
+        &to("https://new.example/mcp", Some("tok-NEW")),
+        4,
+    );
     assert_eq!(moved.unwrap().url, "https://new.example/mcp");
     assert_eq!(token(&db).as_deref(), Some("tok-NEW"));
 
@@ -307,14 +319,32 @@ fn a_new_origin_needs_the_token_again_and_forgets_oauth_tokens() {
         vec![],
     )
     .unwrap();
-    patch(&db, &rules, "m2", &to("https://wiki.example/v2/mcp", None), 6).unwrap();
+    patch(
+        &db,
+        &rules,
+        "m2",
+        &to("https://wiki.example/v2/mcp", None),
+        6,
+    )
+    .unwrap();
     assert_eq!(people_tokens(&db), 1, "same origin: kept");
-    patch(&db, &rules, "m2", &to("https://wiki.other.example/mcp", None), 7).unwrap();
+    patch(
+        &db,
+        &rules,
+        "m2",
+        &to("https://wiki.other.example/mcp", None),
+        7,
+    )
+    .unwrap();
     assert_eq!(people_tokens(&db), 0, "another origin: forgotten");
     let others = db
         .execute("SELECT count(*) FROM agent_connection_token", vec![])
         .unwrap();
-    assert_eq!(others[0][0].as_i64(), Some(1), "another server's token stays");
+    assert_eq!(
+        others[0][0].as_i64(),
+        Some(1),
+        "another server's token stays"
+    );
 }
 
 #[test]

@@ -289,21 +289,52 @@ fn a_new_origin_drops_the_stored_key_unless_one_is_entered() {
     };
     let opened = |id: &str| with_key(&db, Some(&k), id).unwrap().1;
 
-    let same = patch(&db, Some(&k), &[], &p.id, &to("https://llm.example.com:443/v2", None), 2);
+    let same = patch(
+        &db,
+        Some(&k),
+        &[],
+        &p.id,
+        &to("https://llm.example.com:443/v2", None),
+        2,
+    );
     assert!(same.unwrap().has_key, "same origin, another path: kept");
     assert_eq!(opened(&p.id).as_deref(), Some(SECRET));
 
-    let moved = patch(&db, Some(&k), &[], &p.id, &to("https://elsewhere.example/v1", None), 3);
+    let moved = patch(
+        &db,
+        Some(&k),
+        &[],
+        &p.id,
+        &to("https://elsewhere.example/v1", None),
+        3,
+    );
     let moved = moved.unwrap();
     assert!(!moved.has_key, "another host: dropped");
     assert_eq!(opened(&p.id), None);
     assert_eq!(moved.base_url, "https://elsewhere.example/v1");
 
-    let rekeyed = patch(&db, Some(&k), &[], &p.id, &to("https://third.example", Some("sk-new")), 4);
-    assert!(rekeyed.unwrap().has_key, "a key entered with the move is stored");
+    let rekeyed = patch(
+        &db,
+        Some(&k),
+        &[],
+        &p.id,
+        &to("https://third.example", Some("sk-new")),
+        4,
+    );
+    assert!(
+        rekeyed.unwrap().has_key,
+        "a key entered with the move is stored"
+    );
     assert_eq!(opened(&p.id).as_deref(), Some("sk-new"));
 
-    let http = patch(&db, Some(&k), &["third.example".into()], &p.id, &to("http://third.example", None), 5);
+    let http = patch(
+        &db,
+        Some(&k),
+        &["third.example".into()],
+        &p.id,
+        &to("http://third.example", None),
+        5,
+    );
     assert!(!http.unwrap().has_key, "another scheme is another origin");
 }
 
@@ -326,5 +357,8 @@ fn an_update_against_a_base_url_that_changed_meanwhile_changes_nothing() {
         "https://not-what-is-stored.example".into(),
     ];
     assert!(db.execute(sql::UPDATE_PROVIDER, params).unwrap().is_empty());
-    assert!(get(&db, Some(&k), &p.id).unwrap().has_key, "nothing changed");
+    assert!(
+        get(&db, Some(&k), &p.id).unwrap().has_key,
+        "nothing changed"
+    );
 }
