@@ -491,6 +491,15 @@ impl Host {
         self.spawn();
     }
 
+    /// Stops the host and starts it again on the same state with these variables changed (a
+    /// deployment whose configuration changed).
+    pub fn restart_with_vars(&mut self, vars: &[(&str, &str)]) {
+        for (name, value) in vars {
+            self.opts = std::mem::take(&mut self.opts).var(name, value);
+        }
+        self.restart();
+    }
+
     /// SIGKILLs the host's whole process group (no cleanup at all: `spin up` and the
     /// `spin trigger http` it forked), then starts it again on the same state.
     pub fn kill_and_restart(&mut self) {

@@ -306,6 +306,62 @@ fn settings_are_read_and_changed_and_bad_ones_refused() {
     assert_eq!(call(&h, "GET", "/api/auth/account", None, None).status, 401);
 }
 
+/// Issue 32 (8): the account row is what every request is decided from. Until then a disable
+/// was the SQL write and then a key-value flag that requests checked, so a failed key-value
+/// write left an account disabled in the database and working everywhere. Here the database
+/// alone says disabled (exactly that state: no flag was ever written) and the account's
+/// cookie and API token stop at their next request; the row alone enables it again.
+#[test]
+fn the_account_row_alone_decides_a_disable_for_cookies_and_tokens() {
+    let Some(h) = host(&[]) else { return };
+    let admin = bootstrap(&h);
+    let m = member(&h, &admin, "m@team.example");
+    let created = ok(
+        call(
+            &h,
+            "POST",
+            "/api/tokens",
+            Some(&m.cookie),
+            Some(&json!({"name": "cli", "expiresInDays": 1})),
+        ),
+        201,
+    );
+    let bearer = format!("Bearer {}", created["token"].as_str().unwrap());
+    let with_cookie = || call(&h, "GET", "/api/chats", Some(&m.cookie), None).status;
+    let with_token = || {
+        h.send(
+            "GET",
+            "/api/chats",
+            &[("authorization", bearer.as_str())],
+            None,
+        )
+        .status
+    };
+    assert_eq!((with_cookie(), with_token()), (200, 200));
+
+    let set_disabled = |disabled: i64| {
+        let changed = database(&h)
+            .execute(
+                "UPDATE account SET disabled = ?1 WHERE id = ?2",
+                rusqlite::params![disabled, m.id],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    };
+    set_disabled(1);
+    assert_eq!((with_cookie(), with_token()), (401, 401));
+    let stream = call(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        Some(&m.cookie),
+        Some(&json!({})),
+    );
+    assert_eq!(stream.status, 401, "the proxy too: {}", stream.text());
+    set_disabled(0);
+    assert_eq!((with_cookie(), with_token()), (200, 200));
+}
+
 #[test]
 fn disabling_mid_stream_ends_the_stream_refuses_the_next_request_and_cancels_the_turn() {
     let Some(h) = host(&[]) else { return };
