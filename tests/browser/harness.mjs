@@ -33,7 +33,7 @@ export async function startApp(variables = {}) {
   // As scripts/run does: with a session secret and no eve_jwt_secret (required outside
   // local-dev since the agent gets no session secret), the key the app used to derive from it.
   if (vars.session_secret && vars.eve_jwt_secret === undefined) {
-    vars.eve_jwt_secret = createHmac("sha256", vars.session_secret.trim()).update("eve-chat upstream jwt").digest("hex");
+    vars.eve_jwt_secret = createHmac("sha256", vars.session_secret).update("eve-chat upstream jwt").digest("hex");
   }
   for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
   // In a process group of its own: `up` serves through a child (`trigger`), as `spin up` does,

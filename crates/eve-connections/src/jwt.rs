@@ -28,6 +28,7 @@ pub const DEFAULT_AUDIENCE: &str = "eve-agent";
 /// The shortest `eve_jwt_secret` accepted.
 pub const MIN_SECRET_CHARS: usize = 32;
 const LOCAL_DEV_KEY: &str = "eve-chat local-dev upstream jwt key (public)";
+const HEADER: &str = r#"{"alg":"HS256","typ":"JWT"}"#;
 /// What `/api/setup` says while [`UpstreamJwt::from_vars`] has no key.
 pub const MISSING: &str = "eve_jwt_secret: not set (a random secret of at least 32 characters \
     that eve-proxy signs its calls to the agent with; scripts/run derives one from \
@@ -46,12 +47,12 @@ pub fn missing(mode: AuthMode, lookup: impl Fn(&str) -> Option<String>) -> Optio
 /// it. Setting `eve_jwt_secret` to it keeps an install's key, and with it the connection
 /// tokens sealed under it ([`UpstreamJwt::token_key`]).
 pub fn key_derived_from(session_secret: &str) -> String {
+    // Untrimmed, as the sign-in configuration reads secrets: the same bytes, the same key.
     hex(&hmac_sha256(
-        session_secret.trim().as_bytes(),
+        session_secret.as_bytes(),
         b"eve-chat upstream jwt",
     ))
 }
-const HEADER: &str = r#"{"alg":"HS256","typ":"JWT"}"#;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Claims {
