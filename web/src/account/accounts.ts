@@ -2,7 +2,7 @@
 // (defined once in eve-api, camelCase), the calls, and the pure decisions the pages make —
 // which form a path names, what a password or quota input means, the admin lists' state, and
 // the 30-day chart. The pages (components/account.tsx, components/admin.tsx) only render these.
-import { query, request } from "../api";
+import { request } from "../api";
 import type { Role, SessionResponse } from "../api/types";
 
 // ---- shapes ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { tpv } from "../i18n/admin-providers";
 import {
   modelsFromText,
   parseMaxTokens,
+  PUBLIC_BASE_URL,
   providersApi,
   withEnabled,
   withModel,
@@ -189,7 +190,7 @@ function ProviderForm({ provider, onSaved, onCancel }: { provider: Provider | nu
   const [models, setModels] = useState((provider?.models ?? []).map((m) => m.model).join("\n"));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const keyDropped = !!provider?.hasKey && !apiKey.trim() && leavesOrigin(provider.baseUrl, baseUrl);
+  const keyDropped = !!provider?.hasKey && !apiKey.trim() && leavesOrigin(provider.baseUrl, baseUrl.trim() || PUBLIC_BASE_URL[provider.kind]);
   const submit = async (e: Event) => {
     e.preventDefault();
     const max = parseMaxTokens(maxTokens);
