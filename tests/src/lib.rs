@@ -291,7 +291,7 @@ fn with_derived_jwt_secret(opts: HostOptions) -> HostOptions {
     };
     match (value("session_secret"), value("eve_jwt_secret")) {
         (Some(secret), None) if !secret.trim().is_empty() => {
-            let key = eve_agent::connections::jwt::key_derived_from(&secret);
+            let key = eve_connections::jwt::key_derived_from(&secret);
             opts.var("eve_jwt_secret", &key)
         }
         _ => opts,
