@@ -152,7 +152,7 @@ for (const pass of PASSES) {
       await member.locator(".auth-slot .viewer-name", { hasText: pass.member }).waitFor();
       assert.equal(await member.locator(`.sidebar-footer a:has-text("${c.account.adminLink}")`).count(), 0, "no admin link for a member");
       // The invitation is spent.
-      const reused = await apiCall(app.baseUrl, "GET", `/api/auth/invite?token=${encodeURIComponent(new URLSearchParams(invite.split("#")[1]).get("token"))}`);
+      const reused = await apiCall(app.baseUrl, "POST", "/api/auth/invite", { token: new URLSearchParams(invite.split("#")[1]).get("token") });
       assert.equal(reused.status, 404);
       assert.equal(reused.json.error.code, "invite_invalid");
       const other = await newPage(browser, app.baseUrl, { locale: pass.locale });

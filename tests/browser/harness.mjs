@@ -1,6 +1,7 @@
 // Starts the local host with the real components (or uses EVE_CHAT_BASE_URL) and a real headless
 // Chromium (Debian's /usr/bin/chromium) driven by playwright-core.
 import { spawn } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { mkdtempSync, mkdirSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -29,6 +30,11 @@ export async function startApp(variables = {}) {
   const stateDir = mkdtempSync(join(tmpdir(), "eve-chat-browser-"));
   const args = ["up", "--quiet", "--listen", "127.0.0.1:0", "--state-dir", stateDir];
   const vars = { auth_mode: "local-dev", llm_provider: "demo", ...variables };
+  // As scripts/run does: with a session secret and no eve_jwt_secret (required outside
+  // local-dev since the agent gets no session secret), the key the app used to derive from it.
+  if (vars.session_secret && vars.eve_jwt_secret === undefined) {
+    vars.eve_jwt_secret = createHmac("sha256", vars.session_secret).update("eve-chat upstream jwt").digest("hex");
+  }
   for (const [k, v] of Object.entries(vars)) args.push("--variable", `${k}=${v}`);
   // In a process group of its own: `up` serves through a child (`trigger`), as `spin up` does,
   // and a kill of the parent alone would leave that child serving.

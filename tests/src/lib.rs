@@ -278,6 +278,26 @@ impl HostOptions {
     }
 }
 
+/// What `scripts/run` does for a deployment that sets a session secret and no
+/// `eve_jwt_secret` (required outside local-dev since issue 32, when the agent stopped getting
+/// the session secret): passes the key the app used to derive from it. A test that wants no
+/// key at all sets `eve_jwt_secret` to "" (an empty variable is unset for the app).
+fn with_derived_jwt_secret(opts: HostOptions) -> HostOptions {
+    let value = |name: &str| {
+        opts.variables
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    match (value("session_secret"), value("eve_jwt_secret")) {
+        (Some(secret), None) if !secret.trim().is_empty() => {
+            let key = eve_connections::jwt::key_derived_from(&secret);
+            opts.var("eve_jwt_secret", &key)
+        }
+        _ => opts,
+    }
+}
+
 /// A running host (or an outside instance).
 pub struct Host {
     pub base: String,
@@ -340,7 +360,7 @@ impl Host {
             }
         };
         // EVE_CHAT_TEST_DATABASE=sqld: the default database on a real libSQL server.
-        let mut opts = opts;
+        let mut opts = with_derived_jwt_secret(opts);
         let database = (opts.runtime_config.is_none() && engines::default_database_on_sqld())
             .then(|| engines::state_database(&state_dir));
         if let Some(db) = &database {
@@ -489,6 +509,15 @@ impl Host {
         self.stop();
         self.assert_port_free();
         self.spawn();
+    }
+
+    /// Stops the host and starts it again on the same state with these variables changed (a
+    /// deployment whose configuration changed).
+    pub fn restart_with_vars(&mut self, vars: &[(&str, &str)]) {
+        for (name, value) in vars {
+            self.opts = std::mem::take(&mut self.opts).var(name, value);
+        }
+        self.restart();
     }
 
     /// SIGKILLs the host's whole process group (no cleanup at all: `spin up` and the

@@ -96,12 +96,23 @@ fn an_invite_signs_up_once_and_its_member_signs_in() {
     let Some(h) = host(&[]) else { return };
     let admin = bootstrap(&h);
     let token = invite(&h, &admin, "member", Some("ann@team.example"));
-    let info = call(
+    // Issue 32: the token goes in a POST body; the old query form is no route any more, so
+    // no access log of the app (or a proxy in front of it) holds a working invitation.
+    let by_query = call(
         &h,
         "GET",
         &format!("/api/auth/invite?token={token}"),
         None,
         None,
+    );
+    assert_eq!(by_query.status, 405, "{}", by_query.text());
+    assert!(!by_query.text().contains("member"), "{}", by_query.text());
+    let info = call(
+        &h,
+        "POST",
+        "/api/auth/invite",
+        None,
+        Some(&json!({ "token": token })),
     );
     assert_eq!(info.status, 200, "{}", info.text());
     assert_eq!(info.json()["role"], "member");
@@ -130,10 +141,10 @@ fn an_invite_signs_up_once_and_its_member_signs_in() {
     );
     let gone = call(
         &h,
-        "GET",
-        &format!("/api/auth/invite?token={token}"),
+        "POST",
+        "/api/auth/invite",
         None,
-        None,
+        Some(&json!({ "token": token })),
     );
     assert_eq!(gone.status, 404);
     let again = signed_in(&h, "ann@team.example", PASSWORD);
@@ -293,6 +304,62 @@ fn settings_are_read_and_changed_and_bad_ones_refused() {
         "refused changes changed nothing"
     );
     assert_eq!(call(&h, "GET", "/api/auth/account", None, None).status, 401);
+}
+
+/// Issue 32 (8): the account row is what every request is decided from. Until then a disable
+/// was the SQL write and then a key-value flag that requests checked, so a failed key-value
+/// write left an account disabled in the database and working everywhere. Here the database
+/// alone says disabled (exactly that state: no flag was ever written) and the account's
+/// cookie and API token stop at their next request; the row alone enables it again.
+#[test]
+fn the_account_row_alone_decides_a_disable_for_cookies_and_tokens() {
+    let Some(h) = host(&[]) else { return };
+    let admin = bootstrap(&h);
+    let m = member(&h, &admin, "m@team.example");
+    let created = ok(
+        call(
+            &h,
+            "POST",
+            "/api/tokens",
+            Some(&m.cookie),
+            Some(&json!({"name": "cli", "expiresInDays": 1})),
+        ),
+        201,
+    );
+    let bearer = format!("Bearer {}", created["token"].as_str().unwrap());
+    let with_cookie = || call(&h, "GET", "/api/chats", Some(&m.cookie), None).status;
+    let with_token = || {
+        h.send(
+            "GET",
+            "/api/chats",
+            &[("authorization", bearer.as_str())],
+            None,
+        )
+        .status
+    };
+    assert_eq!((with_cookie(), with_token()), (200, 200));
+
+    let set_disabled = |disabled: i64| {
+        let changed = database(&h)
+            .execute(
+                "UPDATE account SET disabled = ?1 WHERE id = ?2",
+                rusqlite::params![disabled, m.id],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    };
+    set_disabled(1);
+    assert_eq!((with_cookie(), with_token()), (401, 401));
+    let stream = call(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        Some(&m.cookie),
+        Some(&json!({})),
+    );
+    assert_eq!(stream.status, 401, "the proxy too: {}", stream.text());
+    set_disabled(0);
+    assert_eq!((with_cookie(), with_token()), (200, 200));
 }
 
 #[test]

@@ -1630,10 +1630,6 @@ fn password_config(secret: &str) -> AuthConfig {
     })
 }
 
-fn local_dev_config() -> AuthConfig {
-    AuthConfig::from_lookup(|name| (name == "auth_mode").then(|| "local-dev".to_string()))
-}
-
 fn flip_bit(value: &str, at: usize) -> String {
     let mut bytes = value.as_bytes().to_vec();
     bytes[at] ^= 1;
@@ -1972,9 +1968,8 @@ fn the_agent_refuses_every_forged_jwt_and_writes_nothing() {
         }
         format!("Bearer {}", forge_jwt(&hs256, &c, key))
     };
-    let session_derived = UpstreamJwt::from_config(&password_config(SECRET), |_| None)
-        .expect("a key derived from session_secret");
-    let dev_key = UpstreamJwt::from_config(&local_dev_config(), |_| None).expect("the dev key");
+    let session_derived = derived_key(SECRET);
+    let dev_key = UpstreamJwt::from_vars(AuthMode::LocalDev, |_| None).expect("the dev key");
     let other_secret = UpstreamJwt::new(
         "another-upstream-secret-that-is-long-enough",
         eve_agent::jwt::DEFAULT_ISSUER,
@@ -2149,8 +2144,20 @@ fn the_agent_refuses_every_forged_jwt_and_writes_nothing() {
     assert_clean_log(&h);
 }
 
+/// The codec of the key scripts/run (and the harness) derives from `session_secret` when no
+/// `eve_jwt_secret` is set, with the default issuer and audience.
+fn derived_key(session_secret: &str) -> UpstreamJwt {
+    UpstreamJwt::new(
+        &eve_agent::jwt::key_derived_from(session_secret),
+        eve_agent::jwt::DEFAULT_ISSUER,
+        eve_agent::jwt::DEFAULT_AUDIENCE,
+    )
+}
+
+/// With the key scripts/run derives from the session secret (the harness passes it as
+/// `eve_jwt_secret`, as scripts/run does), the agent takes that key's tokens and no other.
 #[test]
-fn without_eve_jwt_secret_the_agent_takes_only_tokens_of_the_key_derived_from_session_secret() {
+fn with_the_key_scripts_run_derives_the_agent_takes_only_its_tokens() {
     let (_dir, manifest) = public_agent_manifest();
     let Some(h) = Host::start(HostOptions {
         manifest,
@@ -2160,23 +2167,28 @@ fn without_eve_jwt_secret_the_agent_takes_only_tokens_of_the_key_derived_from_se
     };
     let alice = principal("alice");
     let t = now();
-    // What eve-proxy mints in this configuration: the key derived from session_secret, the
-    // default issuer and audience.
-    let derived = UpstreamJwt::from_config(&password_config(SECRET), |_| None).unwrap();
+    // What eve-proxy mints in this configuration: the derived key, the default issuer and
+    // audience.
+    let derived = derived_key(SECRET);
     let session = agent_session(&h, &derived.bearer(&alice, t));
     let before = db_dump(&h);
-    let other_session_secret = UpstreamJwt::from_config(
-        &password_config("another-secret-that-is-long-enough-0000"),
-        |_| None,
-    )
-    .unwrap();
-    let dev_key = UpstreamJwt::from_config(&local_dev_config(), |_| None).unwrap();
+    let other_session_secret = derived_key("another-secret-that-is-long-enough-0000");
+    let dev_key = UpstreamJwt::from_vars(AuthMode::LocalDev, |_| None).unwrap();
     // The issuer and audience variables, which this host leaves at their defaults.
+    let key = eve_agent::jwt::key_derived_from(SECRET);
     let renamed = |name: &'static str, value: &'static str| {
-        UpstreamJwt::from_config(&password_config(SECRET), move |n| {
-            (n == name).then(|| value.to_string())
-        })
-        .unwrap()
+        let pick = |n: &str, default: &str| {
+            if n == name {
+                value.to_string()
+            } else {
+                default.to_string()
+            }
+        };
+        UpstreamJwt::new(
+            &key,
+            &pick("eve_jwt_issuer", eve_agent::jwt::DEFAULT_ISSUER),
+            &pick("eve_jwt_audience", eve_agent::jwt::DEFAULT_AUDIENCE),
+        )
     };
     for (what, token) in [
         (
@@ -2231,6 +2243,72 @@ fn without_eve_jwt_secret_the_agent_takes_only_tokens_of_the_key_derived_from_se
     assert_clean_log(&h);
 }
 
+/// Issue 32 (9): the agent holds no session secret, so it cannot take a token signed with a
+/// key derived from one. Without `eve_jwt_secret` outside local-dev it has no key at all: it
+/// refuses every token (before issue 32 it derived the key from `session_secret` and took the
+/// derived key's tokens), eve-proxy answers 503 instead of calling it, and `/api/setup` names
+/// the variable.
+#[test]
+fn without_eve_jwt_secret_the_agent_has_no_key_and_setup_says_so() {
+    let (_dir, manifest) = public_agent_manifest();
+    // "" opts out of the harness's derived key: the deployment sets no eve_jwt_secret.
+    let Some(agent) = Host::start(HostOptions {
+        manifest,
+        ..password_options().var("eve_jwt_secret", "")
+    }) else {
+        return;
+    };
+    let alice = principal("alice");
+    let t = now();
+    for (what, token) in [
+        (
+            "the key once derived from session_secret",
+            derived_key(SECRET).bearer(&alice, t),
+        ),
+        (
+            "signed with local-dev's public key",
+            UpstreamJwt::from_vars(AuthMode::LocalDev, |_| None)
+                .unwrap()
+                .bearer(&alice, t),
+        ),
+    ] {
+        let r = raw(
+            &agent,
+            "POST",
+            "/eve/v1/session",
+            &[
+                ("authorization", &token),
+                ("content-type", "application/json"),
+            ],
+            br#"{"message":"hi"}"#,
+        );
+        assert_unauthorized(&format!("a token {what}"), &r);
+    }
+
+    let Some(h) = Host::start(password_options().var("eve_jwt_secret", "")) else {
+        return;
+    };
+    let setup = h.get("/api/setup").json();
+    assert_eq!(setup["appReady"], false, "{setup}");
+    let missing = setup["missing"].to_string();
+    assert!(missing.contains("eve_jwt_secret"), "{missing}");
+    let cookie = sign_in(&h);
+    let origin = h.origin();
+    let r = raw(
+        &h,
+        "POST",
+        "/eve/v1/session",
+        &[
+            ("cookie", cookie.as_str()),
+            ("origin", origin.as_str()),
+            ("content-type", "application/json"),
+        ],
+        br#"{"message":"hi"}"#,
+    );
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("eve_jwt_secret"), "{}", r.text());
+}
+
 /// A validly signed session cookie of password mode naming `id` (the test knows the
 /// session secret, as a second sign-in method would): a second principal on one host.
 fn cookie_of(id: &str) -> String {
@@ -2244,9 +2322,9 @@ fn the_proxy_sends_its_own_jwt_and_never_a_clients() {
     let Some(h) = Host::start(password_options()) else {
         return;
     };
-    // What the agent would accept in this configuration (the key derived from session_secret):
-    // a leaked or forged token, as good as the proxy's own.
-    let agent_key = UpstreamJwt::from_config(&password_config(SECRET), |_| None).unwrap();
+    // What the agent would accept in this configuration (the key the harness derives from
+    // session_secret): a leaked or forged token, as good as the proxy's own.
+    let agent_key = derived_key(SECRET);
     let t = now();
     let as_alice = agent_key.bearer(&principal("alice"), t);
     let as_mallory = agent_key.bearer(&principal("mallory"), t);

@@ -520,6 +520,42 @@ fn scripts_run_forces_local_dev_only_when_no_sign_in_is_configured_and_warns_the
     assert!(err.contains("WARNING"), "{err}");
 }
 
+/// Issue 32 (9): the agent gets no session secret, so scripts/run passes the key the app used
+/// to derive from it as `eve_jwt_secret` (by flag or environment), unless one is given; it
+/// never prints the key.
+#[test]
+fn scripts_run_derives_eve_jwt_secret_from_a_session_secret_unless_one_is_given() {
+    let derived = "eve_jwt_secret: derived from session_secret";
+    let secret = "a session secret of at least thirty-two characters";
+    let flag = format!("session_secret={secret}");
+    for (args, env) in [
+        (vec!["--variable", flag.as_str()], vec![]),
+        (vec![], vec![("SPIN_VARIABLE_SESSION_SECRET", secret)]),
+    ] {
+        let (out, _) = run_script_dry(&args, &env);
+        assert!(out.lines().any(|l| l == derived), "{args:?} {env:?}: {out}");
+        assert!(!out.contains(secret));
+    }
+    for (args, env) in [
+        (
+            vec![
+                "--variable",
+                flag.as_str(),
+                "--variable=eve_jwt_secret=given",
+            ],
+            vec![],
+        ),
+        (
+            vec!["--variable", flag.as_str()],
+            vec![("SPIN_VARIABLE_EVE_JWT_SECRET", "given")],
+        ),
+        (vec![], vec![]),
+    ] {
+        let (out, _) = run_script_dry(&args, &env);
+        assert!(!out.contains(derived), "{args:?} {env:?}: {out}");
+    }
+}
+
 // ------------------------------------------------------------ 3. nobody locks anyone else out
 
 #[test]

@@ -786,6 +786,68 @@ fn oidc_never_signs_in_to_a_password_account_of_the_same_email() {
     assert_eq!(account.json::<serde_json::Value>()["role"], "admin");
 }
 
+/// Issue 32 (8): in accounts mode an account made by OIDC (no password) stays held to
+/// `oidc_allowed_*` after it signed in, as OIDC mode's sessions are: once the lists no longer
+/// allow its email, its cookie and its API token are refused at their next request, while an
+/// account the lists still allow goes on.
+#[test]
+fn an_oidc_account_no_longer_allowed_is_refused_with_its_cookie_and_its_token() {
+    let provider = Provider::start();
+    let Some(mut host) = start_host(&vars(&[
+        ("auth_mode", "accounts"),
+        ("oidc_issuer", &provider.issuer),
+        ("oidc_client_id", CLIENT_ID),
+        ("oidc_client_secret", CLIENT_SECRET),
+        ("oidc_allowed_domains", "example.com"),
+        ("session_secret", SECRET),
+    ])) else {
+        return;
+    };
+    let client = Client::of(&host);
+    let sign_in = |user: NextUser| {
+        provider.set_next_user(user);
+        let (callback, flow) = oidc_start(&client, "/");
+        let done = oidc_callback(&client, &callback, &flow);
+        let cookie = done
+            .cookie_value(SESSION_COOKIE_NAME)
+            .unwrap_or_else(|| panic!("{} {:?}", done.status, done.header("location")));
+        format!("{SESSION_COOKIE_NAME}={cookie}")
+    };
+    let eve = sign_in(NextUser::default());
+    let bob = sign_in(NextUser {
+        sub: "user-2".into(),
+        email: Some("bob@example.com".into()),
+        ..NextUser::default()
+    });
+    let created = client.post_json(
+        "/api/tokens",
+        &serde_json::json!({"name": "cli", "expiresInDays": 1}),
+        &[("cookie", eve.clone())],
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let token = created.json::<serde_json::Value>()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chats =
+        |client: &Client, header: (&str, String)| client.get("/api/chats", &[header]).status;
+    let bearer = ("authorization", format!("Bearer {token}"));
+    assert_eq!(chats(&client, ("cookie", eve.clone())), 200);
+    assert_eq!(chats(&client, bearer.clone()), 200);
+
+    // The deployment narrows who may sign in with OIDC: bob by name, nobody else.
+    host.restart_with_vars(&[
+        ("oidc_allowed_domains", "other.example"),
+        ("oidc_allowed_emails", "bob@example.com"),
+    ]);
+    let client = Client::of(&host);
+    assert_eq!(chats(&client, ("cookie", eve.clone())), 401);
+    assert_eq!(chats(&client, bearer), 401, "the API token too");
+    let cookie = eve.split_once('=').unwrap().1;
+    assert!(session(&client, Some(cookie)).0.viewer.is_none());
+    assert_eq!(chats(&client, ("cookie", bob)), 200, "still allowed");
+}
+
 #[test]
 fn oidc_takes_the_email_from_userinfo_when_the_id_token_lacks_it() {
     let Some(env) = oidc_env() else { return };

@@ -64,10 +64,8 @@ demo_pacing_ms = "{{{{ demo_pacing_ms }}}}"
 /// The upstream token codec of a local-dev deployment without secrets (the public
 /// development key of `eve_agent::jwt`), as eve-proxy and the agent derive it.
 fn local_dev_jwt() -> UpstreamJwt {
-    let config = eve_auth::AuthConfig::from_lookup(|name| {
-        (name == "auth_mode").then(|| "local-dev".to_string())
-    });
-    UpstreamJwt::from_config(&config, |_| None).expect("local-dev has a development key")
+    UpstreamJwt::from_vars(eve_api::auth::AuthMode::LocalDev, |_| None)
+        .expect("local-dev has a development key")
 }
 
 fn now_secs() -> u64 {

@@ -714,14 +714,15 @@ fn cookie_for(subject: &str) -> String {
     format!("{}={value}", eve_auth::cookie::SESSION_COOKIE_NAME)
 }
 
-/// The token the proxy of the OIDC host mints for `subject` (the same key derivation).
+/// The token the proxy of the OIDC host mints for `subject` (its key: the one the harness
+/// derives from the session secret, as scripts/run does).
 fn upstream_token_for(subject: &str) -> String {
-    let vars = oidc_vars();
-    let lookup = move |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone());
-    let config = eve_auth::AuthConfig::from_lookup(lookup.clone());
-    eve_agent::jwt::UpstreamJwt::from_config(&config, lookup)
-        .expect("a key")
-        .mint(&principal(subject), now_secs())
+    eve_agent::jwt::UpstreamJwt::new(
+        &eve_agent::jwt::key_derived_from(SECRET),
+        eve_agent::jwt::DEFAULT_ISSUER,
+        eve_agent::jwt::DEFAULT_AUDIENCE,
+    )
+    .mint(&principal(subject), now_secs())
 }
 
 fn as_user(
@@ -1441,7 +1442,6 @@ name = "public-agent"
 [variables]
 auth_mode = {{ default = "password" }}
 chat_password = {{ default = "a-long-enough-shared-password", secret = true }}
-session_secret = {{ default = "{SECRET}", secret = true }}
 eve_jwt_secret = {{ default = "{AGENT_JWT_SECRET}", secret = true }}
 [[trigger.http]]
 route = "/eve/v1/..."
@@ -1452,7 +1452,6 @@ sqlite_databases = ["default"]
 [component.agent.variables]
 auth_mode = "{{{{ auth_mode }}}}"
 chat_password = "{{{{ chat_password }}}}"
-session_secret = "{{{{ session_secret }}}}"
 eve_jwt_secret = "{{{{ eve_jwt_secret }}}}"
 "#,
         wasm.display()

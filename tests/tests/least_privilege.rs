@@ -75,18 +75,26 @@ const LIBRARY_READS: &[(&[&str], &str, &[&str])] = &[
         "crates/eve-auth/src/config.rs",
         &["trusted_proxies"],
     ),
-    // The upstream JWT: eve_jwt_secret with its issuer and audience, or (unset) a key derived
-    // from session_secret, or local-dev's fixed key (auth_mode), read through the sign-in
-    // configuration (see `the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in`).
+    // The upstream JWT: eve_jwt_secret with its issuer and audience, or local-dev's fixed key
+    // (auth_mode, read through the sign-in configuration); /api/setup says when there is none
+    // (see `the_agent_holds_no_session_secret_and_its_jwt_key_needs_only_the_mode`).
     (
-        &["UpstreamJwt::from_config(", "eve_agent_spin::Spin"],
+        &[
+            "UpstreamJwt::from_vars(",
+            "jwt::missing(",
+            "eve_agent_spin::Spin",
+        ],
         "crates/eve-connections/src/jwt.rs",
         &["eve_jwt_secret", "eve_jwt_issuer", "eve_jwt_audience"],
     ),
     (
-        &["UpstreamJwt::from_config(", "eve_agent_spin::Spin"],
+        &[
+            "UpstreamJwt::from_vars(",
+            "jwt::missing(",
+            "eve_agent_spin::Spin",
+        ],
         "crates/eve-auth/src/config.rs",
-        &["auth_mode", "session_secret"],
+        &["auth_mode"],
     ),
     // The models a chat may choose (the agent runs them; setup reports missing keys).
     (
@@ -442,7 +450,8 @@ fn the_check_names_each_kind_of_excess_grant() {
         .replace(
             "[component.agent.variables]\n",
             "[component.agent.variables]\nchat_password = \"{{ chat_password }}\"\n\
-             oidc_client_secret = \"{{ oidc_client_secret }}\"\n",
+             oidc_client_secret = \"{{ oidc_client_secret }}\"\n\
+             session_secret = \"{{ session_secret }}\"\n",
         )
         .replace(
             "[component.shell]\n",
@@ -462,6 +471,7 @@ fn the_check_names_each_kind_of_excess_grant() {
         "[component.agent] key_value_stores `default`",
         "[component.agent] variable `chat_password`",
         "[component.agent] variable `oidc_client_secret`",
+        "[component.agent] variable `session_secret`",
         "[component.agent] allowed_outbound_hosts `https://*:*`",
         "[component.agent] allowed_outbound_hosts `https://evil.example`",
         "[component.shell] allowed_outbound_hosts `https://example.com`",
@@ -476,31 +486,52 @@ fn the_check_names_each_kind_of_excess_grant() {
             "not caught: {expected}\n{excess:#?}"
         );
     }
-    assert_eq!(excess.len(), 10, "{excess:#?}");
+    assert_eq!(excess.len(), 11, "{excess:#?}");
 }
 
-/// The agent gets `session_secret` and `auth_mode` only for its JWT key (not the password, the
-/// OIDC client secret or the previous secret): `UpstreamJwt::from_config` uses the current
-/// session secret when `eve_jwt_secret` is unset, and local-dev's key only when `auth_mode`
-/// says local-dev, which no other sign-in variable can make it (a derived mode is never
-/// local-dev). `attack.rs` `without_eve_jwt_secret_…` checks the derived key end to end.
+/// Issue 32 (9): the agent, which runs model output and tools, holds no session secret (nor
+/// the previous one, the password or the OIDC client secret), so it cannot mint a session
+/// cookie; nor does the Slack channel. Its JWT key is `eve_jwt_secret` alone:
+/// `UpstreamJwt::from_vars` reads nothing of sign-in but the mode, and local-dev's fixed key
+/// only when `auth_mode` says local-dev, which no other sign-in variable can make it (a
+/// derived mode is never local-dev). `attack.rs` checks the agent end to end.
 #[test]
-fn the_upstream_jwt_needs_only_the_mode_and_session_secret_of_sign_in() {
+fn the_agent_holds_no_session_secret_and_its_jwt_key_needs_only_the_mode() {
     let root = repo_root();
+    let manifest: toml::Table = read(&root, "spin.toml").parse().unwrap();
+    for id in ["agent", "slack"] {
+        let vars = manifest["component"][id]["variables"]
+            .as_table()
+            .expect("its variables");
+        for secret in [
+            "session_secret",
+            "session_secret_previous",
+            "chat_password",
+            "oidc_client_secret",
+            "admin_setup_token",
+        ] {
+            assert!(
+                !vars.contains_key(secret),
+                "[component.{id}] is granted `{secret}`"
+            );
+        }
+        assert!(vars.contains_key("eve_jwt_secret"), "{id}: its JWT key");
+    }
     let jwt = read(&root, "crates/eve-connections/src/jwt.rs");
-    let from_config = &jwt[jwt.find("pub fn from_config(").expect("from_config")..];
-    let from_config = &from_config[..from_config.find("\n    }\n").unwrap()];
-    assert!(from_config.contains("config.usable_session_secret()"));
-    assert!(from_config.contains("config.mode() == AuthMode::LocalDev"));
+    let from_vars = &jwt[jwt.find("pub fn from_vars(").expect("from_vars")..];
+    let from_vars = &from_vars[..from_vars.find("\n    }\n").unwrap()];
+    assert!(from_vars.contains("mode: AuthMode,"), "{from_vars}");
+    assert!(from_vars.contains("mode == AuthMode::LocalDev"));
     for other in [
-        "usable_previous_secret",
+        "session_secret",
+        "AuthConfig",
         "chat_password",
         "oidc_",
         "allowlist",
     ] {
         assert!(
-            !from_config.contains(other),
-            "from_config now uses {other}: grant the agent what that needs"
+            !from_vars.contains(other),
+            "from_vars now uses {other}: the agent would need what that needs"
         );
     }
     let config = read(&root, "crates/eve-auth/src/config.rs");

@@ -300,6 +300,93 @@ fn a_url_that_became_refused_is_a_tool_error_and_nothing_is_sent_to_it() {
     );
 }
 
+/// A loopback listener that records each request's `Authorization` header and answers 401.
+fn recording_listener() -> (u16, Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let recorded = seen.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut auth = String::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some((k, v)) = line.split_once(':') {
+                    if k.eq_ignore_ascii_case("authorization") {
+                        auth = v.trim().to_string();
+                    }
+                }
+                line.clear();
+            }
+            recorded.lock().unwrap().push(auth);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// Issue 32 (5): a bearer token was entered for its URL's origin. Moving the server to another
+/// origin (another port) without the token is refused and changes nothing; with the token
+/// entered again it moves, and the new origin only ever sees the new token.
+#[test]
+fn a_bearer_token_never_follows_the_url_to_another_origin() {
+    let (old_port, old_seen) = recording_listener();
+    let (new_port, new_seen) = recording_listener();
+    let (_t, dir) = state();
+    let h = host_on(&dir, &[("outbound_allowed_hosts", "127.0.0.1")]);
+    let admin = bootstrap(&h);
+    let mut body = local("moving", old_port);
+    body["auth"] = "bearer".into();
+    body["token"] = "tok-OLD-secret".into();
+    let id = ok(add(&h, &admin, body), 201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("{SERVERS}/{id}");
+    let new_url = format!("http://127.0.0.1:{new_port}/mcp");
+
+    let r = send(&h, &admin, "PATCH", &path, Some(json!({ "url": new_url })));
+    assert_eq!(
+        (r.status, code(&r)),
+        (400, "bad_request".to_string()),
+        "{}",
+        r.text()
+    );
+    let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("enter the token again"), "{message}");
+    assert_eq!(
+        listed(&h, &admin, "moving")["url"],
+        json!(format!("http://127.0.0.1:{old_port}/mcp"))
+    );
+    refresh(&h, &admin, &id);
+    assert_eq!(
+        old_seen.lock().unwrap().last().map(String::as_str),
+        Some("Bearer tok-OLD-secret")
+    );
+    assert!(
+        new_seen.lock().unwrap().is_empty(),
+        "nothing went to the new origin"
+    );
+
+    let moved = json!({ "url": new_url, "token": "tok-NEW-secret" });
+    let r = ok(send(&h, &admin, "PATCH", &path, Some(moved)), 200);
+    assert_eq!(
+        (r["url"].clone(), r["hasToken"].clone()),
+        (json!(new_url), json!(true))
+    );
+    refresh(&h, &admin, &id);
+    let seen = new_seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "the refresh reached the new origin");
+    assert!(
+        seen.iter().all(|a| a == "Bearer tok-NEW-secret"),
+        "{seen:?}"
+    );
+}
+
 /// Every byte of the host's database files (the main file and its write-ahead log).
 fn database_bytes(state: &Path) -> Vec<u8> {
     let mut all = Vec::new();

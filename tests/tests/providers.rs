@@ -324,6 +324,56 @@ fn test_connection_reports_the_providers_answer_its_error_and_spins_refusal() {
     assert!(message.starts_with("https://llm.example.com"), "{message}");
 }
 
+/// Issue 32 (5): a key was entered for its base URL's origin. Moving the provider to another
+/// origin (here another port) without entering a key drops it, so "Test connection" sends the
+/// new origin no key at all; a key entered with the move is the one sent.
+#[test]
+fn a_provider_moved_to_another_origin_never_sends_it_the_old_key() {
+    let first = FakeOpenAi::start(API_KEY, ANSWER);
+    let second = FakeOpenAi::start("sk-second-SECRET", ANSWER);
+    let allowed = format!("{},{}", first.host, second.host);
+    let h = start(
+        None,
+        &[("secrets_key", KEY_1), ("outbound_allowed_hosts", &allowed)],
+    );
+    let admin = bootstrap(&h);
+    let p = add(&h, &admin, &first, API_KEY);
+    let id = p["id"].as_str().unwrap();
+    let path = format!("/api/admin/providers/{id}");
+    let patch = |body: Value| ok(as_admin(&h, &admin, "PATCH", &path, Some(&body)), 200);
+    let test = || {
+        let path = format!("/api/admin/providers/{id}/test");
+        ok(as_admin(&h, &admin, "POST", &path, None), 200)
+    };
+
+    let same_origin = patch(json!({"baseUrl": format!("{}/", first.base)}));
+    assert_eq!(
+        same_origin["hasKey"], true,
+        "a new path on the same origin keeps it"
+    );
+
+    let moved = patch(json!({"baseUrl": second.base}));
+    assert_eq!(moved["hasKey"], false, "{moved}");
+    assert_eq!(moved["baseUrl"], json!(second.base));
+    let answer = test();
+    assert_eq!(answer["ok"], false, "{answer}");
+    let sent: Vec<Option<String>> = second.requests().into_iter().map(|r| r.2).collect();
+    assert!(!sent.is_empty(), "the test reached the new origin");
+    assert!(
+        sent.iter()
+            .all(|a| !a.as_deref().unwrap_or_default().contains(API_KEY)),
+        "the old key went to the new origin: {sent:?}"
+    );
+
+    let rekeyed = patch(json!({"baseUrl": first.base, "apiKey": "sk-entered-again"}));
+    assert_eq!(rekeyed["hasKey"], true);
+    test();
+    assert_eq!(
+        first.requests().last().unwrap().2.as_deref(),
+        Some("Bearer sk-entered-again")
+    );
+}
+
 #[test]
 fn the_sealing_key_rotates_and_the_provider_still_answers() {
     let fake = FakeOpenAi::start(API_KEY, ANSWER);

@@ -4,7 +4,6 @@ use eve_accounts::admin;
 use eve_api::accounts::UserPatch;
 use eve_api::auth::account_principal_id;
 use eve_api::ApiError;
-use eve_spin::auth as glue;
 use eve_spin::db::now_ms;
 use eve_spin::json;
 use spin_sdk::http::{Request, Response};
@@ -28,25 +27,24 @@ pub fn list(req: &Request, a: &Admin) -> Result<Response, ApiError> {
     ))
 }
 
-/// `PATCH /api/admin/users/:id` `{role?, disabled?}`. Disabling writes the key-value flag
-/// every request checks (so the account's cookies and tokens stop at once and its open
-/// streams end at the proxy's next re-check) and asks its running turns to stop; enabling
-/// clears the flag. Retrying after a key-value failure completes it.
+/// `PATCH /api/admin/users/:id` `{role?, disabled?}`. Disabling is the one write of the
+/// account row that every request reads (`eve_spin::auth::admit`), so the account's cookies
+/// and tokens stop at its next request and its open streams at the proxy's next re-check; it
+/// also asks its running turns to stop.
 pub fn patch(req: &Request, a: &Admin, id: &str) -> Result<Response, ApiError> {
     let patch: UserPatch = eve_spin::json_body(req)?;
     let account = admin::patch_user(&a.db, id, &patch, now_ms())?;
-    glue::set_disabled(&account_principal_id(id), account.disabled)?;
     let detail = serde_json::to_value(&patch).ok();
     a.record("user_updated", Some(&account_principal_id(id)), detail)?;
     Ok(json(200, &admin::admin_user(&account)))
 }
 
 /// `DELETE /api/admin/users/:id`: 204, also for an account already gone (a retry). The
-/// key-value flag is set once the account is disabled and before its data goes, and stays, so
-/// a cookie or token of the deleted account never works again.
+/// account is disabled before its data goes and its row goes last, so from the first write
+/// on no cookie or token of it works again.
 pub fn delete(a: &Admin, id: &str) -> Result<Response, ApiError> {
     let principal = account_principal_id(id);
-    let deleted = admin::delete_user(&a.db, id, now_ms(), || glue::set_disabled(&principal, true))?;
+    let deleted = admin::delete_user(&a.db, id, now_ms())?;
     if deleted {
         a.record("user_deleted", Some(&principal), None)?;
     }

@@ -6,7 +6,8 @@ use eve_accounts::accounts::{self, Account};
 use eve_accounts::audit::{self, AuditEntry};
 use eve_accounts::{invites, resets, signup};
 use eve_api::accounts::{
-    AccountLoginRequest, AccountPatch, PasswordChangeRequest, ResetRequest, SignupRequest,
+    AccountLoginRequest, AccountPatch, InviteLookup, PasswordChangeRequest, ResetRequest,
+    SignupRequest,
 };
 use eve_api::auth::{AuthMode, Principal, SessionResponse};
 use eve_api::{ApiError, ErrorCode};
@@ -156,15 +157,12 @@ pub fn login(config: &AuthConfig, req: &Request) -> Result<Reply, ApiError> {
     session_reply(config, &account, 200)
 }
 
-fn query_param(req: &Request, name: &str) -> Option<String> {
-    form_urlencoded::parse(req.query().as_bytes())
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
-}
-
-/// `GET /api/auth/invite?token=`: what the invitation offers, or 404 `invite_invalid`.
-/// Throttled per address like `chat:create` (a lookup costs one indexed read).
+/// `POST /api/auth/invite` `{token}`: what the invitation offers, or 404 `invite_invalid`.
+/// The token comes in the body (the link carries it in the fragment, which no server sees),
+/// so it is in no URL and no access log. Throttled per address like `chat:create` (a lookup
+/// costs one indexed read).
 pub fn invite(req: &Request) -> Result<Reply, ApiError> {
+    glue::require_same_origin(req)?;
     let config = accounts_config()?;
     eve_spin::ratelimit::check(
         "accounts:invite-lookup",
@@ -172,9 +170,12 @@ pub fn invite(req: &Request) -> Result<Reply, ApiError> {
         60,
         15 * 60,
     )?;
-    let token = query_param(req, "token").unwrap_or_default();
+    let body: InviteLookup = eve_spin::json_body(req)?;
     let db = db::open()?;
-    Ok(Reply::json(200, &invites::info(&db, &token, now_ms())?))
+    Ok(Reply::json(
+        200,
+        &invites::info(&db, &body.token, now_ms())?,
+    ))
 }
 
 /// The signed-in account, or 401 (also for a signed-in principal that is no account).

@@ -24,7 +24,7 @@ pub async fn route(req: Request) -> Reply {
         ("/api/auth/oidc/start", Method::Get) => Ok(oidc_flow::start(&req).await),
         ("/api/auth/oidc/callback", Method::Get) => Ok(oidc_flow::callback(&req).await),
         ("/api/auth/signup", Method::Post) => accounts::signup(&req),
-        ("/api/auth/invite", Method::Get) => accounts::invite(&req),
+        ("/api/auth/invite", Method::Post) => accounts::invite(&req),
         ("/api/auth/password", Method::Post) => accounts::change_password(&req),
         ("/api/auth/reset", Method::Post) => accounts::reset(&req),
         ("/api/auth/account", Method::Get) => accounts::account(&req),

@@ -28,6 +28,15 @@ pub fn setup(req: &Request) -> Result<Reply, ApiError> {
         status.missing.extend(models);
         status.app_ready = false;
     }
+    // Without it eve-proxy cannot sign a single call to the agent (issue 32: no longer derived
+    // from session_secret, which the agent does not get).
+    let mode = glue::config().mode();
+    if let Some(item) =
+        eve_agent::connections::jwt::missing(mode, |n| spin_sdk::variables::get(n).ok())
+    {
+        status.missing.push(item.into());
+        status.app_ready = false;
+    }
     if status.database_schema_ready {
         // The app reads setup once at load: the chat shows tool calls as the admins chose.
         if let Ok(db) = eve_spin::db::open() {

@@ -65,8 +65,14 @@ pub fn admit_body(req: &Request, admitted: &Admitted) -> Result<Option<String>, 
     };
     let route = &admitted.route;
     let fail = |e: Refusal| (e, session.refreshed_cookie.clone());
-    let jwt = UpstreamJwt::from_config(&eve_spin::auth::config(), variable)
-        .ok_or_else(|| fail(Refusal::unauthorized()))?;
+    let mode = eve_spin::auth::config().mode();
+    let jwt = UpstreamJwt::from_vars(mode, variable).ok_or_else(|| {
+        fail(Refusal::new(
+            503,
+            Some("not_configured"),
+            eve_agent::connections::jwt::MISSING,
+        ))
+    })?;
     // The provider's callback resumes a parked turn: the model runs again, so it counts as a
     // send too — but only when its `state` is authentic and the caller's (a cross-site page's
     // navigations with a made-up state would otherwise spend the victim's budget; the agent

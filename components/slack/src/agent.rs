@@ -1,7 +1,7 @@
 //! The agent, reached as the eve proxy reaches it: over service chaining
 //! (`eve_upstream_url`, default `http://agent.spin.internal`) with the principal in the
 //! short-lived HS256 token the proxy mints (`eve_agent::connections::jwt::UpstreamJwt`, the
-//! same key: `eve_jwt_secret`, else derived from `session_secret`).
+//! same key: `eve_jwt_secret`, or local-dev's fixed one).
 
 use std::time::Duration;
 
@@ -46,11 +46,9 @@ impl Agent {
     /// The agent as `principal` (a Slack user: `slack:<team>:<user>`).
     pub fn as_principal(principal: &str) -> Result<Agent, Failure> {
         let config = eve_spin::auth::config();
-        let jwt = UpstreamJwt::from_config(&config, |n| spin_sdk::variables::get(n).ok())
+        let jwt = UpstreamJwt::from_vars(config.mode(), |n| spin_sdk::variables::get(n).ok())
             .ok_or_else(|| {
-                Failure::Unreachable(
-                    "no key for the agent's token: set session_secret or eve_jwt_secret".into(),
-                )
+                Failure::Unreachable("no key for the agent's token: set eve_jwt_secret".into())
             })?;
         let p = Principal {
             id: principal.to_string(),

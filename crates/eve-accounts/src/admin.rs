@@ -112,8 +112,8 @@ fn last_admin() -> ApiError {
 
 /// `PATCH /api/admin/users/:id`: the account after the change. 404 for no such account, 409
 /// `last_admin` when the change would leave no enabled admin; then nothing changed. Disabling
-/// also asks the account's running turns to stop and drops its queued messages. (The caller then writes or clears the
-/// key-value flag every request checks.)
+/// also asks the account's running turns to stop and drops its queued messages. Every request
+/// reads the row this writes (`eve_auth::standing`), so nothing else has to follow it.
 pub fn patch_user(
     db: &dyn Sql,
     id: &str,
@@ -151,16 +151,10 @@ pub fn cancel_running_turns(db: &dyn Sql, principal: &str, now_ms: i64) -> Resul
 }
 
 /// `DELETE /api/admin/users/:id`: disables the account (refused for the last enabled admin:
-/// 409), stops its turns, runs `disabled` (the component writes the key-value flag there, so
-/// the account's cookies stop before its data goes), then deletes everything of it, the
-/// account row last, so calling it again completes a delete that stopped half-way.
-/// `Ok(false)`: there was no such account.
-pub fn delete_user(
-    db: &dyn Sql,
-    id: &str,
-    now_ms: i64,
-    disabled: impl FnOnce() -> Result<(), ApiError>,
-) -> Result<bool, ApiError> {
+/// 409; every request reads that row, so the account's cookies stop before its data goes),
+/// stops its turns, then deletes everything of it, the account row last, so calling it again
+/// completes a delete that stopped half-way. `Ok(false)`: there was no such account.
+pub fn delete_user(db: &dyn Sql, id: &str, now_ms: i64) -> Result<bool, ApiError> {
     let disable = UserPatch {
         role: None,
         disabled: Some(true),
@@ -170,7 +164,6 @@ pub fn delete_user(
         Err(e) if e.code == ErrorCode::NotFound => return Ok(false),
         Err(e) => return Err(e),
     }
-    disabled()?;
     let principal = account_principal_id(id);
     for statement in q::DELETE_ACCOUNT_DATA {
         db.execute(statement, vec![principal.as_str().into()])

@@ -412,9 +412,7 @@ fn the_last_enabled_admin_cannot_be_demoted_disabled_or_deleted() {
         );
     }
     assert_eq!(
-        admin::delete_user(&db, &admin.id, NOW, || Ok(()))
-            .unwrap_err()
-            .code,
+        admin::delete_user(&db, &admin.id, NOW).unwrap_err().code,
         ErrorCode::LastAdmin
     );
     let promote = UserPatch {
@@ -557,8 +555,8 @@ fn deleting_an_account_deletes_everything_of_it_and_a_retry_completes() {
         vec![m.principal_id().into()],
     )
     .unwrap();
-    assert!(admin::delete_user(&db, &m.id, NOW, || Ok(())).unwrap());
-    assert!(!admin::delete_user(&db, &m.id, NOW, || Ok(())).unwrap());
+    assert!(admin::delete_user(&db, &m.id, NOW).unwrap());
+    assert!(!admin::delete_user(&db, &m.id, NOW).unwrap());
     for table in PRINCIPAL_TABLES {
         let left = db
             .execute(&format!("SELECT count(*) FROM {table}"), vec![])

@@ -32,7 +32,8 @@ impl AgentEnv for Spin {
     }
 
     fn upstream_jwt(&self) -> Option<UpstreamJwt> {
-        UpstreamJwt::from_config(&eve_spin::auth::config(), |n| self.variable(n))
+        // Of sign-in, only the mode: the agent holds no session secret (issue 32).
+        UpstreamJwt::from_vars(eve_spin::auth::config().mode(), |n| self.variable(n))
     }
 
     fn model_transport(&self) -> Box<dyn Transport> {

@@ -81,6 +81,14 @@ pub struct PasswordChangeRequest {
     pub new_password: String,
 }
 
+/// `POST /api/auth/invite`: what an invitation offers. The token is in the body, never the
+/// URL, whose query ends up in access logs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InviteLookup {
+    pub token: String,
+}
+
 /// `POST /api/auth/reset`: spends a one-time reset link.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -11,6 +11,7 @@
 //! - [`throttle`]: the client address behind trusted proxies, and the sign-in back-off.
 //! - [`api_token`]: API tokens (`evc_…`): create, list, revoke, verify; SQL in [`api_token_sql`].
 //! - [`activity`]: an account's `last_active_at`, recorded at most once an hour.
+//! - [`standing`]: whether an account may go on (disabled, deleted, OIDC allowlist), from its row.
 //! - [`crypto`]: base64url, HMAC and randomness used by the above.
 
 pub mod activity;
@@ -23,6 +24,7 @@ pub mod oidc;
 pub mod origin;
 pub mod password;
 pub mod setup;
+pub mod standing;
 pub mod throttle;
 
 pub use config::{AuthConfig, VariableName};

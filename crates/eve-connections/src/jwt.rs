@@ -4,14 +4,17 @@
 //! same token and trusts nothing else, so it stays safe where it must be reachable by URL.
 //!
 //! Claims: `sub` (the principal id), `iss`, `aud`, `iat`, `exp` (five minutes), and ours:
-//! `mode` (the auth mode), `name`, `email`. The secret is `eve_jwt_secret`; without it, one is
-//! derived from `session_secret` (fine for our agent; a real eve agent needs the variable set
-//! to the same string as its `jwtHmac` secret). In `local-dev` mode without any secret a fixed,
-//! public development key is used: local-dev has one principal and no sign-in anyway.
+//! `mode` (the auth mode), `name`, `email`. The secret is `eve_jwt_secret`, required outside
+//! `local-dev` (a real eve agent needs it set to the same string as its `jwtHmac` secret). It
+//! used to default to a key derived from `session_secret`, which is why the agent was given
+//! the session secret; since issue 32 the agent holds this key alone, and `scripts/run` (and
+//! the test harness) pass that same derived key ([`key_derived_from`]) when only a session
+//! secret is configured, so existing installs keep their key. In `local-dev` mode without a
+//! secret a fixed, public development key is used: local-dev has one principal and no
+//! sign-in anyway.
 
 use eve_api::auth::{AuthMode, Principal};
 use eve_auth::crypto::{b64url, b64url_decode, hex, hmac_sha256, hmac_sha256_verify};
-use eve_auth::AuthConfig;
 use serde::{Deserialize, Serialize};
 
 /// How long a token is valid (it is checked once, when a request starts).
@@ -26,6 +29,30 @@ pub const DEFAULT_AUDIENCE: &str = "eve-agent";
 pub const MIN_SECRET_CHARS: usize = 32;
 const LOCAL_DEV_KEY: &str = "eve-chat local-dev upstream jwt key (public)";
 const HEADER: &str = r#"{"alg":"HS256","typ":"JWT"}"#;
+/// What `/api/setup` says while [`UpstreamJwt::from_vars`] has no key.
+pub const MISSING: &str = "eve_jwt_secret: not set (a random secret of at least 32 characters \
+    that eve-proxy signs its calls to the agent with; scripts/run derives one from \
+    session_secret)";
+
+/// What `/api/setup` lists while `mode` and the variables give no key (`None`: there is one).
+pub fn missing(mode: AuthMode, lookup: impl Fn(&str) -> Option<String>) -> Option<&'static str> {
+    UpstreamJwt::from_vars(mode, lookup)
+        .is_none()
+        .then_some(MISSING)
+}
+
+/// The key this app derived from `session_secret` before `eve_jwt_secret` became required:
+/// HMAC-SHA256 of `eve-chat upstream jwt` under the session secret, in lowercase hex, as
+/// `printf %s 'eve-chat upstream jwt' | openssl dgst -sha256 -hmac "$SESSION_SECRET"` prints
+/// it. Setting `eve_jwt_secret` to it keeps an install's key, and with it the connection
+/// tokens sealed under it ([`UpstreamJwt::token_key`]).
+pub fn key_derived_from(session_secret: &str) -> String {
+    // Untrimmed, as the sign-in configuration reads secrets: the same bytes, the same key.
+    hex(&hmac_sha256(
+        session_secret.as_bytes(),
+        b"eve-chat upstream jwt",
+    ))
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Claims {
@@ -59,12 +86,13 @@ impl std::fmt::Debug for UpstreamJwt {
 }
 
 impl UpstreamJwt {
-    /// The codec of this configuration (`lookup` reads Spin variables); `None` when no key is
-    /// available (sign-in is not configured: the proxy answers 401 anyway).
-    pub fn from_config(
-        config: &AuthConfig,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Option<Self> {
+    /// The codec of this deployment: `eve_jwt_secret` (at least [`MIN_SECRET_CHARS`]
+    /// characters), else in `local-dev` mode a fixed public key; `None` otherwise (the proxy
+    /// answers 503 and `/api/setup` lists the variable, [`missing`]). Of sign-in only the mode
+    /// matters (issue 32): the agent, which runs model output and tools, holds this key and no
+    /// session secret, so it verifies the proxy's tokens but can never mint a session cookie.
+    /// `lookup` reads Spin variables.
+    pub fn from_vars(mode: AuthMode, lookup: impl Fn(&str) -> Option<String>) -> Option<Self> {
         let var = |n: &str| {
             lookup(n)
                 .map(|v| v.trim().to_string())
@@ -73,15 +101,8 @@ impl UpstreamJwt {
         let secret = match var("eve_jwt_secret") {
             Some(s) if s.chars().count() >= MIN_SECRET_CHARS => s.into_bytes(),
             Some(_) => return None,
-            None => match config.usable_session_secret() {
-                Some(s) => hex(&hmac_sha256(
-                    s.expose().as_bytes(),
-                    b"eve-chat upstream jwt",
-                ))
-                .into_bytes(),
-                None if config.mode() == AuthMode::LocalDev => LOCAL_DEV_KEY.as_bytes().to_vec(),
-                None => return None,
-            },
+            None if mode == AuthMode::LocalDev => LOCAL_DEV_KEY.as_bytes().to_vec(),
+            None => return None,
         };
         Some(UpstreamJwt {
             secret,
@@ -271,6 +292,51 @@ mod tests {
         assert_eq!(j.verify(&bad, NOW), None);
         assert_eq!(j.verify("a.b", NOW), None);
         assert_eq!(j.verify("", NOW), None);
+    }
+
+    #[test]
+    fn the_key_is_eve_jwt_secret_or_local_devs_and_never_a_session_secret() {
+        let secret = "a shared secret of at least 32 characters";
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let t = UpstreamJwt::new(secret, DEFAULT_ISSUER, DEFAULT_AUDIENCE).mint(&alice(), NOW);
+        let set = UpstreamJwt::from_vars(
+            AuthMode::Password,
+            vars(&[(
+                "eve_jwt_secret",
+                "a shared secret of at least 32 characters",
+            )]),
+        )
+        .unwrap();
+        assert_eq!(set.verify(&t, NOW), Some(alice()));
+        let only_session = vars(&[("session_secret", "a session secret of at least 32 chars")]);
+        for mode in [AuthMode::Password, AuthMode::Oidc, AuthMode::Accounts] {
+            assert!(
+                UpstreamJwt::from_vars(mode, &only_session).is_none(),
+                "{mode:?}"
+            );
+            assert_eq!(missing(mode, &only_session), Some(MISSING));
+        }
+        let short = vars(&[("eve_jwt_secret", "short")]);
+        assert!(UpstreamJwt::from_vars(AuthMode::LocalDev, short).is_none());
+        let dev = UpstreamJwt::from_vars(AuthMode::LocalDev, vars(&[])).unwrap();
+        assert_eq!(dev.secret, LOCAL_DEV_KEY.as_bytes());
+        assert_eq!(missing(AuthMode::LocalDev, vars(&[])), None);
+    }
+
+    /// The derivation scripts/run does with openssl (the vector is openssl's output).
+    #[test]
+    fn the_derived_key_is_what_openssl_prints() {
+        assert_eq!(
+            key_derived_from("accounts-session-secret-0123456789abcdef"),
+            "96d39a9756ee9d61a357c5853587eef81e9420c6424e9e7e98227b1b054b3980"
+        );
     }
 
     #[test]

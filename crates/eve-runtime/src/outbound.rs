@@ -145,9 +145,38 @@ pub fn is_blocked_address(ip: IpAddr) -> bool {
     }
 }
 
+/// Whether two URLs share an origin (scheme, host and port, the default port spelled or not).
+/// A stored secret was entered for its URL's origin; one that moves to another origin must be
+/// entered again (issue 32), so a URL that does not parse counts as another origin.
+pub fn same_origin(a: &str, b: &str) -> bool {
+    match (Url::parse(a.trim()), Url::parse(b.trim())) {
+        (Ok(a), Ok(b)) => {
+            let (a, b) = (a.origin(), b.origin());
+            a.is_tuple() && a == b
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins_are_scheme_host_and_port() {
+        let base = "https://llm.example.com/v1";
+        assert!(same_origin(base, "https://LLM.example.com:443/v2/"));
+        assert!(same_origin(base, base));
+        for other in [
+            "http://llm.example.com/v1",
+            "https://llm.example.com:8443/v1",
+            "https://evil.example/v1",
+            "https://llm.example.com.evil.example/v1",
+            "not a url",
+        ] {
+            assert!(!same_origin(base, other), "{other}");
+        }
+    }
 
     fn refused(url: &str) -> Refused {
         check(url, &[]).unwrap_err()

@@ -8,9 +8,9 @@
 //! `session_secret`, `session_secret_previous`, `chat_password`, `oidc_issuer`,
 //! `oidc_client_id`, `oidc_client_secret`, `oidc_allowed_emails`, `oidc_allowed_domains`,
 //! optionally `app_base_url`) in `spin.toml`, and has the key-value store `default`, where
-//! logout records the time before which a principal's cookies are void and the admin
-//! component marks disabled accounts ([`admit`] checks both), and the SQLite database
-//! `default`, where API tokens are (`eve_auth::api_token`).
+//! logout records the time before which a principal's cookies are void ([`admit`] checks it),
+//! and the SQLite database `default`, where API tokens are (`eve_auth::api_token`) and the
+//! account rows [`admit`] reads on every request of an account.
 
 use eve_api::auth::{AuthMode, Principal, LOCAL_DEV_PRINCIPAL_ID};
 use eve_api::ApiError;
@@ -123,30 +123,34 @@ pub fn revoke_sessions(principal_id: &str, at: u64) -> Result<(), ApiError> {
         .map_err(store_unavailable)
 }
 
-/// The key-value key whose presence marks the account principal `principal_id` disabled
-/// (accounts mode): the admin component writes it with `account.disabled = 1` and deletes it
-/// with `account.disabled = 0`, so every request learns it without a database read.
-pub fn disabled_key(principal_id: &str) -> String {
-    format!("account:disabled:{principal_id}")
-}
-
-/// [`admit`]'s decision: `false` when the sessions of `principal_id` were revoked at or after `signed_in_at` (logout,
-/// password change; `None`: a credential without a sign-in time, which logout does not void)
-/// or when the account is disabled. An error: the key-value store did not answer (503).
-fn admitted(principal_id: &str, signed_in_at: Option<u64>) -> Result<bool, ApiError> {
+/// [`admit`]'s decision: `false` when the sessions of `principal_id` were revoked at or after
+/// `signed_in_at` (logout, password change; `None`: a credential without a sign-in time, which
+/// logout does not void), or, for an account, when its row says no
+/// ([`eve_auth::standing`]: disabled, deleted, or an OIDC-only account whose email
+/// `oidc_allowed_*` no longer allows). The row is read on every request rather than a
+/// key-value flag the admin writes after it (issue 32): a disable is then one write, with no
+/// moment where the database says disabled and a request still passes. An error: the
+/// key-value store or the database did not answer (503).
+fn admitted(
+    config: &AuthConfig,
+    principal_id: &str,
+    signed_in_at: Option<u64>,
+) -> Result<bool, ApiError> {
     if let Some(auth) = signed_in_at {
         if revoked_at(principal_id)?.is_some_and(|at| auth <= at) {
             return Ok(false);
         }
     }
-    if principal_id.starts_with(eve_api::auth::ACCOUNT_PRINCIPAL_PREFIX) {
-        let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
-        if bucket
-            .exists(&disabled_key(principal_id))
-            .map_err(store_unavailable)?
-        {
-            return Ok(false);
-        }
+    if let Some(account_id) = principal_id.strip_prefix(eve_api::auth::ACCOUNT_PRINCIPAL_PREFIX) {
+        let db = crate::db::open()?;
+        let standing = eve_auth::standing::read(&db, account_id).map_err(|e| {
+            eprintln!("auth: account standing: {e}");
+            crate::db::unavailable()
+        })?;
+        return Ok(eve_auth::standing::admits(
+            standing.as_ref(),
+            &config.allowlist(),
+        ));
     }
     Ok(true)
 }
@@ -180,17 +184,6 @@ fn note_activity(principal_id: &str) {
     }
 }
 
-/// Marks the account principal `principal_id` disabled (or enabled again) for [`admit`].
-pub fn set_disabled(principal_id: &str, disabled: bool) -> Result<(), ApiError> {
-    let bucket = store::open(crate::ratelimit::STORE).map_err(store_unavailable)?;
-    let key = disabled_key(principal_id);
-    if disabled {
-        bucket.set(&key, b"1").map_err(store_unavailable)
-    } else {
-        bucket.delete(&key).map_err(store_unavailable)
-    }
-}
-
 /// The sign-in time to put in a new session of `principal_id` at `now`: `now`, or one second
 /// past a logout in this same second (cookies count in whole seconds, and a session signed in
 /// at the logout's second would be void).
@@ -221,7 +214,8 @@ pub fn api_token_in(authorization: &str) -> Option<&str> {
 /// error means the key-value store or the database did not answer (503, so a store hiccup
 /// does not sign anyone out). Costs one key-value read per cookie request (the logout time),
 /// one SQLite read per token request (and a write at most once a minute per token); for an
-/// account, two more key-value reads (disabled? last activity, written at most once an hour).
+/// account, one SQLite read of its row and a key-value read (last activity, written at most
+/// once an hour).
 pub fn authenticate_with(
     config: &AuthConfig,
     req: &Request,
@@ -282,7 +276,7 @@ fn authenticate_cookie(
     let credential = Credential::Cookie {
         signed_in_at: verified.claims.auth,
     };
-    let Some(session) = admit(verified.claims.principal(), credential)? else {
+    let Some(session) = admit(config, verified.claims.principal(), credential)? else {
         return Ok(None);
     };
     let refreshed_cookie = verified.needs_refresh(now).then(|| {
@@ -314,18 +308,23 @@ fn authenticate_token(
     let Some(principal) = api_token::principal_for(&token, config) else {
         return Ok(None);
     };
-    admit(principal, Credential::Token { id: token.id })
+    admit(config, principal, Credential::Token { id: token.id })
 }
 
 /// The one post-check every signed-in request passes, whatever proved who it is (cookie or
 /// token): `Ok(None)` is 401. A logout voids the cookies signed in before it (tokens are
-/// revoked one by one at `/api/tokens`); a disabled account is refused on either path.
-pub fn admit(principal: Principal, credential: Credential) -> Result<Option<Session>, ApiError> {
+/// revoked one by one at `/api/tokens`); an account its row refuses (disabled, deleted, OIDC
+/// email no longer allowed) is refused on either path.
+pub fn admit(
+    config: &AuthConfig,
+    principal: Principal,
+    credential: Credential,
+) -> Result<Option<Session>, ApiError> {
     let signed_in_at = match &credential {
         Credential::Cookie { signed_in_at } => Some(*signed_in_at),
         _ => None,
     };
-    if !admitted(&principal.id, signed_in_at)? {
+    if !admitted(config, &principal.id, signed_in_at)? {
         return Ok(None);
     }
     note_activity(&principal.id);

@@ -48,7 +48,7 @@ test("the account and token calls use the contract's routes and bodies", async (
     [
       "POST /api/auth/login",
       "POST /api/auth/signup",
-      "GET /api/auth/invite?token=tok%2F%26%3D",
+      "POST /api/auth/invite",
       "POST /api/auth/reset",
       "POST /api/auth/password",
       "GET /api/auth/account",
@@ -60,6 +60,7 @@ test("the account and token calls use the contract's routes and bodies", async (
   );
   assert.deepEqual(sent[0]!.body, { email: "a@example.com", password: "pw" });
   assert.deepEqual(sent[1]!.body, { email: "a@example.com", password: "0123456789", setupToken: "s" });
+  assert.deepEqual(sent[2]!.body, { token: "tok/&=" }, "the invitation's token in the body, never the URL");
   assert.deepEqual(sent[3]!.body, { token: "r1", newPassword: "0123456789" });
   assert.deepEqual(sent[4]!.body, { currentPassword: "old", newPassword: "new-password" });
   assert.deepEqual(sent[6]!.body, { language: "zh-CN", defaultModel: null });

@@ -2,7 +2,7 @@
 // (defined once in eve-api, camelCase), the calls, and the pure decisions the pages make —
 // which form a path names, what a password or quota input means, the admin lists' state, and
 // the 30-day chart. The pages (components/account.tsx, components/admin.tsx) only render these.
-import { query, request } from "../api";
+import { request } from "../api";
 import type { Role, SessionResponse } from "../api/types";
 
 // ---- shapes ------------------------------------------------------------------------------
@@ -152,7 +152,8 @@ const enc = encodeURIComponent;
 export const accountsApi = {
   login: (email: string, password: string) => request<SessionResponse>("POST", "/api/auth/login", { email, password }),
   signup: (body: SignupBody) => request<SessionResponse>("POST", "/api/auth/signup", body),
-  invite: (token: string) => request<InviteInfo>("GET", `/api/auth/invite${query({ token })}`),
+  // In the body, not the query: a URL's query ends up in access logs (issue 32).
+  invite: (token: string) => request<InviteInfo>("POST", "/api/auth/invite", { token }),
   reset: (token: string, newPassword: string) => request<SessionResponse>("POST", "/api/auth/reset", { token, newPassword }),
   changePassword: (currentPassword: string, newPassword: string) => request<void>("POST", "/api/auth/password", { currentPassword, newPassword }),
   account: () => request<AccountSettings>("GET", "/api/auth/account"),

@@ -9,6 +9,7 @@ import { describeError, fmt, formatDateTime, t } from "../i18n";
 import { tm } from "../i18n/admin-mcp";
 import { annotationBadges, createBody, emptyForm, formOf, mcpApi, patchBody, toolTitle, type McpAuth, type McpForm, type McpServer, type McpServerList } from "./mcp-servers";
 import { ConfirmDialog } from "../ui/widgets";
+import { leavesOrigin } from "./origin";
 
 const AUTHS: McpAuth[] = ["none", "bearer", "oauth"];
 
@@ -161,6 +162,7 @@ function ServerForm({ server, onDone }: { server: McpServer | null; onDone(s: Mc
   const shell = useShell();
   const m = tm();
   const [form, setForm] = useState<McpForm>(server ? formOf(server) : emptyForm);
+  const tokenAgain = !!server?.hasToken && form.auth === "bearer" && !form.token.trim() && leavesOrigin(server.url, form.url);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const set = (key: keyof McpForm) => (e: Event) => setForm({ ...form, [key]: (e.currentTarget as HTMLInputElement).value });
@@ -205,8 +207,13 @@ function ServerForm({ server, onDone }: { server: McpServer | null; onDone(s: Mc
       {form.auth === "bearer" && (
         <div class="field">
           <label for="mcp-token">{m.token}</label>
-          <input id="mcp-token" type="password" value={form.token} autoComplete="off" required={!server?.hasToken} onInput={set("token")} />
-          {server?.hasToken && <p class="field-hint muted">{m.tokenKeep}</p>}
+          <input id="mcp-token" type="password" value={form.token} autoComplete="off" required={!server?.hasToken || tokenAgain} onInput={set("token")} />
+          {server?.hasToken && !tokenAgain && <p class="field-hint muted">{m.tokenKeep}</p>}
+          {tokenAgain && (
+            <p class="field-hint form-error mcp-token-again" role="status">
+              {m.tokenAgain}
+            </p>
+          )}
         </div>
       )}
       <p class="form-error mcp-form-error" role="alert">

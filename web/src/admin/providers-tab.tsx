@@ -9,6 +9,7 @@ import { tpv } from "../i18n/admin-providers";
 import {
   modelsFromText,
   parseMaxTokens,
+  PUBLIC_BASE_URL,
   providersApi,
   withEnabled,
   withModel,
@@ -19,6 +20,7 @@ import {
   type ProviderTest,
 } from "./providers";
 import { ConfirmDialog } from "../ui/widgets";
+import { leavesOrigin } from "./origin";
 
 const KINDS: ProviderKind[] = ["openai", "anthropic"];
 const inputValue = (e: Event) => (e.currentTarget as HTMLInputElement).value;
@@ -188,6 +190,7 @@ function ProviderForm({ provider, onSaved, onCancel }: { provider: Provider | nu
   const [models, setModels] = useState((provider?.models ?? []).map((m) => m.model).join("\n"));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const keyDropped = !!provider?.hasKey && !apiKey.trim() && leavesOrigin(provider.baseUrl, baseUrl.trim() || PUBLIC_BASE_URL[provider.kind]);
   const submit = async (e: Event) => {
     e.preventDefault();
     const max = parseMaxTokens(maxTokens);
@@ -230,7 +233,12 @@ function ProviderForm({ provider, onSaved, onCancel }: { provider: Provider | nu
       </div>
       <div class="field">
         <label for="provider-key">{f.apiKey}</label>
-        <input id="provider-key" type="password" autocomplete="off" placeholder={provider?.hasKey ? f.apiKeyKeep : ""} value={apiKey} onInput={(e) => setApiKey(inputValue(e))} />
+        <input id="provider-key" type="password" autocomplete="off" placeholder={provider?.hasKey && !keyDropped ? f.apiKeyKeep : ""} value={apiKey} onInput={(e) => setApiKey(inputValue(e))} />
+        {keyDropped && (
+          <p class="field-hint form-error provider-key-dropped" role="status">
+            {f.keyDropped}
+          </p>
+        )}
       </div>
       {provider?.hasKey && (
         <label class="check">

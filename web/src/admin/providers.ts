@@ -50,6 +50,12 @@ export interface ProviderInput {
   models?: ProviderModel[];
 }
 
+/** The base URL the server stores for an empty field (`eve_runtime::providers::OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`). */
+export const PUBLIC_BASE_URL: Record<ProviderKind, string> = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com",
+};
+
 const enc = encodeURIComponent;
 
 export const providersApi = {

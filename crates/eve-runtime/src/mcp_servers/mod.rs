@@ -278,6 +278,7 @@ fn patched_token(
     id: &str,
     auth: McpAuth,
     current: Option<(String, String)>,
+    moved: bool,
     patch: &McpServerPatch,
 ) -> Result<Option<(String, String)>, ApiError> {
     let token = match &patch.token {
@@ -286,6 +287,9 @@ fn patched_token(
         }
         Some(Some(t)) => Some(seal_token(rules.keys, id, t)?),
         Some(None) => None,
+        None if auth == McpAuth::Bearer && moved => {
+            return Err(bad(TOKEN_AFTER_MOVE));
+        }
         None if auth == McpAuth::Bearer => current,
         None => None,
     };
@@ -294,6 +298,11 @@ fn patched_token(
     }
     Ok(token)
 }
+
+/// The refusal of a URL change to another origin without the token entered again: the stored
+/// token was given for the old origin and is never sent to a new one (issue 32).
+pub const TOKEN_AFTER_MOVE: &str = "token: the new URL is on another origin (scheme, host or \
+    port), so the stored token is not kept; enter the token again";
 
 /// The display name and description a patch leaves (an empty display name is the name).
 fn patched_texts(old: &McpServer, patch: &McpServerPatch) -> Result<(String, String), ApiError> {
@@ -337,7 +346,8 @@ pub fn patch<S: Sql>(
         let key_id = s.split('.').nth(1).unwrap_or_default().to_string();
         (s.to_string(), key_id)
     });
-    let token = patched_token(rules, id, auth, current, patch)?;
+    let moved = !outbound::same_origin(&old.url, &url);
+    let token = patched_token(rules, id, auth, current, moved, patch)?;
     let endpoint_changed = url != old.url || auth != old.auth || patch.token.is_some();
     let (sealed, key_id) = token.unzip();
     let params = vec![
@@ -351,9 +361,26 @@ pub fn patch<S: Sql>(
         patch.enabled.unwrap_or(old.enabled).into(),
         endpoint_changed.into(),
         now.into(),
+        old.url.as_str().into(),
     ];
+    // People's OAuth tokens of this server were issued for the old origin: forgotten before
+    // the move (a failed update then only costs a sign-in) and again after it (a sign-in that
+    // finished in between).
+    if moved {
+        exec(db, DELETE_OAUTH_TOKENS, vec![old.name.as_str().into()])?;
+    }
     if exec(db, UPDATE_SERVER, params)?.is_empty() {
-        return Err(not_found());
+        rows(db, Some(id))?
+            .into_iter()
+            .next()
+            .ok_or_else(not_found)?;
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            "the server's URL changed meanwhile; reload and try again",
+        ));
+    }
+    if moved {
+        exec(db, DELETE_OAUTH_TOKENS, vec![old.name.as_str().into()])?;
     }
     get(db, rules.keys, id)
 }

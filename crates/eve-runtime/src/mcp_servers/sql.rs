@@ -31,13 +31,20 @@ pub const NAME_TAKEN: &str = "SELECT EXISTS (SELECT 1 FROM mcp_server WHERE name
 
 /// Server `?1`'s fields: `?2` display name, `?3` description, `?4` url, `?5` auth, `?6`
 /// sealed token or NULL, `?7` its key id, `?8` enabled, `?9` 1 when the endpoint changed (the
-/// cached tools were another endpoint's: forgotten), `?10` now.
+/// cached tools were another endpoint's: forgotten), `?10` now; only while its url is still
+/// `?11`, the one the patch was decided against (whether the token stays depends on the URL
+/// it was entered for; nothing returned after a concurrent change).
 pub const UPDATE_SERVER: &str = "UPDATE mcp_server SET display_name = ?2, description = ?3, \
     url = ?4, auth = ?5, bearer_sealed = ?6, key_id = ?7, enabled = ?8, \
     tools_json = CASE WHEN ?9 = 1 THEN NULL ELSE tools_json END, \
     tools_at = CASE WHEN ?9 = 1 THEN NULL ELSE tools_at END, \
     tools_error = CASE WHEN ?9 = 1 THEN NULL ELSE tools_error END, \
-    updated_at = ?10 WHERE id = ?1 RETURNING id";
+    updated_at = ?10 WHERE id = ?1 AND url = ?11 RETURNING id";
+
+/// Every person's OAuth access token of connection `?1` (a server's name; the agent's
+/// `agent_connection_token` of migration 0003): a server moved to another origin is signed
+/// in to again.
+pub const DELETE_OAUTH_TOKENS: &str = "DELETE FROM agent_connection_token WHERE connection = ?1";
 
 /// Deletes server `?1`.
 pub const DELETE_SERVER: &str = "DELETE FROM mcp_server WHERE id = ?1 RETURNING id";

@@ -251,6 +251,102 @@ fn a_token_is_stored_sealed_never_answered_and_follows_the_auth() {
     assert_eq!(agent[0].token.as_deref(), Some("tok-2"));
 }
 
+/// Issue 32 (5): a bearer token was entered for its URL's origin. Moving the server to
+/// another origin needs the token entered again (400, nothing changed); a new path on the
+/// same origin keeps it; a move forgets people's OAuth tokens of the server.
+#[test]
+fn a_new_origin_needs_the_token_again_and_forgets_oauth_tokens() {
+    let db = db();
+    let k = keys(1, None);
+    let rules = Rules {
+        reserved: &[],
+        allowed: &[],
+        keys: Some(&k),
+    };
+    create(&db, &rules, "m1", &bearer("api", "tok-SECRET-1"), 1).unwrap();
+    let to = |url: &str, token: Option<&str>| McpServerPatch {
+        url: Some(url.into()),
+        token: token.map(|t| Some(t.to_string())),
+        ..Default::default()
+    };
+    let token = |db: &Db| for_agent(db, Some(&k), &[]).unwrap()[0].token.clone();
+
+    let e = patch(&db, &rules, "m1", &to("https://evil.example/mcp", None), 2).unwrap_err();
+    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert_eq!(e.message, TOKEN_AFTER_MOVE);
+    let kept = get(&db, Some(&k), "m1").unwrap();
+    assert_eq!(kept.url, "https://mcp.example.com/mcp", "nothing changed");
+    assert_eq!(token(&db).as_deref(), Some("tok-SECRET-1"));
+
+    let path = patch(
+        &db,
+        &rules,
+        "m1",
+        &to("https://mcp.example.com:443/v2", None),
+        3,
+    );
+    assert!(path.unwrap().has_token, "same origin: kept");
+    assert_eq!(token(&db).as_deref(), Some("tok-SECRET-1"));
+
+    let moved = patch(
+        &db,
+        &rules,
+        "m1",
+        &to("https://new.example/mcp", Some("tok-NEW")),
+        4,
+    );
+    assert_eq!(moved.unwrap().url, "https://new.example/mcp");
+    assert_eq!(token(&db).as_deref(), Some("tok-NEW"));
+
+    // An OAuth server: a person's token of it goes with a move, not with a new path.
+    let oauth = CreateMcpServer {
+        auth: McpAuth::Oauth,
+        ..new("wiki", "https://wiki.example/mcp")
+    };
+    create(&db, &rules, "m2", &oauth, 5).unwrap();
+    let people_tokens = |db: &Db| {
+        let rows = db
+            .execute(
+                "SELECT count(*) FROM agent_connection_token WHERE connection = 'wiki'",
+                vec![],
+            )
+            .unwrap();
+        rows[0][0].as_i64().unwrap()
+    };
+    db.execute(
+        "INSERT INTO agent_connection_token (principal, connection, access_token, obtained_at) \
+         VALUES ('user:a', 'wiki', 'sealed', 1), ('user:b', 'api', 'sealed', 1)",
+        vec![],
+    )
+    .unwrap();
+    patch(
+        &db,
+        &rules,
+        "m2",
+        &to("https://wiki.example/v2/mcp", None),
+        6,
+    )
+    .unwrap();
+    assert_eq!(people_tokens(&db), 1, "same origin: kept");
+    patch(
+        &db,
+        &rules,
+        "m2",
+        &to("https://wiki.other.example/mcp", None),
+        7,
+    )
+    .unwrap();
+    assert_eq!(people_tokens(&db), 0, "another origin: forgotten");
+    let others = db
+        .execute("SELECT count(*) FROM agent_connection_token", vec![])
+        .unwrap();
+    assert_eq!(
+        others[0][0].as_i64(),
+        Some(1),
+        "another server's token stays"
+    );
+}
+
 #[test]
 fn refreshed_tools_keep_their_annotations_and_a_failure_keeps_the_last_list() {
     let db = db();

@@ -311,7 +311,9 @@ pub fn create<S: Sql + ?Sized>(
 }
 
 /// Changes provider `id` (404 when there is none); everything is checked before anything
-/// is written.
+/// is written. A base URL on another origin (scheme, host, port) drops the stored key unless
+/// the same patch enters one: the key was given for the old origin, and "Test connection"
+/// and every turn would send it to the new one.
 pub fn patch<S: Sql + ?Sized>(
     db: &S,
     keys: Option<&Keys>,
@@ -331,7 +333,11 @@ pub fn patch<S: Sql + ?Sized>(
     if let Some(models) = &body.models {
         check_models(models)?;
     }
+    let moves = base_url
+        .as_deref()
+        .is_some_and(|new| !outbound::same_origin(&current.base_url, new));
     let (set_key, sealed, key_id) = match &body.api_key {
+        None if moves => (true, None, None),
         None => (false, None, None),
         Some(None) => (true, None, None),
         Some(Some(key)) => {
@@ -352,13 +358,19 @@ pub fn patch<S: Sql + ?Sized>(
             .flatten()
             .map_or(SqlValue::Null, SqlValue::from),
         now.into(),
+        current.base_url.as_str().into(),
     ];
     if db
         .execute(sql::UPDATE_PROVIDER, params)
         .map_err(db_error)?
         .is_empty()
     {
-        return Err(ApiError::not_found("no such provider"));
+        // Still there: another admin changed its base URL meanwhile.
+        get(db, keys, id)?;
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            "the provider's base URL changed meanwhile; reload and try again",
+        ));
     }
     if let Some(models) = &body.models {
         set_models(db, id, models)?;

@@ -37,11 +37,14 @@ pub const INSERT_PROVIDER: &str = "INSERT INTO provider \
 
 /// Provider `?1`: `?2` base URL (NULL: kept); when `?3` is 1 the key becomes `?4` sealed
 /// under key id `?5` (both NULL: removed); when `?6` is 1 max tokens becomes `?7`; `?8` now.
+/// Only while its base URL is still `?9`, the one the patch was decided against: whether the
+/// key stays depends on the URL it was entered for, so a concurrent URL change makes this
+/// write change nothing (nothing returned) rather than keep a key for the wrong URL.
 pub const UPDATE_PROVIDER: &str = "UPDATE provider SET base_url = coalesce(?2, base_url), \
     api_key_sealed = CASE WHEN ?3 = 1 THEN ?4 ELSE api_key_sealed END, \
     key_id = CASE WHEN ?3 = 1 THEN ?5 ELSE key_id END, \
     max_tokens = CASE WHEN ?6 = 1 THEN ?7 ELSE max_tokens END, updated_at = ?8 \
-    WHERE id = ?1 RETURNING id";
+    WHERE id = ?1 AND base_url = ?9 RETURNING id";
 
 /// Upserts provider `?1`'s models from `?2`, a JSON array of `{model, label, enabled,
 /// contextTokens}` whose index is the position; only while the provider exists.

@@ -274,3 +274,91 @@ fn the_database_file_holds_no_key_in_the_clear() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 32 (5): a key was entered for its base URL's origin; a patch that moves the provider
+/// to another origin drops it unless it enters one, and a path on the same origin keeps it.
+#[test]
+fn a_new_origin_drops_the_stored_key_unless_one_is_entered() {
+    let db = db();
+    let k = keys(1, None);
+    let p = create(&db, Some(&k), &[], &new("acme"), 1).unwrap();
+    let to = |url: &str, key: Option<&str>| ProviderPatch {
+        base_url: Some(url.into()),
+        api_key: key.map(|k| Some(k.to_string())),
+        ..Default::default()
+    };
+    let opened = |id: &str| with_key(&db, Some(&k), id).unwrap().1;
+
+    let same = patch(
+        &db,
+        Some(&k),
+        &[],
+        &p.id,
+        &to("https://llm.example.com:443/v2", None),
+        2,
+    );
+    assert!(same.unwrap().has_key, "same origin, another path: kept");
+    assert_eq!(opened(&p.id).as_deref(), Some(SECRET));
+
+    let moved = patch(
+        &db,
+        Some(&k),
+        &[],
+        &p.id,
+        &to("https://elsewhere.example/v1", None),
+        3,
+    );
+    let moved = moved.unwrap();
+    assert!(!moved.has_key, "another host: dropped");
+    assert_eq!(opened(&p.id), None);
+    assert_eq!(moved.base_url, "https://elsewhere.example/v1");
+
+    let rekeyed = patch(
+        &db,
+        Some(&k),
+        &[],
+        &p.id,
+        &to("https://third.example", Some("sk-new")),
+        4,
+    );
+    assert!(
+        rekeyed.unwrap().has_key,
+        "a key entered with the move is stored"
+    );
+    assert_eq!(opened(&p.id).as_deref(), Some("sk-new"));
+
+    let http = patch(
+        &db,
+        Some(&k),
+        &["third.example".into()],
+        &p.id,
+        &to("http://third.example", None),
+        5,
+    );
+    assert!(!http.unwrap().has_key, "another scheme is another origin");
+}
+
+/// The patch is decided against the base URL it read: a write that finds another one there
+/// (a concurrent change) changes nothing, which `patch` answers 409.
+#[test]
+fn an_update_against_a_base_url_that_changed_meanwhile_changes_nothing() {
+    let db = db();
+    let k = keys(1, None);
+    let p = create(&db, Some(&k), &[], &new("acme"), 1).unwrap();
+    let params = vec![
+        p.id.as_str().into(),
+        SqlValue::Null,
+        true.into(),
+        SqlValue::Null,
+        SqlValue::Null,
+        false.into(),
+        SqlValue::Null,
+        2i64.into(),
+        "https://not-what-is-stored.example".into(),
+    ];
+    assert!(db.execute(sql::UPDATE_PROVIDER, params).unwrap().is_empty());
+    assert!(
+        get(&db, Some(&k), &p.id).unwrap().has_key,
+        "nothing changed"
+    );
+}
