@@ -1,0 +1,140 @@
+// Issue 31, "Long chats stay fast", in the browser: a chat of ~4,000 events opens at its end from
+// one bounded window (GET /api/chats/:id answers the latest events and a cursor), and scrolling
+// up prepends the earlier pages without moving what the reader looks at, until the chat's first
+// message. Regenerate in such a chat reads the whole log first, so its branch is cut at the
+// message's true position, and the chat reopens on that branch.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { apiCall, launchBrowser, newPage, screenshot, squash, startApp } from "./harness.mjs";
+
+const TURNS = 400;
+
+let app;
+let browser;
+before(async () => {
+  app = await startApp({ demo_pacing_ms: "0", chat_event_writes_per_minute: "100000" });
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+/** One eve session of `turns` question-and-answer turns, as the agent streams them (eve v26). */
+function longSession(turns) {
+  const events = [];
+  let n = 0;
+  const e = (type, data) => {
+    n += 1;
+    events.push({ type, data, meta: { at: new Date(Date.UTC(2026, 11, 1, 8, 0, 0, n)).toISOString(), id: `evt_long_${String(n).padStart(5, "0")}` } });
+  };
+  e("session.started", { runtime: { agentId: "eve-chat", eveVersion: "0.80.1" } });
+  for (let seq = 0; seq < turns; seq++) {
+    const turnId = `turn_${seq}`;
+    e("turn.started", { sequence: seq, turnId });
+    e("message.received", { message: `question ${seq}`, sequence: seq, turnId });
+    e("step.started", { modelId: "demo/demo", sequence: seq, stepIndex: 0, turnId });
+    for (const d of ["answer ", `${seq} `, "in ", "parts."]) e("message.appended", { messageDelta: d, sequence: seq, stepIndex: 0, turnId });
+    e("message.completed", { finishReason: "stop", message: `answer ${seq} in parts.`, sequence: seq, stepIndex: 0, turnId });
+    e("step.completed", { finishReason: "stop", sequence: seq, stepIndex: 0, turnId });
+    e("turn.completed", { sequence: seq, turnId });
+    e("session.waiting", { continuationToken: "long", wait: "next-user-message" });
+  }
+  return events;
+}
+
+async function longChat() {
+  const created = await apiCall(app.baseUrl, "POST", "/api/chats", {});
+  assert.equal(created.status, 201, created.text);
+  const id = created.json.chat.id;
+  const events = longSession(TURNS);
+  for (let start = 0; start < events.length; start += 1000) {
+    const batch = events.slice(start, start + 1000).map((event, i) => ({ eventIndex: start + i, event }));
+    const r = await apiCall(app.baseUrl, "POST", `/api/chats/${id}/events`, { events: batch });
+    assert.equal(r.status, 200, r.text);
+  }
+  return { id, events };
+}
+
+const questions = async (page) => (await page.locator(".message.user .bubble").allTextContents()).map(squash);
+const idle = (page, timeout = 60000) => page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout });
+
+/** Where the message with `text` sits in the transcript's viewport, in px from its top. */
+const topOf = (page, text) =>
+  page.evaluate((text) => {
+    const scroller = document.querySelector(".transcript");
+    const bubble = [...document.querySelectorAll(".message.user .bubble")].find((b) => b.textContent.trim() === text);
+    return bubble.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+  }, text);
+
+test("a long chat opens at its end from one window, and scrolling up loads earlier events without a jump", async () => {
+  const { id, events } = await longChat();
+  const page = await newPage(browser, app.baseUrl);
+  const reads = [];
+  page.on("response", async (res) => {
+    const url = new URL(res.url());
+    if (url.pathname === `/api/chats/${id}` && res.request().method() === "GET") reads.push({ query: url.search, body: await res.body() });
+  });
+  await page.goto(`/chat/${id}`);
+  await page.waitForSelector(`.message.user .bubble >> text=question ${TURNS - 1}`);
+  await page.waitForFunction(() => {
+    const el = document.querySelector(".transcript");
+    return el.scrollHeight > el.clientHeight * 3 && el.scrollHeight - el.scrollTop - el.clientHeight < 100;
+  });
+  // One bounded read: the latest window, not the log.
+  assert.equal(reads.length, 1);
+  const first = JSON.parse(reads[0].body.toString());
+  assert.equal(first.eventCount, events.length);
+  assert.ok(first.firstEventIndex > 0 && first.events.length <= 1000, `window starts at ${first.firstEventIndex}`);
+  assert.ok(reads[0].body.length < 300 * 1024, `${reads[0].body.length} bytes`);
+  let shown = await questions(page);
+  assert.equal(shown.at(-1), `question ${TURNS - 1}`);
+  assert.ok(!shown.includes("question 0"));
+  await page.waitForSelector("button >> text=Show earlier messages");
+  await screenshot(page, "long-chat-opened");
+
+  // Scroll to the top, page after page: what was at the top stays where it was.
+  while (!shown.includes("question 0")) {
+    const anchor = shown[0];
+    await page.evaluate(() => {
+      document.querySelector(".transcript").scrollTop = 0;
+    });
+    const before = await topOf(page, anchor);
+    await page.waitForFunction((n) => document.querySelectorAll(".message.user").length > n && !document.querySelector(".transcript-earlier [aria-busy='true']"), shown.length, { timeout: 30000 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const after = await topOf(page, anchor);
+    assert.ok(Math.abs(after - before) <= 2, `"${anchor}" moved from ${before} to ${after} px`);
+    shown = await questions(page);
+  }
+  assert.deepEqual(shown, Array.from({ length: TURNS }, (_, i) => `question ${i}`));
+  assert.equal(await page.locator(".transcript-earlier").count(), 0);
+  assert.ok(reads.slice(1).every((r) => r.query.startsWith("?before=")), JSON.stringify(reads.map((r) => r.query)));
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("regenerate in a long chat branches at the message's true position, and the chat reopens on that branch", async () => {
+  const { id } = await longChat();
+  const page = await newPage(browser, app.baseUrl);
+  await page.goto(`/chat/${id}`);
+  await page.waitForSelector(`.message.user .bubble >> text=question ${TURNS - 1}`);
+  await page.getByRole("button", { name: "Regenerate answer" }).click();
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "2/2", null, { timeout: 60000 });
+  await idle(page);
+  const stored = (await apiCall(app.baseUrl, "GET", `/api/chats/${id}/export?format=json`)).json.events;
+  const markers = stored.filter((e) => e.type === "eve-chat.branch");
+  assert.equal(markers.length, 1);
+  assert.deepEqual([markers[0].data.parent, markers[0].data.at], ["root", TURNS - 1]);
+  assert.match(markers[0].data.context, new RegExp(`User: question ${TURNS - 2}\\nAssistant: answer ${TURNS - 2} in parts\\.`));
+
+  // Reopened, the latest window holds the marker: the chat reads on and shows the branch whole.
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "2/2", null, { timeout: 60000 });
+  const shown = await questions(page);
+  assert.deepEqual(shown, Array.from({ length: TURNS }, (_, i) => `question ${i}`));
+  await page.getByRole("button", { name: "Previous version" }).click();
+  await page.waitForFunction(() => document.querySelector(".branch-count")?.textContent === "1/2");
+  assert.equal(squash(await page.locator(".message.assistant").last().textContent()), `answer ${TURNS - 1} in parts.`);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
