@@ -119,8 +119,8 @@ WHERE chat_id = ?1 AND event_type = 'eve-chat.branch' AND event_index < ?2
 ORDER BY event_index DESC LIMIT 1";
 
 /// When the newest settling event got its slot (the IN list is
-/// [`crate::pending::SETTLING_EVENT_TYPES`]; a test keeps them equal): one seek per type in
-/// migration 0018's index.
+/// [`crate::pending::SETTLING_EVENT_TYPES`]; a test keeps them equal): a covering scan of the
+/// chat's settling rows in migration 0018's index.
 pub const LATEST_SETTLING_EVENT_AT: &str = "\
 SELECT max(created_at) FROM chat_event
 WHERE chat_id = ?1

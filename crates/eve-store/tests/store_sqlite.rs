@@ -1520,3 +1520,39 @@ fn a_tail_snapshot_keeps_the_slots_before_it_and_searches_the_whole_log() {
         404
     );
 }
+
+#[test]
+fn opening_a_long_chat_seeks_its_indexes_instead_of_walking_its_log() {
+    use eve_store::persistence::{
+        LATEST_SETTLING_EVENT_AT, SELECT_BRANCH_BEFORE, SELECT_EVENTS_BEFORE,
+    };
+    let db = db();
+    let plan = |sql: &str, params: Vec<eve_store::SqlValue>| -> String {
+        db.execute(&format!("EXPLAIN QUERY PLAN {sql}"), params)
+            .unwrap()
+            .iter()
+            .map(|row| eve_store::sql::text_at(row, 3))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let branch = plan(SELECT_BRANCH_BEFORE, vec!["c1".into(), 5i64.into()]);
+    assert!(
+        branch.contains(
+            "INDEX idx_chat_event_chat_type (chat_id=? AND event_type=? AND event_index<?)"
+        ),
+        "{branch}"
+    );
+    let window = plan(
+        SELECT_EVENTS_BEFORE,
+        vec!["c1".into(), 5i64.into(), 3i64.into()],
+    );
+    assert!(
+        window.contains("INDEX idx_chat_event_chat_index (chat_id=? AND event_index<?)"),
+        "{window}"
+    );
+    let settling = plan(LATEST_SETTLING_EVENT_AT, vec!["c1".into()]);
+    assert!(
+        settling.contains("COVERING INDEX idx_chat_event_chat_type"),
+        "{settling}"
+    );
+}
