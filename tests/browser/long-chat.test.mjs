@@ -5,7 +5,7 @@
 // message's true position, and the chat reopens on that branch.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { apiCall, launchBrowser, newPage, screenshot, squash, startApp } from "./harness.mjs";
+import { apiCall, launchBrowser, longChat as storeLongChat, newPage, screenshot, squash, startApp } from "./harness.mjs";
 
 const TURNS = 400;
 
@@ -20,41 +20,7 @@ after(async () => {
   await app?.stop();
 });
 
-/** One eve session of `turns` question-and-answer turns, as the agent streams them (eve v26). */
-function longSession(turns) {
-  const events = [];
-  let n = 0;
-  const e = (type, data) => {
-    n += 1;
-    events.push({ type, data, meta: { at: new Date(Date.UTC(2026, 11, 1, 8, 0, 0, n)).toISOString(), id: `evt_long_${String(n).padStart(5, "0")}` } });
-  };
-  e("session.started", { runtime: { agentId: "eve-chat", eveVersion: "0.80.1" } });
-  for (let seq = 0; seq < turns; seq++) {
-    const turnId = `turn_${seq}`;
-    e("turn.started", { sequence: seq, turnId });
-    e("message.received", { message: `question ${seq}`, sequence: seq, turnId });
-    e("step.started", { modelId: "demo/demo", sequence: seq, stepIndex: 0, turnId });
-    for (const d of ["answer ", `${seq} `, "in ", "parts."]) e("message.appended", { messageDelta: d, sequence: seq, stepIndex: 0, turnId });
-    e("message.completed", { finishReason: "stop", message: `answer ${seq} in parts.`, sequence: seq, stepIndex: 0, turnId });
-    e("step.completed", { finishReason: "stop", sequence: seq, stepIndex: 0, turnId });
-    e("turn.completed", { sequence: seq, turnId });
-    e("session.waiting", { continuationToken: "long", wait: "next-user-message" });
-  }
-  return events;
-}
-
-async function longChat() {
-  const created = await apiCall(app.baseUrl, "POST", "/api/chats", {});
-  assert.equal(created.status, 201, created.text);
-  const id = created.json.chat.id;
-  const events = longSession(TURNS);
-  for (let start = 0; start < events.length; start += 1000) {
-    const batch = events.slice(start, start + 1000).map((event, i) => ({ eventIndex: start + i, event }));
-    const r = await apiCall(app.baseUrl, "POST", `/api/chats/${id}/events`, { events: batch });
-    assert.equal(r.status, 200, r.text);
-  }
-  return { id, events };
-}
+const longChat = () => storeLongChat(app.baseUrl, TURNS);
 
 const questions = async (page) => (await page.locator(".message.user .bubble").allTextContents()).map(squash);
 const idle = (page, timeout = 60000) => page.waitForFunction(() => !document.querySelector("button[aria-label='Stop response']"), null, { timeout });

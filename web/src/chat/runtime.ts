@@ -30,7 +30,7 @@ import {
   type InputView,
   type ReducedLog,
 } from "./events";
-import { fromSlot, heldOf, needsWholeLog, readOf, reduceHeld, type Read } from "./window";
+import { fromSlot, heldOf, needsWholeLog, opensInsideOpenTurn, readOf, reduceHeld, type Read } from "./window";
 import type { ChatDetail, ChatSummary, ClientSessionState, EveEvent, IndexedEvent } from "../api/types";
 
 export type Phase = "loading" | "idle" | "sending" | "streaming" | "resuming" | "connecting";
@@ -166,13 +166,13 @@ export class ChatRuntime {
   }
 
   /**
-   * Replaces the events held (load, rollback, rebase, earlier pages). `previous`: the log shown
-   * until now, whose render keys the new one continues (earlier pages, see window.ts).
+   * Replaces the events held (load, rollback, rebase, earlier pages); the render keys continue
+   * the log shown until now (`prepended`: earlier pages arrived in front, see window.ts).
    */
-  private setEvents(events: EveEvent[], patch: Partial<RuntimeState> = {}, previous?: ReducedLog) {
+  private setEvents(events: EveEvent[], patch: Partial<RuntimeState> = {}, prepended = false) {
     this.ids = new Set(events.flatMap((e) => (e.meta?.id ? [e.meta.id] : [])));
     const offset = patch.offset ?? this.state.offset;
-    this.set({ ...patch, events, log: reduceHeld({ offset, events, branchBefore: this.branchBefore }, previous) });
+    this.set({ ...patch, events, log: reduceHeld({ offset, events, branchBefore: this.branchBefore }, this.state.log, prepended) });
   }
 
   get busy(): boolean {
@@ -206,9 +206,10 @@ export class ChatRuntime {
     let read: Read;
     try {
       detail = await api.getChat(this.chatId);
-      read = readOf(detail);
-      // A window that cannot be shown exactly on its own reads on (window.ts, needsWholeLog).
-      read = await readBack(this.chatId, read, (r) => needsWholeLog(heldOf(r)));
+      // A window that cannot be shown exactly on its own, or that a resume would re-read from
+      // before its start, reads on (window.ts).
+      const resumes = detail.session !== null;
+      read = await readBack(this.chatId, readOf(detail), (r) => needsWholeLog(heldOf(r)) || (resumes && opensInsideOpenTurn(r.events)));
     } catch (err) {
       const message = err instanceof ApiError && err.status === 404 ? t.runtime.chatNotFound : describeError(err);
       this.set({ phase: "idle", loadError: message });
@@ -283,7 +284,7 @@ export class ChatRuntime {
     this.beforeCursor = read.cursor;
     this.branchBefore = read.branchBefore;
     const at = { offset: read.first, hasEarlier: read.cursor !== null, loadingEarlier: false };
-    this.setEvents([...older, ...this.state.events], at, this.state.log);
+    this.setEvents([...older, ...this.state.events], at, true);
   }
 
   /** Seed: the pending message is sent exactly once, when nothing else is running. */

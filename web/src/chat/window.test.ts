@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { branchAt, branchEvent, conversation, currentSeed } from "./branches";
 import { reduceLog, type EveEvent } from "./events";
-import { fromSlot, needsWholeLog, reduceHeld, reductionInput, type Held } from "./window";
+import { fromSlot, needsWholeLog, opensInsideOpenTurn, reduceHeld, reductionInput, type Held } from "./window";
 import { eveStream } from "../../test-fixtures/generated.mjs";
 
 const ORIGIN = "https://chat.example";
@@ -40,7 +40,7 @@ test("earlier pages prepended keep the keys of what was shown, so the page does 
   const keysOf = (l: ReturnType<typeof reduceHeld>) => conversation(l, null, false, ORIGIN).items.map((i) => `${i.key}|${text(i)}`);
   for (let offset = log.length - 40; offset > -20; offset -= 20) {
     const before = keysOf(previous).slice(2);
-    const next = reduceHeld(held(log, Math.max(0, offset)), previous);
+    const next = reduceHeld(held(log, Math.max(0, offset)), previous, true);
     const after = keysOf(next);
     assert.deepEqual(after.slice(after.length - before.length), before, `offset ${offset}`);
     previous = next;
@@ -80,4 +80,20 @@ test("the stored events of the slots a runtime holds, from a window that starts 
   assert.deepEqual(fromSlot(10, page, 12), [ev(12), ev(13)]);
   assert.deepEqual(fromSlot(10, page, 8), page);
   assert.deepEqual(fromSlot(10, page, 20), []);
+});
+
+test("a window that starts inside the open turn a resume re-reads must reach back to its start", () => {
+  const s = eveStream("s1");
+  s.turn(0, "one");
+  s.step(0, 0).text(0, 0, "re: one").textDone(0, 0, "re: one").stepDone(0, 0).endTurn(0).waiting();
+  s.turn(1, "a long answer");
+  s.step(1, 0).text(1, 0, ...Array.from({ length: 30 }, (_, i) => `${i} `));
+  const log = s.events;
+  const start = log.findIndex((e) => e.type === "turn.started" && e.data?.turnId === "turn_1");
+  assert.equal(opensInsideOpenTurn(log.slice(start + 5)), true);
+  assert.equal(opensInsideOpenTurn(log.slice(start)), false);
+  assert.equal(opensInsideOpenTurn(log.slice(start - 2)), false);
+  // A settled chat resumes nothing, wherever its window starts.
+  s.textDone(1, 0, "…").stepDone(1, 0).endTurn(1).waiting();
+  assert.equal(opensInsideOpenTurn(s.events.slice(start + 5)), false);
 });

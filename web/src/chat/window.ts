@@ -4,7 +4,7 @@
 // the reader scrolls up. What is shown must stay exact at every step: these are the rules for
 // reducing a suffix, pure and unit-tested in window.test.ts.
 
-import { BRANCH_EVENT, reduceLog, type EveEvent, type ReducedLog } from "./events";
+import { BRANCH_EVENT, hasOpenTurn, isSettlingEvent, reduceLog, type EveEvent, type ReducedLog } from "./events";
 import type { ChatDetail } from "../api/types";
 
 /** The suffix of the log a runtime holds. */
@@ -40,16 +40,31 @@ export function reductionInput(held: Held): readonly EveEvent[] {
 }
 
 /**
- * The suffix reduced with render keys that continue `previous`'s: the segments it had keep their
- * numbers when earlier events arrive in front of them (the first one may grow: it was a part).
+ * The suffix reduced with render keys that continue `previous`'s. `prepended`: earlier events
+ * arrived in front, so the segments `previous` had keep their numbers (the first one may grow:
+ * it was a part); otherwise the log changed at its end (a rebase, a rollback).
  */
-export function reduceHeld(held: Held, previous?: ReducedLog): ReducedLog {
+export function reduceHeld(held: Held, previous?: ReducedLog, prepended = false): ReducedLog {
   const input = reductionInput(held);
-  const fresh = reduceLog(input);
-  if (!previous) return fresh;
-  const added = fresh.segments.length - previous.segments.length;
-  const base = (previous.base ?? 0) - added;
-  return base === 0 ? fresh : reduceLog(input, base);
+  const base = previous?.base ?? 0;
+  const fresh = reduceLog(input, base);
+  if (!previous || !prepended) return fresh;
+  const next = base - (fresh.segments.length - previous.segments.length);
+  return next === base ? fresh : reduceLog(input, next);
+}
+
+/**
+ * Whether the suffix ends in an open turn whose start it does not hold. A resume re-reads the
+ * open turn's stream from its start and recognises what is stored by `meta.id`, so the suffix
+ * must reach back to that start, or the events before it would be appended a second time.
+ */
+export function opensInsideOpenTurn(events: readonly EveEvent[]): boolean {
+  if (!hasOpenTurn(events)) return false;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === "turn.started" || e.type === "session.started" || isSettlingEvent(e)) return false;
+  }
+  return true;
 }
 
 /**
