@@ -8,8 +8,10 @@
 
 use crate::cursor::ChatCursor;
 use crate::ids::chat_id_for_client;
-use crate::limits::{StorageQuota, MAX_PINNED_CHATS};
-use crate::limits::{DEFAULT_EVENT_PAGE_SIZE, EVENT_WINDOW_BYTES, MAX_SEARCH_TEXT_BYTES};
+use crate::limits::{
+    StorageQuota, DEFAULT_EVENT_PAGE_SIZE, EVENT_WINDOW_BYTES, MAX_PINNED_CHATS,
+    MAX_SEARCH_TEXT_BYTES,
+};
 use crate::pending::{visible_pending, PendingMessage};
 use crate::persistence::*;
 use crate::sql::{Sql, SqlRow, SqlValue};
