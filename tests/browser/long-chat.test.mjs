@@ -2,7 +2,8 @@
 // one bounded window (GET /api/chats/:id answers the latest events and a cursor), and scrolling
 // up prepends the earlier pages without moving what the reader looks at, until the chat's first
 // message. Regenerate in such a chat reads the whole log first, so its branch is cut at the
-// message's true position, and the chat reopens on that branch.
+// message's true position, and the chat reopens on that branch. A refresh in the middle of an
+// answer longer than a window resumes it exactly once.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { apiCall, launchBrowser, longChat as storeLongChat, newPage, screenshot, squash, startApp } from "./harness.mjs";
@@ -103,4 +104,52 @@ test("regenerate in a long chat branches at the message's true position, and the
   assert.equal(squash(await page.locator(".message.assistant").last().textContent()), `answer ${TURNS - 1} in parts.`);
   assert.deepEqual(page.problems, []);
   await page.context().close();
+});
+
+test("a refresh in the middle of an answer longer than a window resumes it exactly once", async () => {
+  const own = await startApp({ demo_pacing_ms: "3" });
+  try {
+    const page = await newPage(browser, own.baseUrl);
+    await page.goto("/");
+    await page.waitForSelector(".auth-slot .viewer-name");
+    await page.fill("#composer-input", "count to 2500");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/chat\/[A-Za-z0-9_-]+$/);
+    const id = page.url().split("/chat/")[1];
+    // Enough of the answer stored that the latest window starts inside it.
+    for (;;) {
+      const w = (await apiCall(own.baseUrl, "GET", `/api/chats/${id}`)).json;
+      if (w.firstEventIndex > 50) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The chat's reads and the stream's, in the order the page made them.
+    const reads = [];
+    page.on("request", (req) => {
+      const url = new URL(req.url());
+      if (url.pathname === `/api/chats/${id}` && req.method() === "GET") reads.push(url.search || "latest");
+      if (url.pathname.endsWith("/stream")) reads.push("stream");
+    });
+    await page.reload();
+    await page.waitForSelector("button[aria-label='Stop response']", { timeout: 10000 });
+    await idle(page, 120000);
+    // The resume re-reads the turn from its start: the page reads back to it before the stream.
+    const stream = reads.indexOf("stream");
+    assert.ok(reads[0] === "latest" && stream > 1 && reads.slice(1, stream).every((q) => q.startsWith("?before=")), JSON.stringify(reads));
+    const countText = Array.from({ length: 2500 }, (_, i) => i + 1).join(" ");
+    assert.equal(squash(await page.locator(".message.assistant .markdown").last().textContent()), `${countText}.`);
+    let stored;
+    for (let i = 0; i < 100; i++) {
+      stored = (await apiCall(own.baseUrl, "GET", `/api/chats/${id}/export?format=json`)).json;
+      if (stored.session?.streamIndex === stored.events.filter((e) => !e.meta.local).length) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const text = stored.events.filter((e) => e.type === "message.appended").map((e) => e.data.messageDelta).join("");
+    assert.equal(squash(text).match(/\d+/g).join(" "), countText, "no event lost or stored twice");
+    const ids = stored.events.map((e) => e.meta.id);
+    assert.equal(new Set(ids).size, ids.length, "each eve event (meta.id) once");
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  } finally {
+    await own.stop();
+  }
 });
