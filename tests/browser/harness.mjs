@@ -180,3 +180,41 @@ export async function waitSettledOnServer(baseUrl, id, timeout = 30000, also = (
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** One eve session of `turns` question-and-answer turns (11 events each), as the agent streams them (eve v26). */
+export function longSession(turns) {
+  const events = [];
+  let n = 0;
+  const e = (type, data) => {
+    n += 1;
+    events.push({ type, data, meta: { at: new Date(Date.UTC(2026, 11, 1, 8, 0, 0, n)).toISOString(), id: `evt_long_${String(n).padStart(6, "0")}` } });
+  };
+  e("session.started", { runtime: { agentId: "eve-chat", eveVersion: "0.80.1" } });
+  for (let seq = 0; seq < turns; seq++) {
+    const turnId = `turn_${seq}`;
+    e("turn.started", { sequence: seq, turnId });
+    e("message.received", { message: `question ${seq}`, sequence: seq, turnId });
+    e("step.started", { modelId: "demo/demo", sequence: seq, stepIndex: 0, turnId });
+    for (const d of ["answer ", `${seq} `, "in ", "parts."]) e("message.appended", { messageDelta: d, sequence: seq, stepIndex: 0, turnId });
+    e("message.completed", { finishReason: "stop", message: `answer ${seq} in parts.`, sequence: seq, stepIndex: 0, turnId });
+    e("step.completed", { finishReason: "stop", sequence: seq, stepIndex: 0, turnId });
+    e("turn.completed", { sequence: seq, turnId });
+    e("session.waiting", { continuationToken: "long", wait: "next-user-message" });
+  }
+  return events;
+}
+
+/** A chat whose log is `longSession(turns)`, written 1,000 events per request (the app needs
+ * `chat_event_writes_per_minute` raised for long ones); its id and events. */
+export async function longChat(baseUrl, turns) {
+  const created = await apiCall(baseUrl, "POST", "/api/chats", {});
+  if (created.status !== 201) throw new Error(`create: ${created.text}`);
+  const id = created.json.chat.id;
+  const events = longSession(turns);
+  for (let start = 0; start < events.length; start += 1000) {
+    const batch = events.slice(start, start + 1000).map((event, i) => ({ eventIndex: start + i, event }));
+    const r = await apiCall(baseUrl, "POST", `/api/chats/${id}/events`, { events: batch });
+    if (r.status !== 200) throw new Error(`append: ${r.text}`);
+  }
+  return { id, events };
+}

@@ -837,8 +837,9 @@ fn malformed_input_changes_nothing_and_never_answers_5xx() {
     ];
     let big_event =
         serde_json::to_vec(&json!({ "type": "x", "text": "a".repeat(300 * 1024) })).unwrap();
+    // One past `eve_store::limits::MAX_EVENTS_PER_CHAT`.
     let too_many =
-        serde_json::to_vec(&json!({ "events": vec![json!({ "type": "x" }); 20_001] })).unwrap();
+        serde_json::to_vec(&json!({ "events": vec![json!({ "type": "x" }); 100_001] })).unwrap();
     let cases: Vec<(&str, String, Vec<u8>, u16)> = vec![
         ("PUT", format!("/api/chats/{id}/events/0"), b"not json".to_vec(), 400),
         ("PUT", format!("/api/chats/{id}/events/0"), b"[1,2]".to_vec(), 400),
@@ -1236,4 +1237,232 @@ fn bad_pin_requests_are_refused_and_change_nothing() {
     );
     assert_eq!(r.status, 403, "{}", r.text());
     assert_eq!(pinned(&h), Vec::<String>::new());
+}
+
+/// `GET /api/chats/:id?{query}` (200).
+fn window(h: &Host, id: &str, query: &str) -> Value {
+    let r = h.get(&format!("/api/chats/{id}?{query}"));
+    assert_eq!(r.status, 200, "{query}: {}", r.text());
+    r.json()
+}
+
+/// The `index` fields of a window's events.
+fn window_indices(w: &Value) -> Vec<u64> {
+    w["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["index"].as_u64().unwrap())
+        .collect()
+}
+
+/// `?before=<cursor>` with the cursor as the answer gave it.
+fn before(cursor: &Value) -> String {
+    format!("before={}", cursor.as_str().unwrap().replace(':', "%3A"))
+}
+
+/// A chat whose log is `n` events `ev("x", i)` at slots `0..n`, written 1,000 per request.
+fn chat_of(h: &Host, n: u64) -> String {
+    let id = new_chat(h);
+    let all: Vec<(u64, Value)> = (0..n).map(|i| (i, ev("x", i))).collect();
+    for batch in all.chunks(1000) {
+        assert_eq!(append(h, &id, batch).status, 200);
+    }
+    id
+}
+
+#[test]
+fn a_long_chat_opens_at_its_latest_window_and_its_cursors_page_back_to_the_first_event() {
+    let h = Host::shared();
+    let id = chat_of(&h, 6000);
+    let latest = window(&h, &id, "");
+    assert_eq!(window_indices(&latest), (5000..6000).collect::<Vec<_>>());
+    assert_eq!(
+        (&latest["firstEventIndex"], &latest["eventCount"]),
+        (&json!(5000), &json!(6000))
+    );
+    // Limits are capped as the sidebar's are.
+    assert_eq!(window_indices(&window(&h, &id, "limit=100000")).len(), 5000);
+    let mut seen = Vec::new();
+    let mut page = window(&h, &id, "limit=1700");
+    loop {
+        let mut got = window_indices(&page);
+        assert_eq!(page["firstEventIndex"].as_u64(), got.first().copied());
+        got.extend(seen);
+        seen = got;
+        if page["beforeCursor"].is_null() {
+            break;
+        }
+        page = window(
+            &h,
+            &id,
+            &format!("limit=1700&{}", before(&page["beforeCursor"])),
+        );
+    }
+    assert_eq!(seen, (0..6000).collect::<Vec<_>>());
+    assert_eq!(page["firstEventIndex"], 0);
+}
+
+#[test]
+fn an_empty_chat_and_a_chat_of_exactly_one_page_open_whole_without_a_cursor() {
+    let h = Host::shared();
+    let empty = window(&h, &new_chat(&h), "");
+    assert_eq!(empty["events"], json!([]));
+    assert_eq!(
+        (
+            &empty["firstEventIndex"],
+            &empty["eventCount"],
+            &empty["beforeCursor"]
+        ),
+        (&json!(0), &json!(0), &Value::Null)
+    );
+    let id = chat_of(&h, 1000);
+    let whole = window(&h, &id, "");
+    assert_eq!(window_indices(&whole), (0..1000).collect::<Vec<_>>());
+    assert_eq!(whole["beforeCursor"], Value::Null);
+    let five = chat_of(&h, 5);
+    assert_eq!(
+        window_indices(&window(&h, &five, "limit=5")),
+        vec![0, 1, 2, 3, 4]
+    );
+    assert_eq!(window(&h, &five, "limit=5")["beforeCursor"], Value::Null);
+    let four = window(&h, &five, "limit=4");
+    assert_eq!(window_indices(&four), vec![1, 2, 3, 4]);
+    assert!(four["beforeCursor"].is_string());
+}
+
+#[test]
+fn a_cursor_at_the_first_event_pages_to_it_and_a_cursor_past_a_shrunk_log_is_an_empty_page() {
+    let h = Host::shared();
+    let id = chat_of(&h, 3);
+    let top = window(&h, &id, "limit=2");
+    assert_eq!(window_indices(&top), vec![1, 2]);
+    let first = window(
+        &h,
+        &id,
+        &format!("limit=2&{}", before(&top["beforeCursor"])),
+    );
+    assert_eq!(window_indices(&first), vec![0]);
+    assert_eq!(
+        (&first["firstEventIndex"], &first["beforeCursor"]),
+        (&json!(0), &Value::Null)
+    );
+    // The log shrinks under a reader (a snapshot of one event): its cursor still answers.
+    assert_eq!(snapshot(&h, &id, &[ev("y", 0)], None).status, 200);
+    let after = window(
+        &h,
+        &id,
+        &format!("limit=2&{}", before(&top["beforeCursor"])),
+    );
+    assert_eq!(after["events"], json!([ev("y", 0)]));
+    assert_eq!(
+        (&after["eventCount"], &after["beforeCursor"]),
+        (&json!(1), &Value::Null)
+    );
+}
+
+#[test]
+fn bad_window_cursors_and_limits_are_400_and_change_nothing() {
+    let h = Host::shared();
+    let id = chat_of(&h, 30);
+    let other = chat_of(&h, 30);
+    let foreign = window(&h, &other, "limit=10")["beforeCursor"].clone();
+    let before_all = chat(&h, &id);
+    for bad in [
+        "before=nope".to_string(),
+        "before=12".to_string(),
+        "before=-1%3A%3A".to_string() + &id,
+        "before=1e3%3A%3A".to_string() + &id,
+        "before=100001%3A%3A".to_string() + &id,
+        before(&foreign),
+        "limit=0".to_string(),
+        "limit=-1".to_string(),
+        "limit=ten".to_string(),
+        "limit=2.5".to_string(),
+    ] {
+        let r = h.get(&format!("/api/chats/{id}?{bad}"));
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        assert_eq!(r.error_code().as_deref(), Some("bad_request"), "{bad}");
+        assert!(r.json()["error"]["message"].as_str().unwrap().contains(
+            if bad.starts_with("limit") {
+                "limit"
+            } else {
+                "cursor"
+            }
+        ));
+    }
+    assert_eq!(chat(&h, &id), before_all);
+}
+
+#[test]
+fn a_window_is_bounded_in_bytes_and_a_single_large_event_still_opens() {
+    let h = Host::shared();
+    let id = new_chat(&h);
+    let big =
+        |i: u64| json!({ "type": "tool.output", "index": i, "output": "o".repeat(200 * 1024) });
+    for i in 0..20 {
+        assert_eq!(put_event(&h, &id, i as i64, big(i)).status, 200);
+    }
+    let latest = window(&h, &id, "");
+    let got = window_indices(&latest);
+    assert!(got.len() < 20 && got.len() >= 9, "{got:?}");
+    assert_eq!(got.last(), Some(&19));
+    let rest = window(
+        &h,
+        &id,
+        &format!("limit=1&{}", before(&latest["beforeCursor"])),
+    );
+    assert_eq!(window_indices(&rest), vec![got[0] - 1]);
+}
+
+#[test]
+fn a_snapshot_from_a_window_keeps_the_events_before_it_and_a_bad_start_changes_nothing() {
+    let h = Host::shared();
+    let id = chat_of(&h, 1500);
+    let held = window(&h, &id, "");
+    assert_eq!(held["firstEventIndex"], 500);
+    let mut tail = held["events"].as_array().unwrap().clone();
+    tail.push(ev("z", 1500));
+    let put = |from: u64, events: &[Value], base: u64| {
+        h.json(
+            "PUT",
+            &format!("/api/chats/{id}/snapshot"),
+            &json!({ "events": events, "fromIndex": from, "baseLength": base, "session": { "sessionId": "s", "streamIndex": 9 } }),
+        )
+    };
+    for (from, base) in [(99_990, 1500), (u64::MAX / 2, 1500)] {
+        let r = put(from, &tail, base);
+        assert_eq!(r.status, 400, "{}", r.text());
+    }
+    assert_eq!(put(500, &tail, 1499).status, 409);
+    assert_eq!(window(&h, &id, "")["eventCount"], 1500);
+    let r = put(500, &tail, 1500);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["eventCount"], 1501);
+    let all = h.get(&format!("/api/chats/{id}/export?format=json")).json()["events"].clone();
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 1501);
+    assert!((0..1500).all(|i| all[i] == ev("x", i as u64)));
+    assert_eq!(all[1500], ev("z", 1500));
+    let reopened = window(&h, &id, "");
+    assert_eq!(reopened["session"]["streamIndex"], 9);
+    assert_eq!(reopened["firstEventIndex"], 501);
+}
+
+#[test]
+fn a_window_after_a_branch_carries_the_newest_branch_marker_before_it() {
+    let h = Host::shared();
+    let id = chat_of(&h, 40);
+    let marker = json!({ "type": "eve-chat.branch", "data": { "parent": "root", "at": 3, "context": "User: hi" }, "meta": { "id": "local-1", "local": true } });
+    assert_eq!(
+        append(&h, &id, &[(40, marker.clone()), (41, ev("x", 41))]).status,
+        200
+    );
+    assert_eq!(window(&h, &id, "limit=5")["branchBefore"], Value::Null);
+    let after = window(&h, &id, "limit=1");
+    assert_eq!(
+        after["branchBefore"],
+        json!({ "eventIndex": 40, "event": marker })
+    );
+    assert_eq!(window(&h, &id, "")["branchBefore"], Value::Null);
 }

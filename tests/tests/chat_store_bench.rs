@@ -187,3 +187,110 @@ fn chat_store_figures() {
         .collect();
     report("load a chat with 2,000 events", &mut loads);
 }
+
+/// An eve `message.appended` event as a streamed answer stores it (~170 bytes).
+fn appended(i: u64) -> Value {
+    json!({
+        "type": "message.appended",
+        "data": { "messageDelta": format!("token {i} "), "sequence": i / 500, "stepIndex": 0, "turnId": format!("turn_{}", i / 500) },
+        "meta": { "at": "2026-12-07T09:00:00.000Z", "id": format!("evt_{i:08}") }
+    })
+}
+
+/// A chat of `n` events on `h`, written 1,000 per request.
+fn long_chat(h: &Host, n: u64) -> String {
+    let id = h.json("POST", "/api/chats", &json!({})).json()["chat"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for start in (0..n).step_by(1000) {
+        let events: Vec<Value> = (start..n.min(start + 1000))
+            .map(|i| json!({ "eventIndex": i, "event": appended(i) }))
+            .collect();
+        let r = h.json(
+            "POST",
+            &format!("/api/chats/{id}/events"),
+            &json!({ "events": events }),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    id
+}
+
+/// p50 / p95 of `n` GETs of `path`, and the bytes of one answer.
+fn open(h: &Host, path: &str, n: usize) -> (Duration, Duration, usize) {
+    let mut bytes = 0;
+    let mut samples: Vec<Duration> = (0..n)
+        .map(|_| {
+            let (d, r) = time(|| h.get(path));
+            assert_eq!(r.status, 200, "{}", r.text());
+            bytes = r.body.len();
+            d
+        })
+        .collect();
+    (
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.95),
+        bytes,
+    )
+}
+
+fn kib(bytes: usize) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+/// The long-chat rows of one engine: opening (the latest window), one page further back, and
+/// the whole log through the export (the one full read left) for scale.
+fn long_chat_rows(engine: &str, h: &Host) {
+    for n in [1_000u64, 20_000, 100_000] {
+        let id = long_chat(h, n);
+        let (p50, p95, bytes) = open(h, &format!("/api/chats/{id}"), 30);
+        let window = h.get(&format!("/api/chats/{id}")).json();
+        let older = match window["beforeCursor"].as_str() {
+            Some(c) => {
+                let (p50, _, _) = open(
+                    h,
+                    &format!("/api/chats/{id}?before={}", c.replace(':', "%3A")),
+                    30,
+                );
+                ms(p50)
+            }
+            None => "—".to_string(),
+        };
+        let (full, _, full_bytes) = open(h, &format!("/api/chats/{id}/export?format=json"), 3);
+        println!(
+            "| {engine} | {n} | {} / {} | {} | {} | {} / {} |",
+            ms(p50),
+            ms(p95),
+            kib(bytes),
+            older,
+            ms(full),
+            kib(full_bytes)
+        );
+    }
+}
+
+/// Opening long chats (issue 31): run with
+/// `cargo test -p eve-chat-tests --release --test chat_store_bench -- --ignored --nocapture long_chat`.
+#[test]
+#[ignore = "benchmark: run with --ignored --nocapture"]
+fn long_chat_open_figures() {
+    let opts = HostOptions::default().var("chat_event_writes_per_minute", "100000");
+    let Some(h) = Host::start(opts.clone()) else {
+        return;
+    };
+    println!("\n| database | events | open p50 / p95 | open bytes | one page back p50 | whole log (export) p50 / bytes |");
+    println!("|---|---|---|---|---|---|");
+    long_chat_rows("SQLite", &h);
+    drop(h);
+    let sqld = eve_chat_tests::engines::Sqld::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rc = eve_chat_tests::engines::runtime_config(dir.path(), Some(&sqld), None);
+    let Some(h) = Host::start(HostOptions {
+        runtime_config: Some(rc),
+        ..opts
+    }) else {
+        return;
+    };
+    long_chat_rows("sqld", &h);
+}

@@ -13,7 +13,7 @@ pub fn route(req: &Request, ctx: ChatRequest<'_>) -> Response {
     let result = match (ctx.resource, ctx.method.as_str()) {
         (Resource::Chats, "GET") => handlers::list(&store, req),
         (Resource::Chats, "POST") => handlers::create(&store, req),
-        (Resource::Chat(id), "GET") => handlers::get(&store, id),
+        (Resource::Chat(id), "GET") => handlers::get(&store, id, req),
         (Resource::Chat(id), "PATCH") => handlers::update(&store, id, req),
         (Resource::Chat(id), "DELETE") => handlers::delete(&store, id),
         (Resource::Export(id), "GET") => handlers::export(&store, id, req),

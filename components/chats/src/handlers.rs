@@ -89,10 +89,11 @@ fn new_chat_id() -> Result<String, ApiError> {
     Ok(chat_id_from_random(bytes))
 }
 
-/// `GET /api/chats/:id`
-pub fn get(store: &Store, id: &str) -> Result<Response, ApiError> {
+/// `GET /api/chats/:id?before=&limit=`: one window of the log (the latest by default).
+pub fn get(store: &Store, id: &str, req: &Request) -> Result<Response, ApiError> {
     let id = validate::chat_id(id)?;
-    let mut detail = store.get(id)?;
+    let query = validate::window_query(req.query(), id)?;
+    let mut detail = store.get_window(id, &query)?;
     detail.chat = with_project(store, detail.chat)?;
     Ok(json(200, &detail))
 }

@@ -14,7 +14,7 @@ use eve_store::limits::{
     event_write_policy, storage_quota, StorageQuota, MAX_EVENTS_BODY_BYTES, MAX_EVENT_BODY_BYTES,
     MAX_SMALL_BODY_BYTES,
 };
-use eve_store::transcript::search_text;
+use eve_store::store::SnapshotWrite;
 use eve_store::validate;
 use eve_store::ChatStore;
 use serde_json::Value;
@@ -100,16 +100,24 @@ pub fn append_events(store: &Store, id: &str, req: &Request) -> Result<Response,
     written(store, id, result)
 }
 
-/// `PUT /api/chats/:id/snapshot` `{ events: [event…], session?, baseLength? }` (seed
-/// `saveChatSnapshot`).
+/// `PUT /api/chats/:id/snapshot` `{ events: [event…], session?, baseLength?, fromIndex? }`
+/// (seed `saveChatSnapshot`; `fromIndex`: the log from that slot on).
 pub fn save_snapshot(store: &Store, id: &str, req: &Request) -> Result<Response, ApiError> {
     let id = validate::chat_id(id)?;
     let input: SnapshotRequest = body(req, MAX_EVENTS_BODY_BYTES)?;
     let events = validate::snapshot_events(&input.events)?;
+    let from = validate::snapshot_start(input.from_index, events.len())?;
     let session = validate::session_update(&input.session)?;
-    let text = search_text(&input.events);
+    let text = store.snapshot_search_text(id, from, &input.events)?;
     count_write(store)?;
-    let result = store.save_snapshot(id, &events, &text, &session, input.base_length, now_ms());
+    let write = SnapshotWrite {
+        from,
+        events: &events,
+        search_text: &text,
+        session: &session,
+        base: input.base_length,
+    };
+    let result = store.save_snapshot_at(id, &write, now_ms());
     written(store, id, result)
 }
 

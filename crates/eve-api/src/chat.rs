@@ -62,12 +62,29 @@ pub struct CreateChatResponse {
     pub chat: ChatSummary,
 }
 
-/// `GET /api/chats/:id` → the chat with its event log in index order.
+/// `GET /api/chats/:id?limit=&before=` → the chat with one window of its event log, in index
+/// order: the latest events, or with `before` the ones just before an earlier window. A chat
+/// whose log fits one window (most chats) answers its whole log, as before paging existed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatDetail {
     pub chat: ChatSummary,
+    /// The window: `events[i]` is the event at slot `firstEventIndex + i`.
     pub events: Vec<Value>,
+    /// The slot of `events[0]` (the log length when the window is empty).
+    #[serde(default)]
+    pub first_event_index: u64,
+    /// The log's length (highest slot + 1): the `baseLength` of the next write.
+    #[serde(default)]
+    pub event_count: u64,
+    /// Pass back as `before` for the events just before this window; `null` when the window
+    /// starts the log. Opaque: clients never build one.
+    #[serde(default)]
+    pub before_cursor: Option<String>,
+    /// The newest branch marker (`eve-chat.branch`, docs/web.md) before the window, when the
+    /// window does not start the log: the conversation the window shows continues that branch.
+    #[serde(default)]
+    pub branch_before: Option<IndexedEvent>,
     /// The eve `ClientSessionState` (`{ sessionId, streamIndex }`) or `null`.
     pub session: Option<Value>,
     /// `null` when there is none, or when a settling event at or after it exists (stale).
@@ -131,8 +148,13 @@ pub struct EventsWritten {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotRequest {
-    /// The whole log: `events[i]` is stored at index `i`; rows at or past `events.len()` go.
+    /// The log from slot `fromIndex` on: `events[i]` is stored at slot `fromIndex + i`; rows
+    /// at or past `fromIndex + events.len()` go, rows before `fromIndex` stay as they are.
     pub events: Vec<Value>,
+    /// Where `events` starts (absent: 0, the whole log). A client that opened a window of a
+    /// long chat saves the window it holds, not a log it never read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_index: Option<u64>,
     /// Absent: keep the stored session. `null`: clear it. Object: store it.
     #[serde(
         default,

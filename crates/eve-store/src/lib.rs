@@ -10,6 +10,7 @@
 //! - [`title`], [`pending`], [`transcript`]: fallback titles, the stale-pending rule, search
 //!   text and the Markdown export.
 //! - [`ratelimit`]: fixed-window arithmetic for `eve_spin::ratelimit`.
+//! - [`window`]: which window of a chat's log one answer carries (long chats open at their end).
 
 pub mod cursor;
 pub mod ids;
@@ -25,6 +26,7 @@ pub mod time;
 pub mod title;
 pub mod transcript;
 pub mod validate;
+pub mod window;
 
 pub use sql::{Sql, SqlRow, SqlValue};
 pub use store::ChatStore;

@@ -19,7 +19,19 @@ pub const MAX_PAGE_SIZE: usize = 100;
 pub const MAX_PINNED_CHATS: usize = 50;
 
 /// Event slots per chat: indices are `0 ..< MAX_EVENTS_PER_CHAT`, so no chat holds more rows.
-pub const MAX_EVENTS_PER_CHAT: u64 = 20_000;
+/// Opening a chat reads one window, not the log, so the cap is about storage (the byte quota
+/// binds first for most logs), not about how long a chat takes to open.
+pub const MAX_EVENTS_PER_CHAT: u64 = 100_000;
+
+/// Events in one window of `GET /api/chats/:id` (`?limit=`): the default and the cap. The
+/// default holds a whole chat of ordinary length, so most chats open in one answer.
+pub const DEFAULT_EVENT_PAGE_SIZE: usize = 1000;
+pub const MAX_EVENT_PAGE_SIZE: usize = 5000;
+
+/// A window stops growing once its events hold this many bytes (it always has at least one):
+/// tool outputs of up to [`MAX_EVENT_BYTES`] each would otherwise make a window of a thousand
+/// events hundreds of MiB.
+pub const EVENT_WINDOW_BYTES: usize = 2 * 1024 * 1024;
 
 /// One event, serialized.
 pub const MAX_EVENT_BYTES: usize = 256 * 1024;

@@ -104,6 +104,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0017_slack_thread_per_person",
         sql: include_str!("../../../migrations/0017_slack_thread_per_person.sql"),
     },
+    Migration {
+        version: 18,
+        name: "0018_chat_event_by_type",
+        sql: include_str!("../../../migrations/0018_chat_event_by_type.sql"),
+    },
 ];
 
 /// The bookkeeping table.

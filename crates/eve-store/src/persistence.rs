@@ -92,12 +92,35 @@ RETURNING chat_id";
 pub const UNPIN_CHAT: &str = "\
 DELETE FROM chat_pin WHERE chat_id = ?1 AND EXISTS (SELECT 1 FROM chat WHERE id = ?1 AND owner = ?2)";
 
-/// The event log in index order.
+/// The event log in index order (the export: the one reader of the whole log).
 pub const SELECT_EVENTS: &str = "\
 SELECT event FROM chat_event WHERE chat_id = ?1 ORDER BY event_index";
 
+/// One window of the log (`crate::window`): the events before slot `?2`, newest first, `?3`
+/// rows at most (a page + 1, to know whether earlier ones exist). Walks
+/// `idx_chat_event_chat_index` backwards from `?2`: the same cost at any depth of any log.
+pub const SELECT_EVENTS_BEFORE: &str = "\
+SELECT event_index, event FROM chat_event
+WHERE chat_id = ?1 AND event_index < ?2
+ORDER BY event_index DESC LIMIT ?3";
+
+/// The events from slot `?2` on, before `?3`, in index order, `?4` at most (a tail snapshot
+/// reads the start of the log page by page for the chat's search text).
+pub const SELECT_EVENTS_RANGE: &str = "\
+SELECT event_index, event FROM chat_event
+WHERE chat_id = ?1 AND event_index >= ?2 AND event_index < ?3
+ORDER BY event_index LIMIT ?4";
+
+/// The newest branch marker before slot `?2` (the type is
+/// [`crate::window::BRANCH_EVENT_TYPE`]; a test keeps them equal), via migration 0018's index.
+pub const SELECT_BRANCH_BEFORE: &str = "\
+SELECT event_index, event FROM chat_event
+WHERE chat_id = ?1 AND event_type = 'eve-chat.branch' AND event_index < ?2
+ORDER BY event_index DESC LIMIT 1";
+
 /// When the newest settling event got its slot (the IN list is
-/// [`crate::pending::SETTLING_EVENT_TYPES`]; a test keeps them equal).
+/// [`crate::pending::SETTLING_EVENT_TYPES`]; a test keeps them equal): a covering scan of the
+/// chat's settling rows in migration 0018's index.
 pub const LATEST_SETTLING_EVENT_AT: &str = "\
 SELECT max(created_at) FROM chat_event
 WHERE chat_id = ?1
@@ -264,6 +287,12 @@ mod tests {
     }
 
     #[test]
+    fn branch_type_in_sql_matches_the_window_rule() {
+        let t = crate::window::BRANCH_EVENT_TYPE;
+        assert!(SELECT_BRANCH_BEFORE.contains(&format!("event_type = '{t}'")));
+    }
+
+    #[test]
     fn default_title_in_sql_matches_the_api_constant() {
         assert!(MARK_PENDING.contains(&format!("'{}'", eve_api::chat::DEFAULT_CHAT_TITLE)));
     }
@@ -285,6 +314,9 @@ mod tests {
             SEARCH_CHATS_FIRST,
             SEARCH_CHATS_AFTER,
             SELECT_EVENTS,
+            SELECT_EVENTS_BEFORE,
+            SELECT_EVENTS_RANGE,
+            SELECT_BRANCH_BEFORE,
             LATEST_SETTLING_EVENT_AT,
             UPSERT_EVENTS,
             UPSERT_SNAPSHOT_EVENTS,

@@ -8,22 +8,40 @@
 
 use crate::cursor::ChatCursor;
 use crate::ids::chat_id_for_client;
-use crate::limits::{StorageQuota, MAX_PINNED_CHATS};
+use crate::limits::{
+    StorageQuota, DEFAULT_EVENT_PAGE_SIZE, EVENT_WINDOW_BYTES, MAX_PINNED_CHATS,
+    MAX_SEARCH_TEXT_BYTES,
+};
 use crate::pending::{visible_pending, PendingMessage};
 use crate::persistence::*;
 use crate::sql::{Sql, SqlRow, SqlValue};
 use crate::time::{format_iso_ms, Millis};
 use crate::title::fallback_title;
-use crate::validate::{chat_not_found, ListQuery, SessionUpdate, StoredEvent};
+use crate::transcript::search_text;
+use crate::validate::{chat_not_found, ListQuery, SessionUpdate, StoredEvent, WindowQuery};
+use crate::window::{before_cursor, first_index, window, EventRow, Window};
 use eve_api::chat::*;
 use eve_api::{ApiError, ErrorCode};
 use serde_json::Value;
+
+/// Events read per statement while a tail snapshot computes the search text.
+const SEARCH_PAGE_EVENTS: u64 = 500;
 
 /// The chat store as seen by one principal (`owner`): another principal's chats do not exist.
 pub struct ChatStore<'a, S: Sql> {
     db: &'a S,
     owner: &'a str,
     quota: StorageQuota,
+}
+
+/// What a snapshot writes: `events` at slots `from..`, the log's search text, the session, and
+/// the log length it was built on (`base`, see [`ChatStore::save_snapshot`]).
+pub struct SnapshotWrite<'a> {
+    pub from: u64,
+    pub events: &'a [StoredEvent],
+    pub search_text: &'a str,
+    pub session: &'a SessionUpdate,
+    pub base: Option<u64>,
 }
 
 /// A chat row with its session and raw pending message.
@@ -195,41 +213,140 @@ impl<'a, S: Sql> ChatStore<'a, S> {
     fn events(&self, id: &str) -> Result<Vec<Value>, ApiError> {
         let rows = self.exec(SELECT_EVENTS, vec![id.into()])?;
         rows.into_iter()
-            .map(|row| {
-                let json = row
-                    .into_iter()
-                    .next()
-                    .and_then(SqlValue::into_string)
-                    .unwrap_or_default();
-                serde_json::from_str(&json)
-                    .map_err(|_| ApiError::internal("a stored event is not JSON"))
-            })
+            .map(|row| parse_event(&crate::sql::text_at(&row, 0)))
             .collect()
     }
 
-    /// `GET /api/chats/:id`: the chat, its log in index order, its session, and its pending
-    /// message unless a settling event at or after it exists.
+    /// `GET /api/chats/:id` with its defaults: the latest window of the log.
     pub fn get(&self, id: &str) -> Result<ChatDetail, ApiError> {
+        self.get_window(
+            id,
+            &WindowQuery {
+                before: None,
+                limit: DEFAULT_EVENT_PAGE_SIZE,
+            },
+        )
+    }
+
+    /// `GET /api/chats/:id?before=&limit=`: the chat, one window of its log (see
+    /// [`crate::window`]), its session, and its pending message unless a settling event at or
+    /// after it exists.
+    pub fn get_window(&self, id: &str, query: &WindowQuery) -> Result<ChatDetail, ApiError> {
         let chat = self.chat_row(id)?;
-        let events = self.events(id)?;
-        let pending = match chat.pending {
-            Some(p) => {
-                let latest = self.exec(LATEST_SETTLING_EVENT_AT, vec![id.into()])?;
-                let at = latest
-                    .first()
-                    .and_then(|r| r.first())
-                    .and_then(SqlValue::as_i64);
-                visible_pending(Some(p), at)
-            }
-            None => None,
+        let window = self.window(id, query)?;
+        // Read after the window, so that the length covers every event the window holds.
+        let event_count = self.event_count(id)?;
+        let first_event_index = first_index(&window, query.before, event_count);
+        let branch_before = match first_event_index {
+            0 => None,
+            first => self.branch_before(id, first)?,
         };
+        let pending = self.visible_pending(id, chat.pending)?;
         Ok(ChatDetail {
             chat: chat.summary,
-            events,
+            before_cursor: before_cursor(&window, id),
+            events: window
+                .events
+                .iter()
+                .map(|e| parse_event(&e.json))
+                .collect::<Result<_, _>>()?,
+            first_event_index,
+            event_count,
+            branch_before,
             session: chat.session.and_then(|s| serde_json::from_str(&s).ok()),
             pending_user_message_created_at: pending.as_ref().map(|p| format_iso_ms(p.created_at)),
             pending_user_message: pending.map(|p| p.message),
         })
+    }
+
+    fn window(&self, id: &str, query: &WindowQuery) -> Result<Window, ApiError> {
+        let before = query.before.map_or(i64::MAX, |b| b as i64);
+        let fetch = query.limit as i64 + 1;
+        let rows = self.exec(
+            SELECT_EVENTS_BEFORE,
+            vec![id.into(), before.into(), fetch.into()],
+        )?;
+        let rows = rows
+            .into_iter()
+            .map(|row| {
+                let index = u64::try_from(int(&row, 0)?)
+                    .map_err(|_| ApiError::internal("unexpected row shape"))?;
+                Ok(EventRow {
+                    index,
+                    json: text(&row, 1)?,
+                })
+            })
+            .collect::<Result<_, ApiError>>()?;
+        Ok(window(rows, query.limit, EVENT_WINDOW_BYTES))
+    }
+
+    fn branch_before(&self, id: &str, before: u64) -> Result<Option<IndexedEvent>, ApiError> {
+        let rows = self.exec(SELECT_BRANCH_BEFORE, vec![id.into(), before.into()])?;
+        let Some(row) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        Ok(Some(IndexedEvent {
+            event_index: int(&row, 0)?,
+            event: parse_event(&text(&row, 1)?)?,
+        }))
+    }
+
+    fn visible_pending(
+        &self,
+        id: &str,
+        pending: Option<PendingMessage>,
+    ) -> Result<Option<PendingMessage>, ApiError> {
+        let Some(p) = pending else {
+            return Ok(None);
+        };
+        let latest = self.exec(LATEST_SETTLING_EVENT_AT, vec![id.into()])?;
+        let at = latest
+            .first()
+            .and_then(|r| r.first())
+            .and_then(SqlValue::as_i64);
+        Ok(visible_pending(Some(p), at))
+    }
+
+    /// The search text of the log a snapshot leaves: `tail` stored from slot `from` on, after
+    /// the stored slots before it. Only the start of the log is searchable
+    /// ([`MAX_SEARCH_TEXT_BYTES`]), so the stored events are read page by page and no further
+    /// than that text reaches: a long chat's tail snapshot reads its first pages, not its log.
+    /// A whole log (`from` 0) reads nothing; otherwise the chat must be the principal's (404).
+    pub fn snapshot_search_text(
+        &self,
+        id: &str,
+        from: u64,
+        tail: &[Value],
+    ) -> Result<String, ApiError> {
+        if from == 0 {
+            return Ok(search_text(tail));
+        }
+        self.ensure_owned(id)?;
+        let mut prefix: Vec<Value> = Vec::new();
+        let mut next = 0u64;
+        while next < from {
+            let params = vec![
+                id.into(),
+                next.into(),
+                from.into(),
+                SEARCH_PAGE_EVENTS.into(),
+            ];
+            let rows = self.exec(SELECT_EVENTS_RANGE, params)?;
+            let read = rows.len() as u64;
+            for row in rows {
+                next = u64::try_from(int(&row, 0)?).unwrap_or(from) + 1;
+                prefix.push(parse_event(&text(&row, 1)?)?);
+            }
+            if search_text(&prefix).len() >= MAX_SEARCH_TEXT_BYTES {
+                // The tail's text lies past the cut (a block's `message.completed` restates its
+                // deltas), so it cannot change what is searchable.
+                return Ok(search_text(&prefix));
+            }
+            if read < SEARCH_PAGE_EVENTS {
+                break;
+            }
+        }
+        Ok(search_text(prefix.iter().chain(tail)))
     }
 
     /// `GET /api/chats/:id/export`: the chat, its session and its log.
@@ -433,9 +550,28 @@ impl<'a, S: Sql> ChatStore<'a, S> {
         base: Option<u64>,
         now: Millis,
     ) -> Result<SnapshotSaved, ApiError> {
+        let write = SnapshotWrite {
+            from: 0,
+            events,
+            search_text,
+            session,
+            base,
+        };
+        self.save_snapshot_at(id, &write, now)
+    }
+
+    /// [`save_snapshot`](Self::save_snapshot) of the log from slot `write.from` on (a client
+    /// that holds a window of a long chat): the slots before it are left as they are.
+    pub fn save_snapshot_at(
+        &self,
+        id: &str,
+        write: &SnapshotWrite,
+        now: Millis,
+    ) -> Result<SnapshotSaved, ApiError> {
         self.ensure_owned(id)?;
-        let len = events.len() as u64;
-        if events.is_empty() {
+        let (from, base) = (write.from, write.base);
+        let end = from + write.events.len() as u64;
+        if write.events.is_empty() {
             if let Some(base) = base {
                 let current = self.event_count(id)?;
                 if current != base {
@@ -443,24 +579,20 @@ impl<'a, S: Sql> ChatStore<'a, S> {
                 }
             }
         } else {
-            let indexed: Vec<(u64, StoredEvent)> = events
-                .iter()
-                .cloned()
-                .enumerate()
-                .map(|(i, e)| (i as u64, e))
-                .collect();
+            let indexed: Vec<(u64, StoredEvent)> =
+                (from..).zip(write.events.iter().cloned()).collect();
             self.upsert(UPSERT_SNAPSHOT_EVENTS, id, &indexed, base, now)?;
         }
         let mut params = self.owned(id);
-        params.push(len.into());
-        params.push(base.map_or(SqlValue::Null, |b| b.max(len).into()));
+        params.push(end.into());
+        params.push(base.map_or(SqlValue::Null, |b| b.max(end).into()));
         self.exec(DELETE_EVENTS_FROM, params)?;
         let mut params = self.owned(id);
-        params.push(search_text.into());
+        params.push(write.search_text.into());
         self.exec(UPSERT_SEARCH_TEXT, params)?;
-        let chat = self.settle(id, session, now)?;
+        let chat = self.settle(id, write.session, now)?;
         Ok(SnapshotSaved {
-            event_count: len,
+            event_count: end,
             chat,
         })
     }
@@ -590,6 +722,11 @@ fn human_bytes(n: u64) -> String {
     } else {
         format!("{:.1} KiB", n as f64 / 1024.0)
     }
+}
+
+/// A stored event's JSON text as a value (the store wrote only JSON objects).
+fn parse_event(json: &str) -> Result<Value, ApiError> {
+    serde_json::from_str(json).map_err(|_| ApiError::internal("a stored event is not JSON"))
 }
 
 fn text(row: &SqlRow, i: usize) -> Result<String, ApiError> {

@@ -2,7 +2,7 @@
 //! the database: a request is validated whole before its first write, so bad input changes
 //! nothing.
 
-use crate::cursor::ChatCursor;
+use crate::cursor::{ChatCursor, EventCursor};
 use crate::ids::is_valid_chat_id;
 use crate::limits::*;
 use eve_api::chat::IndexedEvent;
@@ -259,6 +259,54 @@ pub fn list_query(raw_query: &str) -> Result<ListQuery, ApiError> {
     Ok(query)
 }
 
+/// `GET /api/chats/:id` parameters: which window of the log to answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowQuery {
+    /// The window ends just before this slot (`None`: at the end of the log).
+    pub before: Option<u64>,
+    pub limit: usize,
+}
+
+/// Parses `before=&limit=` for chat `chat_id` as [`list_query`] parses the sidebar's: a
+/// malformed or foreign cursor, or a limit that is not a positive integer, is a 400; a limit
+/// above [`MAX_EVENT_PAGE_SIZE`] is capped. Unknown parameters are ignored.
+pub fn window_query(raw_query: &str, chat_id: &str) -> Result<WindowQuery, ApiError> {
+    let mut query = WindowQuery {
+        before: None,
+        limit: DEFAULT_EVENT_PAGE_SIZE,
+    };
+    for (key, value) in form_urlencoded::parse(raw_query.as_bytes()) {
+        match key.as_ref() {
+            "before" if !value.is_empty() => {
+                let cursor = EventCursor::decode(&value, chat_id)
+                    .map_err(|e| ApiError::bad_request(format!("malformed cursor: {}", e.0)))?;
+                query.before = Some(cursor.before);
+            }
+            "limit" if !value.is_empty() => {
+                let n: usize = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .ok_or_else(|| ApiError::bad_request("limit must be a positive integer"))?;
+                query.limit = n.min(MAX_EVENT_PAGE_SIZE);
+            }
+            _ => {}
+        }
+    }
+    Ok(query)
+}
+
+/// A snapshot's `fromIndex` with its events: the slots they go to must lie within the cap.
+pub fn snapshot_start(from: Option<u64>, len: usize) -> Result<u64, ApiError> {
+    let from = from.unwrap_or(0);
+    if from.saturating_add(len as u64) > MAX_EVENTS_PER_CHAT {
+        return Err(ApiError::bad_request(format!(
+            "fromIndex + events must stay within the {MAX_EVENTS_PER_CHAT} slots of a chat"
+        )));
+    }
+    Ok(from)
+}
+
 /// `?format=` of an export: `md` (default) or `json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
@@ -474,6 +522,45 @@ mod tests {
             assert_eq!(list_query(bad).unwrap_err().status(), 400, "{bad}");
         }
         assert!(list_query(&format!("q={}", "a".repeat(MAX_QUERY_CHARS + 1))).is_err());
+    }
+
+    #[test]
+    fn window_query_defaults_caps_and_decodes_this_chats_cursor() {
+        let q = window_query("", "c1").unwrap();
+        assert_eq!((q.before, q.limit), (None, DEFAULT_EVENT_PAGE_SIZE));
+        assert_eq!(
+            window_query("limit=100000", "c1").unwrap().limit,
+            MAX_EVENT_PAGE_SIZE
+        );
+        let q = window_query("before=40%3A%3Ac1&limit=7", "c1").unwrap();
+        assert_eq!((q.before, q.limit), (Some(40), 7));
+        assert_eq!(window_query("before=&limit=", "c1").unwrap().before, None);
+    }
+
+    #[test]
+    fn window_query_rejects_malformed_or_foreign_cursors_and_limits() {
+        for bad in [
+            "before=nope",
+            "before=40",
+            "before=40%3A%3Aother",
+            "before=-1%3A%3Ac1",
+            "limit=0",
+            "limit=-3",
+            "limit=ten",
+            "limit=1.5",
+        ] {
+            assert_eq!(window_query(bad, "c1").unwrap_err().status(), 400, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_start_keeps_its_slots_within_the_cap() {
+        assert_eq!(snapshot_start(None, 3).unwrap(), 0);
+        assert_eq!(snapshot_start(Some(10), 3).unwrap(), 10);
+        let last = MAX_EVENTS_PER_CHAT - 1;
+        assert_eq!(snapshot_start(Some(last), 1).unwrap(), last);
+        assert_eq!(snapshot_start(Some(last), 2).unwrap_err().status(), 400);
+        assert_eq!(snapshot_start(Some(u64::MAX), 1).unwrap_err().status(), 400);
     }
 
     #[test]

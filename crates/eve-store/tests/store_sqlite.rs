@@ -253,6 +253,7 @@ fn migrations_upgrade_a_database_from_version_1_keeping_its_data() {
             "0015_slack".to_string(),
             "0016_slack_card".to_string(),
             "0017_slack_thread_per_person".to_string(),
+            "0018_chat_event_by_type".to_string(),
         ]
     );
     let status = migrations::migrate_and_report(&db, 5);
@@ -1382,4 +1383,176 @@ fn appending_a_batch_costs_the_same_however_long_the_chat_already_is() {
 /// Every version of `migrations/`, in order: what a fully migrated database has applied.
 fn all_versions() -> Vec<i64> {
     migrations::MIGRATIONS.iter().map(|m| m.version).collect()
+}
+
+/// A chat `c1` of principal `u` whose log is `n` events `ev("x", i)`.
+fn long_chat(db: &Db, n: u64) -> ChatStore<'_, Db> {
+    let store = ChatStore::new(db, "u");
+    store.create("c1", None, 1).unwrap();
+    let events: Vec<(u64, StoredEvent)> = (0..n).map(|i| at(i, &ev("x", i))).collect();
+    store.append("c1", &events, Some(0), 2).unwrap();
+    store
+}
+
+fn window_of(store: &ChatStore<'_, Db>, raw_query: &str) -> eve_api::chat::ChatDetail {
+    let q = validate::window_query(raw_query, "c1").unwrap();
+    store.get_window("c1", &q).unwrap()
+}
+
+fn indices(detail: &eve_api::chat::ChatDetail) -> Vec<u64> {
+    detail
+        .events
+        .iter()
+        .map(|e| e["index"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_chat_opens_at_its_latest_window_and_its_cursors_walk_back_to_the_first_event() {
+    let db = db();
+    let store = long_chat(&db, 25);
+    let first = window_of(&store, "limit=10");
+    assert_eq!(indices(&first), (15..25).collect::<Vec<_>>());
+    assert_eq!((first.first_event_index, first.event_count), (15, 25));
+    let mut seen = indices(&first);
+    let mut cursor = first.before_cursor.clone();
+    while let Some(c) = cursor {
+        let page = window_of(&store, &format!("limit=10&before={c}"));
+        assert_eq!(page.event_count, 25);
+        seen.splice(0..0, indices(&page));
+        cursor = page.before_cursor.clone();
+    }
+    assert_eq!(seen, (0..25).collect::<Vec<_>>());
+    let whole = store.get("c1").unwrap();
+    assert_eq!(
+        (
+            indices(&whole).len(),
+            whole.first_event_index,
+            whole.before_cursor
+        ),
+        (25, 0, None)
+    );
+}
+
+#[test]
+fn a_window_after_a_branch_carries_the_newest_marker_before_it() {
+    let db = db();
+    let store = long_chat(&db, 10);
+    let marker = |n: u64| json!({ "type": "eve-chat.branch", "data": { "parent": "root", "at": n }, "meta": { "id": format!("b{n}"), "local": true } });
+    store
+        .append("c1", &[at(3, &marker(1)), at(6, &marker(2))], None, 3)
+        .unwrap();
+    let w = window_of(&store, "limit=2");
+    let before = w.branch_before.expect("the marker at slot 6");
+    assert_eq!(
+        (before.event_index, before.event["data"]["at"].clone()),
+        (6, json!(2))
+    );
+    assert_eq!(
+        window_of(&store, "limit=5")
+            .branch_before
+            .unwrap()
+            .event_index,
+        3
+    );
+    assert_eq!(window_of(&store, "limit=10").branch_before, None);
+}
+
+#[test]
+fn a_tail_snapshot_keeps_the_slots_before_it_and_searches_the_whole_log() {
+    let db = db();
+    let store = ChatStore::new(&db, "u");
+    store.create("c1", None, 1).unwrap();
+    let said = |i: u64, text: &str| json!({ "type": "message.received", "data": { "message": text, "sequence": i, "turnId": format!("turn_{i}") }, "meta": { "at": "t", "id": format!("e{i}") } });
+    let log: Vec<Value> = (0..1200).map(|i| said(i, &format!("words{i}"))).collect();
+    let stored_log: Vec<(u64, StoredEvent)> = (0..).zip(log.iter().map(stored)).collect();
+    store.append("c1", &stored_log, Some(0), 2).unwrap();
+    // The client holds slots 1100.. and saves them with one event fewer and one new one.
+    let tail: Vec<Value> = log[1100..1199]
+        .iter()
+        .cloned()
+        .chain([said(5000, "zebra")])
+        .collect();
+    let text = store.snapshot_search_text("c1", 1100, &tail).unwrap();
+    assert!(
+        text.starts_with("words0\nwords1\n") && text.ends_with("words1198\nzebra"),
+        "{}",
+        &text[text.len() - 40..]
+    );
+    let events: Vec<StoredEvent> = tail.iter().map(stored).collect();
+    let write = eve_store::store::SnapshotWrite {
+        from: 1100,
+        events: &events,
+        search_text: &text,
+        session: &SessionUpdate::Keep,
+        base: Some(1200),
+    };
+    assert_eq!(
+        store.save_snapshot_at("c1", &write, 3).unwrap().event_count,
+        1200
+    );
+    let all = store.export("c1", 4).unwrap().events;
+    assert_eq!(all.len(), 1200);
+    assert_eq!(
+        (all[0].clone(), all[1099].clone()),
+        (log[0].clone(), log[1099].clone())
+    );
+    assert_eq!(all[1199]["data"]["message"], "zebra");
+    // A stale base refuses the tail whole, as it does a whole snapshot.
+    let stale = eve_store::store::SnapshotWrite {
+        base: Some(7),
+        ..write
+    };
+    assert_eq!(
+        store
+            .save_snapshot_at("c1", &stale, 5)
+            .unwrap_err()
+            .status(),
+        409
+    );
+    // Another principal's chat: nothing is read for its search text.
+    let other = ChatStore::new(&db, "v");
+    assert_eq!(
+        other
+            .snapshot_search_text("c1", 1100, &tail)
+            .unwrap_err()
+            .status(),
+        404
+    );
+}
+
+#[test]
+fn opening_a_long_chat_seeks_its_indexes_instead_of_walking_its_log() {
+    use eve_store::persistence::{
+        LATEST_SETTLING_EVENT_AT, SELECT_BRANCH_BEFORE, SELECT_EVENTS_BEFORE,
+    };
+    let db = db();
+    let plan = |sql: &str, params: Vec<eve_store::SqlValue>| -> String {
+        db.execute(&format!("EXPLAIN QUERY PLAN {sql}"), params)
+            .unwrap()
+            .iter()
+            .map(|row| eve_store::sql::text_at(row, 3))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let branch = plan(SELECT_BRANCH_BEFORE, vec!["c1".into(), 5i64.into()]);
+    assert!(
+        branch.contains(
+            "INDEX idx_chat_event_chat_type (chat_id=? AND event_type=? AND event_index<?)"
+        ),
+        "{branch}"
+    );
+    let window = plan(
+        SELECT_EVENTS_BEFORE,
+        vec!["c1".into(), 5i64.into(), 3i64.into()],
+    );
+    assert!(
+        window.contains("INDEX idx_chat_event_chat_index (chat_id=? AND event_index<?)"),
+        "{window}"
+    );
+    let settling = plan(LATEST_SETTLING_EVENT_AT, vec!["c1".into()]);
+    assert!(
+        settling.contains("COVERING INDEX idx_chat_event_chat_type"),
+        "{settling}"
+    );
 }

@@ -99,15 +99,18 @@ export const api = {
   exportUrl: (id: string, format: "md" | "json") => `${chatPath(id)}/export?format=${format}`,
   createChat: (pendingUserMessage?: string) =>
     request<{ chat: ChatSummary }>("POST", "/api/chats", pendingUserMessage ? { pendingUserMessage } : {}),
-  getChat: (id: string, signal?: AbortSignal) => request<ChatDetail>("GET", chatPath(id), undefined, { signal }),
+  /** The latest window of the chat's log, or with `before` (a window's `beforeCursor`) the one before it. */
+  getChat: (id: string, signal?: AbortSignal, page: { before?: string | null; limit?: number } = {}) =>
+    request<ChatDetail>("GET", `${chatPath(id)}${query({ before: page.before, limit: page.limit })}`, undefined, { signal }),
   renameChat: (id: string, title: string) => request<{ chat: ChatSummary }>("PATCH", chatPath(id), { title }),
   deleteChat: (id: string) => request<unknown>("DELETE", chatPath(id)),
   // Event writes carry the log length they extend (`baseLength`): a 409 means another tab or
   // client wrote since, and the runtime re-reads the chat before writing again.
   appendEvents: (id: string, events: IndexedEvent[], baseLength: number) =>
     request<{ written: number; lastEventIndex: number | null }>("POST", `${chatPath(id)}/events`, { events, baseLength }),
-  saveSnapshot: (id: string, events: EveEvent[], session: ClientSessionState | null, baseLength: number) =>
-    request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/snapshot`, { events, session, baseLength }),
+  /** `events` are the log from slot `fromIndex` on (a window of a long chat); the slots before it stay. */
+  saveSnapshot: (id: string, events: EveEvent[], session: ClientSessionState | null, baseLength: number, fromIndex = 0) =>
+    request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/snapshot`, fromIndex ? { events, session, baseLength, fromIndex } : { events, session, baseLength }),
   markPending: (id: string, message: string) => request<{ chat: ChatSummary }>("PUT", `${chatPath(id)}/pending`, { message }),
   /** The message was not accepted: it must not be sent by the next page load. */
   clearPending: (id: string, message: string) => request<unknown>("DELETE", `${chatPath(id)}/pending`, { message }),

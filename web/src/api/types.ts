@@ -58,8 +58,19 @@ export interface ClientSessionState {
 
 export interface ChatDetail {
   chat: ChatSummary;
-  /** eve v1 events verbatim (chats of the earlier dialect were rewritten by migration 0004). */
+  /**
+   * One window of the log, eve v1 events verbatim (chats of the earlier dialect were rewritten
+   * by migration 0004): `events[i]` is the event at slot `firstEventIndex + i`.
+   */
   events: EveEvent[];
+  /** Where the window starts (docs/chat-store.md, "Opening a chat"). */
+  firstEventIndex?: number;
+  /** The log's length: the base of the next write. */
+  eventCount?: number;
+  /** Pass back as `before` for the events just before the window; null at the log's start. */
+  beforeCursor?: string | null;
+  /** The newest branch marker before the window, when the window does not start the log. */
+  branchBefore?: IndexedEvent | null;
   session: ClientSessionState | null;
   pendingUserMessage: string | null;
   pendingUserMessageCreatedAt?: string | null;

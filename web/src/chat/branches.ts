@@ -75,7 +75,8 @@ export function conversation(log: ReducedLog, view: string | null, stopped = fal
   const byId = new Map(runs.map((r) => [r.id, r]));
   const latest = runs[runs.length - 1]!.id;
   const shown = view && byId.has(view) ? view : latest;
-  const segItems = log.segments.map((seg, si) => renderSegment(seg, si, stopped && runOfSegment(runs, si) === latest, origin));
+  const base = log.base ?? 0;
+  const segItems = log.segments.map((seg, si) => renderSegment(seg, base + si, stopped && runOfSegment(runs, si) === latest, origin));
   const memo = new Map<string, Display>();
   const display = (id: string): Display => {
     const hit = memo.get(id);
@@ -182,7 +183,7 @@ function ownerOf(log: ReducedLog, view: string, key: string): string | null {
   for (let id: string | null = view; id !== null; id = byId.get(id)?.parent ?? null) {
     const run = byId.get(id);
     if (!run) return null;
-    const own = run.segments.flatMap((si) => renderSegment(log.segments[si]!, si));
+    const own = run.segments.flatMap((si) => renderSegment(log.segments[si]!, (log.base ?? 0) + si));
     if (own.some((i) => i.key === key)) return id;
   }
   return null;

@@ -150,14 +150,20 @@ function branchMarker(e: EveEvent): BranchMarker | null {
 
 export interface ReducedLog {
   segments: Segment[];
+  /**
+   * The number the first segment's render keys carry. A chat opened at its latest window
+   * reduces again when earlier pages arrive; the runtime lowers `base` by the segments they add,
+   * so the segments already shown keep their keys (and their DOM) and the page does not jump.
+   */
+  base?: number;
 }
 
 function emptySegment(): Segment {
   return { state: initialEveState(), notices: [], turnOrder: [], failedTurns: {}, events: 0, usage: {} };
 }
 
-export function reduceLog(events: readonly EveEvent[]): ReducedLog {
-  let log: ReducedLog = { segments: [] };
+export function reduceLog(events: readonly EveEvent[], base = 0): ReducedLog {
+  let log: ReducedLog = { segments: [], base };
   for (const e of events) log = appendToLog(log, e);
   return log;
 }
@@ -165,10 +171,11 @@ export function reduceLog(events: readonly EveEvent[]): ReducedLog {
 /** The log with one more event; the previous log object is left untouched. */
 export function appendToLog(log: ReducedLog, e: EveEvent): ReducedLog {
   const segments = [...log.segments];
+  const base = log.base ?? 0;
   const marker = branchMarker(e);
   if (marker) {
     // A branch opens a segment of its own; the new session's `session.started` joins it.
-    return { segments: [...segments, { ...emptySegment(), branch: marker }] };
+    return { segments: [...segments, { ...emptySegment(), branch: marker }], base };
   }
   let seg = segments.pop();
   // A `session.started` opens a new eve session: its turn ids start over.
@@ -176,8 +183,8 @@ export function appendToLog(log: ReducedLog, e: EveEvent): ReducedLog {
     if (seg) segments.push(seg);
     seg = emptySegment();
   }
-  segments.push(appendToSegment(seg, e, segments.length - 1));
-  return { segments };
+  segments.push(appendToSegment(seg, e, base + segments.length - 1));
+  return { segments, base };
 }
 
 function appendToSegment(seg: Segment, e: EveEvent, index: number): Segment {
@@ -555,7 +562,7 @@ function renderMessage(seg: Segment, m: EveMessage, si: number, stopped: boolean
  * `stopped`: the user pressed stop, so anything still running renders as interrupted at once.
  */
 export function renderItems(log: ReducedLog, stopped = false, origin = defaultOrigin()): RenderItem[] {
-  return withChatTotal(log.segments.flatMap((seg, si) => renderSegment(seg, si, stopped, origin)), log);
+  return withChatTotal(log.segments.flatMap((seg, si) => renderSegment(seg, (log.base ?? 0) + si, stopped, origin)), log);
 }
 
 // Segments are immutable (appendToSegment returns a new object only for the segment an event

@@ -130,6 +130,9 @@ export function HomePage() {
   );
 }
 
+/** How near the top of the transcript the reader scrolls before the earlier page is read. */
+const EARLIER_MARGIN_PX = 800;
+
 export function SessionPage({ chatId }: { chatId: string }) {
   const shell = useShell();
   const runtime = useMemo(() => shell.runtimes.get(chatId), [chatId, shell.runtimes]);
@@ -175,6 +178,35 @@ export function SessionPage({ chatId }: { chatId: string }) {
   }, [items, state.optimistic, thinking]);
   useEffect(() => () => cancelAnimationFrame(scrollFrame.current), []);
 
+  // A long chat opens at its latest window; scrolling near the top prepends the page before it.
+  // The distance from the bottom is kept across the prepend, so what the reader looks at stays.
+  const fromBottom = useRef<number | null>(null);
+  const loadEarlier = () => {
+    const el = scroller.current;
+    if (!el || !state.hasEarlier || state.loadingEarlier) return;
+    fromBottom.current = el.scrollHeight - el.scrollTop;
+    void runtime.loadEarlier();
+  };
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el || fromBottom.current === null || state.loadingEarlier) return;
+    el.scrollTop = el.scrollHeight - fromBottom.current;
+    fromBottom.current = null;
+  }, [state.offset, state.loadingEarlier]);
+
+  /**
+   * The conversation and user message number `at` in it with the whole log read: a branch's cut
+   * counts the conversation's user messages from its start (window.ts). Positions counted from
+   * the end do not change when earlier pages arrive in front.
+   */
+  const wholeConversation = async (at: number): Promise<{ conv: typeof conv; at: number }> => {
+    if (!runtime.getState().hasEarlier) return { conv, at };
+    const fromEnd = conv.userCount - at;
+    await runtime.loadAll();
+    const whole = conversation(runtime.getState().log, view, runtime.getState().stopped);
+    return { conv: whole, at: whole.userCount - fromEnd };
+  };
+
   const submit = async (value: string) => {
     const message = value.trim();
     if ((!message && !drafts.files.length) || !gate(shell, message)) return;
@@ -189,7 +221,8 @@ export function SessionPage({ chatId }: { chatId: string }) {
     // message answers the first open prompt); it is sent as `inputResponses: [{requestId, text}]`.
     if (!conv.latest) {
       // An older branch is shown: the message continues it, on a branch of its own.
-      const branch = branchAt(state.log, conv, conv.userCount);
+      const whole = await wholeConversation(conv.userCount);
+      const branch = branchAt(runtime.getState().log, whole.conv, whole.at);
       setView(null);
       const sent = await runtime.send(message, { branch, files });
       if (!sent) restore(message, kept);
@@ -224,10 +257,11 @@ export function SessionPage({ chatId }: { chatId: string }) {
       : null;
 
   /** Resends user message number `at` of the shown conversation (edited, or as it was) on a new branch. */
-  const resend = (at: number, text: string) => {
+  const resend = async (at: number, text: string) => {
     const message = text.trim();
     if (!message || busy || !gate(shell, message)) return;
-    const branch = branchAt(state.log, conv, at);
+    const whole = await wholeConversation(at);
+    const branch = branchAt(runtime.getState().log, whole.conv, whole.at);
     setEditing(null);
     setView(null);
     stick.current = true;
@@ -241,7 +275,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
     onEdit: setEditing,
     onSend: (key: string, text: string) => {
       const at = conv.positions.get(key);
-      if (at !== undefined) resend(at, text);
+      if (at !== undefined) void resend(at, text);
     },
     onSwitch: (target: string) => {
       setEditing(null);
@@ -250,7 +284,7 @@ export function SessionPage({ chatId }: { chatId: string }) {
     onRegenerate: () => {
       const last = items.findLast((i) => i.kind === "user");
       const at = last ? conv.positions.get(last.key) : undefined;
-      if (last?.kind === "user" && at !== undefined) resend(at, last.text);
+      if (last?.kind === "user" && at !== undefined) void resend(at, last.text);
     },
   };
 
@@ -271,8 +305,16 @@ export function SessionPage({ chatId }: { chatId: string }) {
         onScroll={(e) => {
           const el = e.currentTarget as HTMLDivElement;
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          if (el.scrollTop < EARLIER_MARGIN_PX) loadEarlier();
         }}
       >
+        {state.hasEarlier && !state.loadError && (
+          <div class="transcript-earlier">
+            <button type="button" class="button" disabled={state.loadingEarlier} onClick={loadEarlier} aria-busy={state.loadingEarlier}>
+              {state.loadingEarlier ? t.pages.loadingEarlier : t.pages.earlierMessages}
+            </button>
+          </div>
+        )}
         {state.loadError ? (
           <div class="empty-state" role="alert">
             <p>{state.loadError}</p>

@@ -30,6 +30,7 @@ import {
   type InputView,
   type ReducedLog,
 } from "./events";
+import { fromSlot, heldOf, needsWholeLog, opensInsideOpenTurn, readOf, reduceHeld, type Read } from "./window";
 import type { ChatDetail, ChatSummary, ClientSessionState, EveEvent, IndexedEvent } from "../api/types";
 
 export type Phase = "loading" | "idle" | "sending" | "streaming" | "resuming" | "connecting";
@@ -38,7 +39,12 @@ export interface RuntimeState {
   chatId: string;
   phase: Phase;
   loadError: string | null;
+  /** The log from slot `offset` on: a long chat opens at its latest window (window.ts). */
   events: EveEvent[];
+  offset: number;
+  /** Earlier events exist on the server; `loadEarlier()` prepends the page before `offset`. */
+  hasEarlier: boolean;
+  loadingEarlier: boolean;
   /** The log reduced by eve's message reducer (kept incrementally). */
   log: ReducedLog;
   session: ClientSessionState | null;
@@ -99,6 +105,10 @@ export class ChatRuntime {
   private cursor = 0;
   /** The length of the chat's stored log as far as this tab knows: the base of its next write. */
   private serverLength = 0;
+  /** The server's cursor to the page before `offset`, and the newest branch marker before it. */
+  private beforeCursor: string | null = null;
+  private branchBefore: EveEvent | null = null;
+  private earlier: Promise<void> | null = null;
   /** The loaded log was in the old dialect: the converted log is saved before the first write. */
 
   constructor(
@@ -110,6 +120,9 @@ export class ChatRuntime {
       phase: "loading",
       loadError: null,
       events: [],
+      offset: 0,
+      hasEarlier: false,
+      loadingEarlier: false,
       log: reduceLog([]),
       session: null,
       optimistic: null,
@@ -152,10 +165,14 @@ export class ChatRuntime {
     for (const fn of this.listeners) fn();
   }
 
-  /** Replaces the whole log (load, rollback). */
-  private setEvents(events: EveEvent[], patch: Partial<RuntimeState> = {}) {
+  /**
+   * Replaces the events held (load, rollback, rebase, earlier pages); the render keys continue
+   * the log shown until now (`prepended`: earlier pages arrived in front, see window.ts).
+   */
+  private setEvents(events: EveEvent[], patch: Partial<RuntimeState> = {}, prepended = false) {
     this.ids = new Set(events.flatMap((e) => (e.meta?.id ? [e.meta.id] : [])));
-    this.set({ ...patch, events, log: reduceLog(events) });
+    const offset = patch.offset ?? this.state.offset;
+    this.set({ ...patch, events, log: reduceHeld({ offset, events, branchBefore: this.branchBefore }, this.state.log, prepended) });
   }
 
   get busy(): boolean {
@@ -173,9 +190,11 @@ export class ChatRuntime {
   primeFromCreate(message: string, files?: FilePart[]): void {
     this.known = [];
     this.serverLength = 0;
+    this.beforeCursor = null;
+    this.branchBefore = null;
     this.pendingMessage = message;
     this.pendingFiles = files?.length ? files : undefined;
-    this.setEvents([], { phase: "idle", session: null, loadError: null });
+    this.setEvents([], { phase: "idle", session: null, loadError: null, offset: 0, hasEarlier: false });
     this.consumePending();
   }
 
@@ -184,8 +203,13 @@ export class ChatRuntime {
     if (this.busy || this.turn) return;
     if (this.state.phase !== "loading") this.set({ phase: "loading" });
     let detail: ChatDetail;
+    let read: Read;
     try {
       detail = await api.getChat(this.chatId);
+      // A window that cannot be shown exactly on its own, or that a resume would re-read from
+      // before its start, reads on (window.ts).
+      const resumes = detail.session !== null;
+      read = await readBack(this.chatId, readOf(detail), (r) => needsWholeLog(heldOf(r)) || (resumes && opensInsideOpenTurn(r.events)));
     } catch (err) {
       const message = err instanceof ApiError && err.status === 404 ? t.runtime.chatNotFound : describeError(err);
       this.set({ phase: "idle", loadError: message });
@@ -193,12 +217,15 @@ export class ChatRuntime {
     }
     if (this.busy || this.turn) return;
     // Chats of the earlier dialect were rewritten into eve events by migration 0004.
-    const events = detail.events as EveEvent[];
+    const events = read.events;
     this.known = [...events];
-    this.serverLength = events.length;
+    this.serverLength = read.count;
+    this.beforeCursor = read.cursor;
+    this.branchBefore = read.branchBefore;
     this.pendingMessage = detail.pendingUserMessage;
     this.cursor = detail.session?.streamIndex ?? 0;
-    this.setEvents([...events], { phase: "idle", loadError: null, session: detail.session, stopped: false, optimistic: null });
+    const at = { offset: read.first, hasEarlier: read.cursor !== null, loadingEarlier: false };
+    this.setEvents([...events], { phase: "idle", loadError: null, session: detail.session, stopped: false, optimistic: null, ...at });
     // A turn left open (a refresh mid-response) is resumed from the saved cursor; what was
     // already persisted is recognised by `meta.id`.
     if (detail.session && hasOpenTurn(events)) {
@@ -208,6 +235,56 @@ export class ChatRuntime {
     } else {
       this.consumePending();
     }
+  }
+
+  /**
+   * Prepends the page before the events held (the reader scrolled up): one request at a time;
+   * the events shown keep their keys, so the page does not re-render or jump. A page that
+   * brings a branch marker reads on until the view is exact (window.ts).
+   */
+  loadEarlier(): Promise<void> {
+    if (!this.beforeCursor) return Promise.resolve();
+    this.earlier ||= this.prependEarlier().finally(() => {
+      this.earlier = null;
+    });
+    return this.earlier;
+  }
+
+  /** Every earlier page (before a branch is made: its cut counts the conversation from the start). */
+  async loadAll(): Promise<void> {
+    while (this.beforeCursor) {
+      const cursor = this.beforeCursor;
+      await this.loadEarlier();
+      if (this.beforeCursor === cursor) return;
+    }
+  }
+
+  private async prependEarlier(): Promise<void> {
+    const cursor = this.beforeCursor;
+    const offset = this.state.offset;
+    if (!cursor) return;
+    this.set({ loadingEarlier: true });
+    let read: Read;
+    try {
+      const start: Read = { first: offset, events: [], cursor, branchBefore: this.branchBefore, count: this.serverLength };
+      read = await readBack(this.chatId, start, (r) => r.first === offset || needsWholeLog(heldOf({ ...r, events: [...r.events, ...this.state.events] })));
+    } catch (err) {
+      this.set({ loadingEarlier: false });
+      this.host.toast(describeError(err));
+      return;
+    }
+    if (this.beforeCursor !== cursor || this.state.offset !== offset) {
+      // The chat was read again meanwhile (a reload, a rebase): that read is newer.
+      this.set({ loadingEarlier: false });
+      return;
+    }
+    // Only the slots before the ones held: the log may have changed since they were read.
+    const older = read.events.slice(0, Math.max(0, offset - read.first));
+    this.known = [...older, ...this.known];
+    this.beforeCursor = read.cursor;
+    this.branchBefore = read.branchBefore;
+    const at = { offset: read.first, hasEarlier: read.cursor !== null, loadingEarlier: false };
+    this.setEvents([...older, ...this.state.events], at, true);
   }
 
   /** Seed: the pending message is sent exactly once, when nothing else is running. */
@@ -239,7 +316,7 @@ export class ChatRuntime {
       this.host.toast(t.runtime.authPendingSend);
       return false;
     }
-    this.optimisticSince = this.state.events.length;
+    this.optimisticSince = this.state.offset + this.state.events.length;
     this.stopRequested = false;
     const branch = opts.branch ?? null;
     this.set({ phase: "sending", optimistic: message || pendingLabel(files), stopped: false, branching: branch });
@@ -402,11 +479,11 @@ export class ChatRuntime {
     const id = event.meta?.id;
     if (id && this.ids.has(id)) return false;
     if (id) this.ids.add(id);
-    const eventIndex = this.state.events.length;
+    const eventIndex = this.state.offset + this.state.events.length;
     const events = [...this.state.events, event];
     const patch: Partial<RuntimeState> = { events, log: appendToLog(this.state.log, event) };
     if (this.state.session) patch.session = { ...this.state.session, streamIndex: this.cursor };
-    if (this.state.optimistic && hasLatestUserMessage(events, this.state.optimistic, this.optimisticSince)) patch.optimistic = null;
+    if (this.state.optimistic && hasLatestUserMessage(events, this.state.optimistic, this.optimisticSince - this.state.offset)) patch.optimistic = null;
     // After Connect, the agent's continuation makes the chat busy again.
     if (this.state.phase === "connecting" && this.mode === "connect") patch.phase = "streaming";
     // A fast stream brings many deltas per frame: the page renders once per frame, not per delta
@@ -417,7 +494,7 @@ export class ChatRuntime {
   }
 
   private appendLocalEvent(event: EveEvent): IndexedEvent {
-    const entry = { eventIndex: this.state.events.length, event };
+    const entry = { eventIndex: this.state.offset + this.state.events.length, event };
     if (event.meta?.id) this.ids.add(event.meta.id);
     this.set({ events: [...this.state.events, event], log: appendToLog(this.state.log, event) });
     return entry;
@@ -471,17 +548,24 @@ export class ChatRuntime {
    * lost and the user sees both; no error is shown. False when the chat cannot be read.
    */
   private async rebase(): Promise<boolean> {
+    const offset = this.state.offset;
     let stored: EveEvent[];
+    let count: number;
     try {
-      stored = (await api.getChat(this.chatId)).events as EveEvent[];
+      // The stored log from the first slot this tab holds (usually the latest window has it).
+      const read = await readBack(this.chatId, readOf(await api.getChat(this.chatId)), (r) => r.first > offset);
+      stored = fromSlot(read.first, read.events, offset);
+      count = Math.max(read.count, offset + stored.length);
     } catch {
       return false;
     }
+    if (this.state.offset !== offset) return false;
     const merged = rebaseLog(stored, this.state.events);
     this.known = [...stored];
-    this.serverLength = stored.length;
+    this.serverLength = count;
     this.setEvents(merged);
-    this.queue = merged.slice(stored.length).map((event, i) => ({ eventIndex: stored.length + i, event }));
+    const at = offset + stored.length;
+    this.queue = merged.slice(stored.length).map((event, i) => ({ eventIndex: at + i, event }));
     return true;
   }
 
@@ -492,10 +576,13 @@ export class ChatRuntime {
       const observed = this.state.events.filter((e) => !isLocal(e)).slice(known.length);
       const events = buildSnapshot(known, observed, this.localEntries());
       const session = this.state.session ? { ...this.state.session, streamIndex: this.cursor } : null;
+      // The snapshot is of the slots this tab holds; the ones before them stay as stored.
+      const from = this.state.offset;
       try {
-        const saved = await api.saveSnapshot(this.chatId, events, session, this.serverLength);
-        this.known = events;
-        this.serverLength = events.length;
+        const saved = await api.saveSnapshot(this.chatId, events, session, this.serverLength, from);
+        // Earlier pages may have arrived meanwhile: they stay in front.
+        this.known = [...this.known.slice(0, from - this.state.offset), ...events];
+        this.serverLength = from + events.length;
         if (saved?.chat) this.host.touchChat(saved.chat);
         return;
       } catch (err) {
@@ -574,7 +661,7 @@ export class ChatRuntime {
         saved = await api.skipAuthorization(this.chatId, slots, session, this.serverLength);
       }
       this.known = [...this.state.events];
-      this.serverLength = this.state.events.length;
+      this.serverLength = this.state.offset + this.state.events.length;
       this.pendingMessage = null;
       if (saved?.chat) this.host.touchChat(saved.chat);
     } catch (err) {
@@ -624,6 +711,16 @@ export class ChatRuntime {
     this.watch = new TurnWatch();
     this.startTurn("connecting", "connect", CONNECT_WATCH_MS);
   }
+}
+
+/** Reads the pages before `read` while `more` says so and the log has any. */
+async function readBack(chatId: string, read: Read, more: (r: Read) => boolean): Promise<Read> {
+  let r = read;
+  while (r.cursor && more(r)) {
+    const page = readOf(await api.getChat(chatId, undefined, { before: r.cursor }));
+    r = { ...page, events: [...page.events, ...r.events], count: Math.max(r.count, page.count) };
+  }
+  return r;
 }
 
 /** All runtimes of this page, by chat id: a stream left in the background keeps its runtime. */

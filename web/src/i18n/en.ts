@@ -88,6 +88,8 @@ export const pages = {
   authPending: "Connect or skip the pending authorization to continue this chat",
   loadingChat: "Loading chat…",
   placeholderChat: "Reply to eve",
+  earlierMessages: "Show earlier messages",
+  loadingEarlier: "Loading earlier messages…",
 };
 
 export const composer = {

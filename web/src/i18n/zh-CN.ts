@@ -84,6 +84,8 @@ export const pages: Messages["pages"] = {
   authPending: "请先连接或跳过待处理的授权，再继续这个聊天",
   loadingChat: "正在加载聊天…",
   placeholderChat: "回复 eve",
+  earlierMessages: "显示更早的消息",
+  loadingEarlier: "正在加载更早的消息…",
 };
 
 export const composer: Messages["composer"] = {
