@@ -318,10 +318,10 @@ mod tests {
         let only_session = vars(&[("session_secret", "a session secret of at least 32 chars")]);
         for mode in [AuthMode::Password, AuthMode::Oidc, AuthMode::Accounts] {
             assert!(
-                UpstreamJwt::from_vars(mode, &only_session).is_none(),
+                UpstreamJwt::from_vars(mode, only_session).is_none(),
                 "{mode:?}"
             );
-            assert_eq!(missing(mode, &only_session), Some(MISSING));
+            assert_eq!(missing(mode, only_session), Some(MISSING));
         }
         let short = vars(&[("eve_jwt_secret", "short")]);
         assert!(UpstreamJwt::from_vars(AuthMode::LocalDev, short).is_none());
