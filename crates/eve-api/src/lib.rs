@@ -20,6 +20,7 @@ pub mod chat;
 pub mod error;
 pub mod eve;
 pub mod mcp_servers;
+pub mod path;
 pub mod projects;
 pub mod providers;
 pub mod settings;

@@ -16,15 +16,8 @@ pub const PREFIX: &str = "/api/skills";
 
 /// The route of `path`, or `None` (404).
 pub fn route(path: &str) -> Option<Route<'_>> {
-    let rest = path.strip_prefix(PREFIX)?;
-    if rest.is_empty() {
-        return Some(Route::Skills);
-    }
-    let segments: Vec<&str> = rest.strip_prefix('/')?.split('/').collect();
-    if segments.iter().any(|s| s.is_empty()) {
-        return None;
-    }
-    Some(match segments.as_slice() {
+    Some(match eve_api::path::segments(path, PREFIX)?.as_slice() {
+        [] => Route::Skills,
         [id] => Route::Skill(id),
         [id, "enabled"] => Route::Enabled(id),
         _ => return None,

@@ -40,16 +40,8 @@ pub const PREFIX: &str = "/api/chats";
 
 /// The resource at `path` (no query string), or `None` for an unknown path.
 pub fn resource(path: &str) -> Option<Resource<'_>> {
-    let rest = path.strip_prefix(PREFIX)?;
-    if rest.is_empty() {
-        return Some(Resource::Chats);
-    }
-    let rest = rest.strip_prefix('/')?;
-    let segments: Vec<&str> = rest.split('/').collect();
-    if segments.iter().any(|s| s.is_empty()) {
-        return None;
-    }
-    Some(match segments.as_slice() {
+    Some(match eve_api::path::segments(path, PREFIX)?.as_slice() {
+        [] => Resource::Chats,
         [id] => Resource::Chat(id),
         [id, "export"] => Resource::Export(id),
         [id, "events"] => Resource::Events(id),
