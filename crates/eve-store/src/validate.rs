@@ -224,14 +224,7 @@ pub fn list_query(raw_query: &str) -> Result<ListQuery, ApiError> {
                     .map_err(|e| ApiError::bad_request(format!("malformed cursor: {}", e.0)))?;
                 query.cursor = Some(cursor);
             }
-            "limit" if !value.is_empty() => {
-                let n: usize = value
-                    .parse()
-                    .ok()
-                    .filter(|n| *n >= 1)
-                    .ok_or_else(|| ApiError::bad_request("limit must be a positive integer"))?;
-                query.limit = n.min(MAX_PAGE_SIZE);
-            }
+            "limit" if !value.is_empty() => query.limit = page_limit(&value, MAX_PAGE_SIZE)?,
             "q" => {
                 let q = value.trim();
                 if q.chars().count() > MAX_QUERY_CHARS {
@@ -259,6 +252,17 @@ pub fn list_query(raw_query: &str) -> Result<ListQuery, ApiError> {
     Ok(query)
 }
 
+/// A `limit=` of a paged list: a positive integer, capped at `max` (a bigger one is not an
+/// error: a client asking for "all" gets the most a page holds).
+fn page_limit(value: &str, max: usize) -> Result<usize, ApiError> {
+    let n: usize = value
+        .parse()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| ApiError::bad_request("limit must be a positive integer"))?;
+    Ok(n.min(max))
+}
+
 /// `GET /api/chats/:id` parameters: which window of the log to answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowQuery {
@@ -282,14 +286,7 @@ pub fn window_query(raw_query: &str, chat_id: &str) -> Result<WindowQuery, ApiEr
                     .map_err(|e| ApiError::bad_request(format!("malformed cursor: {}", e.0)))?;
                 query.before = Some(cursor.before);
             }
-            "limit" if !value.is_empty() => {
-                let n: usize = value
-                    .parse()
-                    .ok()
-                    .filter(|n| *n >= 1)
-                    .ok_or_else(|| ApiError::bad_request("limit must be a positive integer"))?;
-                query.limit = n.min(MAX_EVENT_PAGE_SIZE);
-            }
+            "limit" if !value.is_empty() => query.limit = page_limit(&value, MAX_EVENT_PAGE_SIZE)?,
             _ => {}
         }
     }
