@@ -612,6 +612,16 @@ fn oidc_callback(client: &Client, callback: &str, flow_cookie: &str) -> Resp {
     )
 }
 
+/// `user` signs in with the provider through the whole flow: the session cookie's value
+/// (panics with the callback's answer when none was set).
+fn oidc_signed_in(client: &Client, provider: &Provider, user: NextUser) -> String {
+    provider.set_next_user(user);
+    let (callback, flow) = oidc_start(client, "/");
+    let done = oidc_callback(client, &callback, &flow);
+    done.cookie_value(SESSION_COOKIE_NAME)
+        .unwrap_or_else(|| panic!("{} {:?}", done.status, done.header("location")))
+}
+
 fn auth_error(resp: &Resp) -> String {
     assert_eq!(resp.status, 303, "{}", resp.body);
     let location = resp.header("location").unwrap();
@@ -686,12 +696,7 @@ fn oidc_in_accounts_mode_signs_in_as_an_account() {
     assert_eq!(setup.auth_mode, AuthMode::Accounts);
     assert!(setup.auth_ready && setup.accounts_need_admin, "{setup:?}");
     let sign_in = |user: NextUser| {
-        provider.set_next_user(user);
-        let (callback, flow) = oidc_start(&client, "/");
-        let done = oidc_callback(&client, &callback, &flow);
-        let cookie = done
-            .cookie_value(SESSION_COOKIE_NAME)
-            .unwrap_or_else(|| panic!("{} {:?}", done.status, done.header("location")));
+        let cookie = oidc_signed_in(&client, &provider, user);
         let viewer = session(&client, Some(&cookie)).0.viewer.expect("signed in");
         let account = client.get(
             "/api/auth/account",
@@ -805,12 +810,7 @@ fn an_oidc_account_no_longer_allowed_is_refused_with_its_cookie_and_its_token() 
     };
     let client = Client::of(&host);
     let sign_in = |user: NextUser| {
-        provider.set_next_user(user);
-        let (callback, flow) = oidc_start(&client, "/");
-        let done = oidc_callback(&client, &callback, &flow);
-        let cookie = done
-            .cookie_value(SESSION_COOKIE_NAME)
-            .unwrap_or_else(|| panic!("{} {:?}", done.status, done.header("location")));
+        let cookie = oidc_signed_in(&client, &provider, user);
         format!("{SESSION_COOKIE_NAME}={cookie}")
     };
     let eve = sign_in(NextUser::default());
@@ -852,15 +852,14 @@ fn an_oidc_account_no_longer_allowed_is_refused_with_its_cookie_and_its_token() 
 fn oidc_takes_the_email_from_userinfo_when_the_id_token_lacks_it() {
     let Some(env) = oidc_env() else { return };
     let client = Client::of(&env.host);
-    env.provider.set_next_user(NextUser {
-        email_only_in_userinfo: true,
-        ..NextUser::default()
-    });
-    let (callback, flow) = oidc_start(&client, "/");
-    let done = oidc_callback(&client, &callback, &flow);
-    let cookie = done
-        .cookie_value(SESSION_COOKIE_NAME)
-        .unwrap_or_else(|| panic!("{:?}", done.header("location")));
+    let cookie = oidc_signed_in(
+        &client,
+        &env.provider,
+        NextUser {
+            email_only_in_userinfo: true,
+            ..NextUser::default()
+        },
+    );
     let viewer = session(&client, Some(&cookie)).0.viewer.unwrap();
     assert_eq!(viewer.email.as_deref(), Some("eve@example.com"));
 }
