@@ -24,6 +24,15 @@ fn keys(current: u8, previous: Option<u8>) -> Keys {
     }
 }
 
+/// No reserved names, any URL: the rules a test of sealing or storage needs.
+fn open_rules(keys: Option<&Keys>) -> Rules<'_> {
+    Rules {
+        reserved: &[],
+        allowed: &[],
+        keys,
+    }
+}
+
 fn reserved() -> Vec<String> {
     vec!["notion".into(), "everything".into()]
 }
@@ -201,11 +210,7 @@ fn an_allowed_host_passes_and_a_name_is_taken_once() {
 fn a_token_is_stored_sealed_never_answered_and_follows_the_auth() {
     let db = db();
     let k = keys(1, None);
-    let rules = Rules {
-        reserved: &[],
-        allowed: &[],
-        keys: Some(&k),
-    };
+    let rules = open_rules(Some(&k));
     let s = create(&db, &rules, "m1", &bearer("api", "tok-SECRET-1"), 1).unwrap();
     assert!(s.has_token && !s.key_unreadable);
     assert!(!serde_json::to_string(&s).unwrap().contains("SECRET"));
@@ -258,11 +263,7 @@ fn a_token_is_stored_sealed_never_answered_and_follows_the_auth() {
 fn a_new_origin_needs_the_token_again_and_forgets_oauth_tokens() {
     let db = db();
     let k = keys(1, None);
-    let rules = Rules {
-        reserved: &[],
-        allowed: &[],
-        keys: Some(&k),
-    };
+    let rules = open_rules(Some(&k));
     create(&db, &rules, "m1", &bearer("api", "tok-SECRET-1"), 1).unwrap();
     let to = |url: &str, token: Option<&str>| McpServerPatch {
         url: Some(url.into()),
@@ -350,11 +351,7 @@ fn a_new_origin_needs_the_token_again_and_forgets_oauth_tokens() {
 #[test]
 fn refreshed_tools_keep_their_annotations_and_a_failure_keeps_the_last_list() {
     let db = db();
-    let rules = Rules {
-        reserved: &[],
-        allowed: &[],
-        keys: None,
-    };
+    let rules = open_rules(None);
     create(
         &db,
         &rules,
@@ -462,11 +459,7 @@ fn the_agent_gets_enabled_servers_and_a_refused_url_or_lost_key_blocks_one() {
 fn reseal_moves_tokens_to_the_current_key_and_counts_the_unreadable() {
     let db = db();
     let old = keys(1, None);
-    let rules = Rules {
-        reserved: &[],
-        allowed: &[],
-        keys: Some(&old),
-    };
+    let rules = open_rules(Some(&old));
     create(&db, &rules, "m1", &bearer("a", "tok-a"), 1).unwrap();
     let lost = keys(9, None);
     let rules_lost = Rules {
