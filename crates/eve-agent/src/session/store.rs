@@ -8,7 +8,8 @@
 //!   is appended by one statement that computes the next index and only succeeds while the
 //!   writer holds the lease (fencing: a runner that lost its lease cannot write).
 //! - `eve_inbox`: accepted messages and controls waiting for the runner, in order.
-//! - `agent_memory`, `agent_connection_grant`, `agent_connection_token`, `agent_tool_output`.
+//! - `agent_memory`, `agent_connection_grant`, `agent_connection_token`. (`agent_tool_output` is
+//!   no longer written: a large tool output is a project file since migration 0012.)
 
 use eve_api::eve::{Envelope, Event};
 use eve_store::limits::{principal_has_room, StorageQuota};
