@@ -601,7 +601,8 @@ pub struct TurnFailed {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnWaiting {
-    /// `input` while a person must act (a question, a sign-in).
+    /// `input` while a person must act (a question, an approval, a sign-in); eve's `tasks`
+    /// while work the turn started runs (this agent starts none).
     pub on: String,
     #[serde(flatten)]
     pub at: TurnRef,
@@ -750,13 +751,25 @@ impl Event {
     }
 
     /// Whether the session needs nothing more from the agent after this event until the user
-    /// acts: it waits for a message, waits on a person (`turn.waiting`), or has ended.
+    /// acts: it waits for a message, the open turn waits on a person (`turn.waiting` with
+    /// `on: "input"`), or it has ended. A `turn.waiting` with `on: "tasks"` is not: eve's
+    /// client reads on past it (the turn resumes by itself once its tasks report,
+    /// eve 0.80.1 `docs/guides/client/streaming.mdx`).
     pub fn is_settling(&self) -> bool {
-        is_settling_type(self.type_name())
+        match self {
+            Event::TurnWaiting(w) => w.on == TURN_WAITING_ON_INPUT,
+            other => is_settling_type(other.type_name()),
+        }
     }
 }
 
-/// Whether an event `type` settles a turn (see [`Event::is_settling`]).
+/// `turn.waiting`'s `on` while a person must act (a question, an approval, a sign-in); eve's
+/// other value, `tasks`, is informational.
+pub const TURN_WAITING_ON_INPUT: &str = "input";
+
+/// Whether an event of type `t` can settle a turn (see [`Event::is_settling`], which also
+/// reads a `turn.waiting`'s `on`). For callers that hold only the type: our own agent writes
+/// `turn.waiting` only with `on: "input"`.
 pub fn is_settling_type(t: &str) -> bool {
     matches!(
         t,
@@ -853,6 +866,21 @@ mod tests {
         ] {
             assert!(!is_settling_type(t), "{t}");
         }
+    }
+
+    #[test]
+    fn a_turn_waiting_on_input_settles_and_one_waiting_on_tasks_does_not() {
+        let waiting = |on: &str| -> Event {
+            serde_json::from_value(json!({
+                "type": "turn.waiting",
+                "data": {"on": on, "sequence": 0, "turnId": "turn_0"}
+            }))
+            .unwrap()
+        };
+        assert!(waiting("input").is_settling());
+        // eve 0.80.1: "A `turn.waiting` with `on: "tasks"` is informational: the turn stays
+        // open, and `result()` keeps reading to its final reply."
+        assert!(!waiting("tasks").is_settling());
     }
 
     #[test]
