@@ -1,9 +1,13 @@
-// Builds the browser app into ../static/dist (the shell component's `files` mount):
-//   - bundles src/main.tsx (app) and src/early.ts (the tiny blocking script that applies the
-//     sidebar cookie and route class before first paint) with content-hashed names under assets/;
-//   - prerenders the app shell (sidebar frame, header, composer) into index.html so that it
-//     paints before any script or data arrives, with no layout shift when the app takes over;
-//   - writes .br and .gz next to every compressible file for the shell's encoding negotiation.
+// Builds the browser app into ../static/dist (the shell component's `files` mount; docs/web.md
+// "Building" says the same, step by step):
+//   - bundles src/main.tsx (app, code-split: each dynamic import() is a chunk) and src/early.ts
+//     (the tiny blocking script that applies the sidebar cookie, route class and language before
+//     first paint) with content-hashed names under assets/, and refuses CSS only lazy chunks import;
+//   - prerenders the app shell (sidebar frame, header, composer) into index.html, and with its
+//     not-found view into 404.html, so that it paints before any script or data arrives, with no
+//     layout shift when the app takes over; copies public/;
+//   - writes .br and .gz next to every compressible file for the shell's encoding negotiation;
+//   - prints the first-load JS (gzip) and fails above FIRST_LOAD_JS_BUDGET.
 // `node build.mjs --tests` instead bundles src/**/*.test.ts into .test-build/ for `node --test`.
 import { build } from "esbuild";
 import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib";
@@ -62,8 +66,8 @@ async function buildApp() {
     loader: { ".svg": "file" },
     logLevel: "warning",
   };
-  // The app is a module whose lazily imported code (the highlighter and its grammars) becomes
-  // separate chunks; the early script is a classic <script> and must stay one self-contained file.
+  // The app is a module whose lazily imported code (pages, Markdown's renderer, the highlighter
+  // and its grammars, catalogues) becomes separate chunks; the early script is a classic <script> and must stay one self-contained file.
   const [appResult, earlyResult] = await Promise.all([
     build({ ...options, entryPoints: { app: join(here, "src", "main.tsx") }, chunkNames: "[name]-[hash]", splitting: true }),
     build({ ...options, entryPoints: { early: join(here, "src", "early.ts") } }),
