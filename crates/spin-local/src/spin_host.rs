@@ -343,6 +343,14 @@ impl batch::Host for HostState {
 
 // ---------------- fermyon:spin/sqlite ----------------
 
+/// `SPIN_LOCAL_TRACE_SQL=1`: every statement a component runs goes to stderr as one
+/// tab-separated line (`sql-trace`, component, microseconds, ok/err, the statement's first 160
+/// characters), to count what a request or a turn asks of the database (docs/performance.md).
+fn trace_sql() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SPIN_LOCAL_TRACE_SQL").is_some_and(|v| v == "1"))
+}
+
 impl sqlite::Host for HostState {}
 
 impl sqlite::HostConnection for HostState {
@@ -388,6 +396,7 @@ impl sqlite::HostConnection for HostState {
                 sqlite::Value::Null => sqlite_db::Value::Null,
             })
             .collect();
+        let trace = trace_sql().then(|| (std::time::Instant::now(), statement.clone()));
         let result = match self.table.get(&this)? {
             SqliteConnection::Local(conn) => {
                 let conn = conn.clone();
@@ -408,6 +417,16 @@ impl sqlite::HostConnection for HostState {
                 })
             }
         };
+        if let Some((started, statement)) = trace {
+            let text: String = statement.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!(
+                "sql-trace\t{}\t{}\t{}\t{}",
+                self.caps.id,
+                started.elapsed().as_micros(),
+                if result.is_ok() { "ok" } else { "err" },
+                text.chars().take(160).collect::<String>()
+            );
+        }
         Ok(result.map(|r| sqlite::QueryResult {
             columns: r.columns,
             rows: r

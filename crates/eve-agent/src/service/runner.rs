@@ -66,11 +66,17 @@ pub struct Runner<'a, 's, 'o, S: Sql> {
     pub delivery_ids: Vec<String>,
     last_check: Instant,
     last_renew: Instant,
+    /// When an append last went through: it proved the lease and read the cancel request.
+    last_written: Option<Instant>,
     lost: bool,
     sink: Option<&'s mut (dyn Sink + 'o)>,
     /// Deltas not written yet, and when the first of them was made.
     pending: Vec<Envelope>,
     pending_since: Instant,
+    /// The session's log as this runner last read it plus what it has appended since. While
+    /// the lease is held nobody else appends (a reset fences this runner's next write), so
+    /// a turn reads the log from the database once, not at every step of its work.
+    known_log: Option<Vec<Envelope>>,
 }
 
 impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
@@ -95,15 +101,19 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
             delivery_ids: Vec::new(),
             last_check: Instant::now(),
             last_renew: Instant::now(),
+            last_written: None,
             lost: false,
             sink,
             pending: Vec::new(),
             pending_since: Instant::now(),
+            known_log: None,
         }
     }
 
     /// A checkpoint: renews the lease when due (else reads who holds it) and the cancel
     /// request, at most every [`CHECK_EVERY`]; gives the sink its chance for a keep-alive.
+    /// An append within the last [`CHECK_EVERY`] has answered both already: a streaming turn
+    /// asks the database only for its batches and the renewals.
     fn check(&mut self) {
         if !self.pending.is_empty() && self.pending_since.elapsed() >= DELTA_BATCH {
             // A failed write fences this runner (`lost`), which the caller sees.
@@ -116,7 +126,15 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
         if let Some(sink) = self.sink.as_mut() {
             sink.idle();
         }
-        let state = if self.last_renew.elapsed() >= Duration::from_millis(RENEW_EVERY_MS as u64) {
+        let renew_due = self.last_renew.elapsed() >= Duration::from_millis(RENEW_EVERY_MS as u64);
+        if !renew_due
+            && self
+                .last_written
+                .is_some_and(|at| at.elapsed() < CHECK_EVERY)
+        {
+            return;
+        }
+        let state = if renew_due {
             self.last_renew = Instant::now();
             self.store
                 .renew(self.session_id, &self.runner_id, Clock::Database)
@@ -170,13 +188,16 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
                 self.env.now_ms(),
             );
             match written {
-                Ok(Some(indices)) => {
+                Ok(Some(appended)) => {
+                    self.cancel_at = appended.cancel_at;
+                    self.last_written = Some(Instant::now());
                     let batch = std::mem::take(&mut self.pending);
                     if let Some(sink) = self.sink.as_mut() {
-                        for (index, env) in indices.into_iter().zip(&batch) {
-                            sink.appended(index, env);
+                        for (index, env) in appended.indices.iter().zip(&batch) {
+                            sink.appended(*index, env);
                         }
                     }
+                    self.known_log = extended(self.known_log.take(), &appended.indices, batch);
                     return Ok(());
                 }
                 Ok(None) => break,
@@ -192,13 +213,19 @@ impl<'a, 's, 'o, S: Sql> Runner<'a, 's, 'o, S> {
     }
 
     /// The session's log as envelopes, the deltas waiting for their batch written first (a
-    /// read error stops this runner).
+    /// read error stops this runner). Read from the database the first time only
+    /// (`known_log`).
     pub fn log(&mut self) -> Result<Vec<Envelope>, Fenced> {
         self.flush()?;
-        self.store.envelopes(self.session_id).map_err(|e| {
+        if let Some(log) = &self.known_log {
+            return Ok(log.clone());
+        }
+        let log = self.store.envelopes(self.session_id).map_err(|e| {
             eprintln!("agent: reading the log: {e}");
             Fenced
-        })
+        })?;
+        self.known_log = Some(log.clone());
+        Ok(log)
     }
 
     /// The session's log as events.
@@ -244,6 +271,26 @@ impl<S: Sql> Runner<'_, '_, '_, S> {
         };
         f(&fs)
     }
+}
+
+/// `known` with `batch` appended at `indices`; `None` (read it again) unless they follow on
+/// from it exactly.
+fn extended(
+    known: Option<Vec<Envelope>>,
+    indices: &[u64],
+    batch: Vec<Envelope>,
+) -> Option<Vec<Envelope>> {
+    let mut log = known?;
+    let follows = indices.len() == batch.len()
+        && indices
+            .iter()
+            .enumerate()
+            .all(|(i, index)| *index == (log.len() + i) as u64);
+    if !follows {
+        return None;
+    }
+    log.extend(batch);
+    Some(log)
 }
 
 /// The events of `log`.
@@ -381,5 +428,26 @@ impl<S: Sql> Drop for Runner<'_, '_, '_, S> {
     /// still writes them: they were streamed by the model and belong to the log.
     fn drop(&mut self) {
         let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eve_api::eve::TurnRef;
+
+    fn at(i: u64) -> Envelope {
+        envelope(Event::TurnStarted(TurnRef::new(i)), &[], 1)
+    }
+
+    /// The runner's copy of the log grows by exactly what it appended, and is dropped (read
+    /// again from the database) when an append did not follow on from it.
+    #[test]
+    fn the_known_log_grows_only_by_a_batch_that_follows_on() {
+        let grown = extended(Some(vec![at(0)]), &[1, 2], vec![at(1), at(2)]).unwrap();
+        assert_eq!(grown.len(), 3);
+        assert_eq!(extended(Some(vec![at(0)]), &[2], vec![at(2)]), None);
+        assert_eq!(extended(Some(vec![at(0)]), &[1], vec![at(1), at(2)]), None);
+        assert_eq!(extended(None, &[0], vec![at(0)]), None);
     }
 }

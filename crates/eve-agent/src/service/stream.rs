@@ -35,10 +35,6 @@ const MIN_POLL_MS: u64 = DELTA_BATCH.as_millis() as u64;
 const MAX_POLL_MS: u64 = 100;
 /// The longest poll interval while the session is idle.
 const IDLE_POLL_MS: u64 = 250;
-/// How often a follower reads the session's row (running, idle, orphaned, ended) between
-/// polls of the log: the log itself says when events come and when the session ends; the
-/// row is for a runner that died (taken over once its lease is gone, seconds) and a reset.
-const STATE_EVERY: Duration = Duration::from_millis(250);
 /// A stream without lease control ends after this long (the client reconnects).
 const MAX_STREAM: Duration = Duration::from_secs(30 * 60);
 /// A leased stream (`streamControlVersion=1`) lasts this long, as eve's.
@@ -252,10 +248,9 @@ impl<S: Sql> Follow<'_, S> {
         };
         let opened = Instant::now();
         let mut poll_ms = MIN_POLL_MS;
-        // What the session's row said last, and when: read at most every [`STATE_EVERY`].
-        let mut known: Option<(SessionState, Instant)> = None;
         while opened.elapsed() < lifetime {
-            match self.read_new() {
+            let (state, got) = self.poll();
+            match got {
                 // A full page: more are waiting, read them at once.
                 Got::Events(n) if n == PAGE as usize => continue,
                 // The writer has just written: the next event comes later, so wait first.
@@ -267,28 +262,20 @@ impl<S: Sql> Follow<'_, S> {
             if self.ended {
                 return Served::Finish;
             }
-            let state = match known {
-                Some((state, at)) if at.elapsed() < STATE_EVERY => state,
-                _ => match self.session_state() {
-                    Some(SessionState::Orphaned) => {
-                        if !self.take_over() {
-                            return Served::Gone;
-                        }
-                        known = None;
-                        continue;
+            match state {
+                SessionState::Orphaned => {
+                    if !self.take_over() {
+                        return Served::Gone;
                     }
-                    // A reset session's last event is its `session.completed`: read it, then end.
-                    Some(SessionState::Ended) => {
-                        self.ended = true;
-                        continue;
-                    }
-                    Some(state) => {
-                        known = Some((state, Instant::now()));
-                        state
-                    }
-                    None => break,
-                },
-            };
+                    continue;
+                }
+                // A reset session's last event is its `session.completed`: read it, then end.
+                SessionState::Ended => {
+                    self.ended = true;
+                    continue;
+                }
+                SessionState::Idle | SessionState::Running => {}
+            }
             let keepalive = if state == SessionState::Idle {
                 self.keepalive.min(SETTLED_KEEPALIVE)
             } else {
@@ -311,28 +298,24 @@ impl<S: Sql> Follow<'_, S> {
         Served::Finish
     }
 
-    /// The session's state now; `None` when it is gone or cannot be read (the stream ends).
-    fn session_state(&self) -> Option<SessionState> {
-        match self.store.session(self.id, self.principal) {
-            Ok(row) => row.map(|r| r.state()),
-            Err(e) => {
-                eprintln!("agent: stream state: {e}");
-                None
-            }
-        }
-    }
-
-    /// Writes the events persisted since the last read.
-    fn read_new(&mut self) -> Got {
-        let events = match self.store.events_from(self.id, self.pos, PAGE) {
-            Ok(e) => e,
+    /// One read of the session's row and the events persisted since the last read, in one
+    /// statement ([`AgentStore::follow_page`]); the events are written to the reader. A session
+    /// that is gone or cannot be read ends the stream ([`Got::Broken`]).
+    fn poll(&mut self) -> (SessionState, Got) {
+        let (row, events) = match self
+            .store
+            .follow_page(self.id, self.principal, self.pos, PAGE)
+        {
+            Ok(Some(page)) => page,
+            Ok(None) => return (SessionState::Ended, Got::Broken),
             Err(e) => {
                 eprintln!("agent: stream read: {e}");
-                return Got::Broken;
+                return (SessionState::Ended, Got::Broken);
             }
         };
+        let state = row.state();
         if events.is_empty() {
-            return Got::Nothing;
+            return (state, Got::Nothing);
         }
         let mut chunk = String::new();
         for e in &events {
@@ -341,10 +324,10 @@ impl<S: Sql> Follow<'_, S> {
             self.ended |= matches!(e.kind.as_str(), "session.completed" | "session.failed");
         }
         if !self.out.write(chunk.as_bytes()) {
-            return Got::Gone; // The reader went away; the work (if any) runs on regardless.
+            return (state, Got::Gone); // The reader went away; the work (if any) runs on.
         }
         self.last_write = Instant::now();
-        Got::Events(events.len())
+        (state, Got::Events(events.len()))
     }
 
     /// Runs the work of a session nobody runs, writing its events to this reader as they are

@@ -98,6 +98,25 @@ pub const SELECT_SESSION: &str = concat!(
     ") FROM eve_session WHERE id = ?1 AND principal = ?2"
 );
 
+/// A follower's poll in one statement: the session's row as [`SELECT_SESSION`] reads it (its
+/// lease judged by the clock `?5`, NULL: the database's) and the page of events from index
+/// `?3` (at most `?4`), a row per event, or one row with NULL event columns when there is
+/// none. On a remote database every statement is a request, and a reader that asked for the
+/// row and the log apart asked about half again as often (docs/performance.md). The row's
+/// client context is left out (NULL): it can be large, a follower never needs it, and it
+/// would be repeated on every event's row.
+pub const FOLLOW_PAGE: &str = concat!(
+    "SELECT s.status, s.cancel_at, s.lease_owner, s.lease_expires, NULL, \
+    COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0), \
+    (SELECT type FROM eve_event WHERE session_id = ?1 ORDER BY idx DESC LIMIT 1), \
+    (SELECT COUNT(*) FROM eve_inbox WHERE session_id = ?1), \
+    s.lease_owner IS NOT NULL AND s.lease_expires >= COALESCE(?5, ",
+    db_now_ms!(),
+    "), e.idx, e.type, e.body FROM eve_session AS s LEFT JOIN (SELECT idx, type, body \
+    FROM eve_event WHERE session_id = ?1 AND idx >= ?3 ORDER BY idx LIMIT ?4) AS e ON 1 \
+    WHERE s.id = ?1 AND s.principal = ?2 ORDER BY e.idx"
+);
+
 /// Takes the lease when nobody holds a live one (a dead runner's expired lease is taken over).
 /// `?4` is the clock (NULL: the database's), `?5` the lease's length.
 pub const CLAIM: &str = concat!(
@@ -147,12 +166,14 @@ pub const APPEND_EVENT: &str = "INSERT INTO eve_event (session_id, idx, type, bo
 /// deltas go in batches: on a remote database every statement is a request and every write
 /// queues for the server's write lock, so one write per token would bound how many turns a
 /// deployment runs at once. SQLite reads the `SELECT` whole before it inserts (it reads the
-/// table it writes), so every row gets the same base index.
+/// table it writes), so every row gets the same base index. Each row also answers the
+/// session's cancel request: a write that went through proves the lease is held, so a runner
+/// that has just appended need not read its session's row at its next checkpoint.
 pub const APPEND_EVENTS: &str = "INSERT INTO eve_event (session_id, idx, type, body, created_at) \
     SELECT ?1, COALESCE((SELECT MAX(idx) + 1 FROM eve_event WHERE session_id = ?1), 0) + j.key, \
     json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), ?3 FROM json_each(?2) AS j \
     WHERE EXISTS (SELECT 1 FROM eve_session WHERE id = ?1 AND lease_owner = ?4 AND status = 'active') \
-    ORDER BY j.key RETURNING idx";
+    ORDER BY j.key RETURNING idx, (SELECT cancel_at FROM eve_session WHERE id = ?1)";
 
 /// Appends without a lease: the terminal events of a reset (the runner, if any, is fenced
 /// off by the status change).
@@ -292,6 +313,14 @@ impl SessionRow {
     }
 }
 
+/// What a batch append wrote: the events' indices, and the session's cancel request as it
+/// was when they were written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub indices: Vec<u64>,
+    pub cancel_at: i64,
+}
+
 /// A stored event as readers get it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
@@ -312,6 +341,21 @@ pub struct InboxItem {
 
 pub struct AgentStore<'a, S: Sql> {
     pub db: &'a S,
+}
+
+/// A row of [`SELECT_SESSION`] (or the first columns of [`FOLLOW_PAGE`]).
+fn session_row(r: &[SqlValue]) -> SessionRow {
+    SessionRow {
+        active: r.first().and_then(SqlValue::as_str) == Some("active"),
+        cancel_at: int(r.get(1)),
+        lease_owner: text(r.get(2)),
+        lease_expires: int(r.get(3)),
+        lease_live: int(r.get(8)) != 0,
+        client_context: text(r.get(4)),
+        len: int(r.get(5)).max(0) as u64,
+        last_type: text(r.get(6)),
+        inbox: int(r.get(7)).max(0) as u64,
+    }
 }
 
 fn int(v: Option<&SqlValue>) -> i64 {
@@ -461,17 +505,41 @@ impl<'a, S: Sql> AgentStore<'a, S> {
             SELECT_SESSION,
             vec![id.into(), principal.into(), clock.param()],
         )?;
-        Ok(rows.first().map(|r| SessionRow {
-            active: r.first().and_then(SqlValue::as_str) == Some("active"),
-            cancel_at: int(r.get(1)),
-            lease_owner: text(r.get(2)),
-            lease_expires: int(r.get(3)),
-            lease_live: int(r.get(8)) != 0,
-            client_context: text(r.get(4)),
-            len: int(r.get(5)).max(0) as u64,
-            last_type: text(r.get(6)),
-            inbox: int(r.get(7)).max(0) as u64,
-        }))
+        Ok(rows.first().map(|r| session_row(r)))
+    }
+
+    /// [`FOLLOW_PAGE`]: the session of `principal` (`None`: unknown, or another principal's;
+    /// its `client_context` is not read) and up to `limit` of its events from index `from`.
+    pub fn follow_page(
+        &self,
+        id: &str,
+        principal: &str,
+        from: u64,
+        limit: u32,
+    ) -> Result<Option<(SessionRow, Vec<StoredEvent>)>, String> {
+        let rows = self.db.execute(
+            FOLLOW_PAGE,
+            vec![
+                id.into(),
+                principal.into(),
+                (from as i64).into(),
+                (limit as i64).into(),
+                Clock::Database.param(),
+            ],
+        )?;
+        let Some(first) = rows.first() else {
+            return Ok(None);
+        };
+        let events = rows
+            .iter()
+            .filter(|r| r.get(9).is_some_and(|v| !matches!(v, SqlValue::Null)))
+            .map(|r| StoredEvent {
+                index: int(r.get(9)).max(0) as u64,
+                kind: text(r.get(10)).unwrap_or_default(),
+                body: text(r.get(11)).unwrap_or_default(),
+            })
+            .collect();
+        Ok(Some((session_row(first), events)))
     }
 
     /// Takes the lease for `runner` (`None`: someone holds a live one, or the session ended),
@@ -595,15 +663,16 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         Ok(rows.first().map(|r| int(r.first()).max(0) as u64))
     }
 
-    /// Appends `envelopes` in order under `runner`'s lease ([`APPEND_EVENTS`]): their indices,
-    /// or `None` when the lease is not held (nothing was written).
+    /// Appends `envelopes` in order under `runner`'s lease ([`APPEND_EVENTS`]): their indices
+    /// and the session's cancel request, or `None` when the lease is not held (nothing was
+    /// written).
     pub fn append_all(
         &self,
         id: &str,
         runner: &str,
         envelopes: &[Envelope],
         now_ms: i64,
-    ) -> Result<Option<Vec<u64>>, String> {
+    ) -> Result<Option<Appended>, String> {
         let batch: Vec<serde_json::Value> = envelopes
             .iter()
             .map(|e| serde_json::json!([e.event.type_name(), e.to_json()]))
@@ -619,7 +688,8 @@ impl<'a, S: Sql> AgentStore<'a, S> {
         let mut indices: Vec<u64> = rows.iter().map(|r| int(r.first()).max(0) as u64).collect();
         // RETURNING's order is not guaranteed; the rows were inserted in the batch's order.
         indices.sort_unstable();
-        Ok(Some(indices))
+        let cancel_at = int(rows[0].get(1));
+        Ok(Some(Appended { indices, cancel_at }))
     }
 
     pub fn events_from(&self, id: &str, from: u64, limit: u32) -> Result<Vec<StoredEvent>, String> {
@@ -993,6 +1063,65 @@ mod tests {
         assert!(i > 0);
         // Another principal's room is its own.
         assert!(s.has_room("q", &quota).unwrap());
+    }
+
+    /// Issue 31: a batch append answers the cancel request with its indices (the runner's
+    /// checkpoint then skips reading the session's row), and writes nothing once fenced.
+    #[test]
+    fn a_batch_append_answers_the_cancel_request_and_writes_nothing_once_fenced() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        s.create_session("wrun_b", "p", 1).unwrap();
+        // No cancel asked: -1 (a turn at any index is not cancelled).
+        assert_eq!(
+            s.claim("wrun_b", "p", "r1", Clock::At(2)).unwrap(),
+            Some(-1)
+        );
+        let first = s.append_all("wrun_b", "r1", &[env(0), env(1)], 3).unwrap();
+        assert_eq!(
+            first,
+            Some(Appended {
+                indices: vec![0, 1],
+                cancel_at: -1
+            })
+        );
+        s.request_cancel("wrun_b", "p", 2, 4).unwrap();
+        let second = s.append_all("wrun_b", "r1", &[env(2)], 5).unwrap().unwrap();
+        assert_eq!((second.indices, second.cancel_at), (vec![2], 2));
+        // Another runner holds no lease: nothing is written.
+        assert_eq!(s.append_all("wrun_b", "r2", &[env(3)], 6).unwrap(), None);
+        assert_eq!(s.len("wrun_b").unwrap(), 3);
+    }
+
+    /// Issue 31: a follower's poll reads the session's row and its new events in one
+    /// statement; another principal's session is unknown to it.
+    #[test]
+    fn a_follow_page_reads_the_row_and_the_new_events_in_one_statement() {
+        let db = db();
+        let s = AgentStore::new(&db);
+        s.create_session("wrun_f", "p", 1).unwrap();
+        let (row, events) = s.follow_page("wrun_f", "p", 0, 10).unwrap().unwrap();
+        assert_eq!((row.state(), events.len()), (SessionState::Idle, 0));
+        s.claim("wrun_f", "p", "r1", Clock::Database)
+            .unwrap()
+            .unwrap();
+        s.append_all("wrun_f", "r1", &[env(0), env(1), env(2)], 3)
+            .unwrap()
+            .unwrap();
+        let (row, events) = s.follow_page("wrun_f", "p", 1, 10).unwrap().unwrap();
+        assert_eq!(row.state(), SessionState::Running);
+        let read = s.session("wrun_f", "p").unwrap().unwrap();
+        assert_eq!(
+            (row.len, row.last_type, row.inbox),
+            (read.len, read.last_type, read.inbox)
+        );
+        let indices: Vec<u64> = events.iter().map(|e| e.index).collect();
+        assert_eq!(indices, vec![1, 2]);
+        assert_eq!(events[0].kind, "turn.started");
+        let (_, page) = s.follow_page("wrun_f", "p", 0, 2).unwrap().unwrap();
+        assert_eq!(page.len(), 2);
+        assert_eq!(s.follow_page("wrun_f", "q", 0, 10).unwrap(), None);
+        assert_eq!(s.follow_page("wrun_none", "p", 0, 10).unwrap(), None);
     }
 
     #[test]
