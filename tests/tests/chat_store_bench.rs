@@ -2,7 +2,7 @@
 //! timings). Run:
 //!
 //! ```sh
-//! cargo test -p eve-chat-tests --release --test chat_store_bench -- --ignored --nocapture
+//! cargo test -p eve-chat-tests --release --test suites -- --ignored --nocapture chat_store_bench::
 //! ```
 //!
 //! Results are recorded in `docs/performance.md`.
@@ -271,7 +271,7 @@ fn long_chat_rows(engine: &str, h: &Host) {
 }
 
 /// Opening long chats (issue 31): run with
-/// `cargo test -p eve-chat-tests --release --test chat_store_bench -- --ignored --nocapture long_chat`.
+/// `cargo test -p eve-chat-tests --release --test suites -- --ignored --nocapture chat_store_bench::long_chat`.
 #[test]
 #[ignore = "benchmark: run with --ignored --nocapture"]
 fn long_chat_open_figures() {

@@ -2,7 +2,7 @@
 //! timings). Run:
 //!
 //! ```sh
-//! cargo test -p eve-chat-tests --release --test eve_bench -- --ignored --nocapture --test-threads 1
+//! cargo test -p eve-chat-tests --release --test suites -- --ignored --nocapture --test-threads 1 eve_bench::
 //! ```
 //!
 //! - time to first event through `eve-proxy` versus straight to the `agent` (a second host

@@ -209,7 +209,7 @@ fn a_resumed_turn_runs_to_its_end_after_the_reader_that_resumed_it_goes_away() {
 /// per kill: restart time, time from the kill to the first event written by the resumed turn,
 /// and time to the settled turn.
 #[test]
-#[ignore = "a measurement (about 4 s per kill): cargo test --test resume -- --ignored --nocapture"]
+#[ignore = "a measurement (about 4 s per kill): cargo test -p eve-chat-tests --test suites -- --ignored --nocapture resume::"]
 fn measure_resume_after_sigkill_at_every_depth() {
     let step: usize = std::env::var("EVE_FAULTS_STEP")
         .ok()
