@@ -19,10 +19,34 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::{Host, Response};
+use crate::{Host, HostOptions, Response};
 
 /// The longest a test reads one stream (the request's overall timeout, body included).
 pub const STREAM_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A local-dev host whose model is `provider` (`openai` or `anthropic`) at the local model
+/// server on `server_base` (`http://127.0.0.1:<port>`), with `extra` variables; `None` when
+/// the test cannot start its own host.
+pub fn provider_host(provider: &str, server_base: &str, extra: &[(&str, &str)]) -> Option<Host> {
+    let base = if provider == "openai" {
+        format!("{server_base}/v1")
+    } else {
+        server_base.to_string()
+    };
+    let mut vars = vec![
+        ("llm_provider", provider),
+        ("llm_api_key", "test-key"),
+        ("llm_model", "test-model"),
+    ];
+    vars.extend_from_slice(extra);
+    let mut o = HostOptions::default()
+        .var("llm_base_url", &base)
+        .var("chat_send_per_hour", "1000");
+    for (k, v) in vars {
+        o = o.var(k, v);
+    }
+    Host::start(o)
+}
 
 /// Whether `e` settles a turn: the session waits for a message (`session.waiting`), waits on
 /// a person (`turn.waiting`), or has ended (`session.completed`, `session.failed`).

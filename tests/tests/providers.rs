@@ -5,10 +5,17 @@
 //! reports the provider's own answer or error, and Spin's refusal of a host; the sealing key
 //! rotates; bad inputs are 400 and change nothing; a provider added on one node answers on
 //! another (two hosts on one sqld and one redis). Real components in the local host, real
-//! SQLite, a local server speaking OpenAI's wire format.
+//! SQLite, a local server speaking OpenAI's wire format. A failed model call is tried again as
+//! eve tries it ([`retries`]).
 
 #[path = "providers/fake_openai.rs"]
 mod fake_openai;
+// Shared with eve_stream.rs and others; this suite uses part of it.
+#[allow(dead_code)]
+#[path = "eve/llm_server.rs"]
+mod llm_server;
+#[path = "providers/retries.rs"]
+mod retries;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use eve_agent::providers::http::{ByteStream, HttpRequest, Read, Transport};
+use eve_agent::providers::http::{ByteStream, HttpRequest, HttpResponse, Read, Transport};
 use eve_spin::streaming::{self, Incoming};
 use spin_sdk::http::Method;
 
@@ -31,7 +31,7 @@ impl Transport for WasiTransport {
         &mut self,
         request: HttpRequest,
         waiting: &mut dyn FnMut() -> bool,
-    ) -> Result<(u16, Box<dyn ByteStream>), String> {
+    ) -> Result<HttpResponse, String> {
         let headers: Vec<(String, Vec<u8>)> = request
             .headers
             .into_iter()
@@ -45,7 +45,16 @@ impl Transport for WasiTransport {
             CONNECT_WAIT,
             waiting,
         )?;
-        Ok((incoming.status, Box::new(Body(incoming))))
+        let headers = incoming
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
+            .collect();
+        Ok(HttpResponse {
+            status: incoming.status,
+            headers,
+            body: Box::new(Body(incoming)),
+        })
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::files::FileContent;
 use crate::http::{api_key, sse_post, HttpRequest, StreamParser, WireProtocol};
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest, ToolCall};
-use crate::stream::{finished, json, text, PendingCall};
+use crate::stream::{error_event, finished, json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -170,7 +170,8 @@ impl StreamParser for AnthropicParser {
                     .and_then(Value::as_str)
                     .unwrap_or("Anthropic stream error")
                     .to_string();
-                return Err(ModelError::provider("provider_error", message));
+                let kind = v.pointer("/error/type").and_then(Value::as_str);
+                return Err(error_event(message, kind));
             }
             _ => {} // ping and future event types
         }
@@ -181,7 +182,8 @@ impl StreamParser for AnthropicParser {
         if self.stopped {
             Ok(vec![])
         } else {
-            Err(ModelError::provider(
+            // A body that ended early is a broken connection, as one cut mid-read.
+            Err(ModelError::transient(
                 "stream_cut",
                 "Anthropic stream ended before message_stop",
             ))
@@ -417,7 +419,9 @@ mod tests {
         let all = full_stream();
         let cut = &all[..all.find("ma\\\"}").unwrap()];
         let (events, r) = stream_through(provider(), 200, &[cut], &request());
-        assert!(matches!(r, Err(ModelError::Provider { ref code, .. }) if code == "stream_cut"));
+        assert!(
+            matches!(r, Err(ModelError::Provider { ref code, transient, .. }) if code == "stream_cut" && transient)
+        );
         assert!(!events
             .iter()
             .any(|e| matches!(e, ModelEvent::ToolCallReady(_))));
@@ -430,6 +434,9 @@ mod tests {
             json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
         );
         let (_, r) = stream_through(provider(), 200, &[&s], &request());
-        assert!(matches!(r, Err(ModelError::Provider { message, .. }) if message == "Overloaded"));
+        assert!(
+            matches!(r, Err(ModelError::Provider { message, transient, .. }) if message == "Overloaded" && transient),
+            "Anthropic's overloaded_error mid-stream is worth another try"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! ([`HttpModel`]). The component supplies the transport (wasi:http); tests a scripted one.
 
 use crate::model::{Flow, Model, ModelError, ModelEvent, ModelRequest};
+use crate::retry;
 use crate::stream::{emit, emit_all};
 use eve_protocol::framing::{SseDecoder, SseMessage};
 
@@ -28,16 +29,24 @@ pub trait ByteStream {
     fn read(&mut self) -> Result<Read, String>;
 }
 
+/// A response as soon as its head arrived.
+pub struct HttpResponse {
+    pub status: u16,
+    /// The response headers (the provider's `Retry-After` among them).
+    pub headers: Vec<(String, String)>,
+    pub body: Box<dyn ByteStream>,
+}
+
 /// Sends requests.
 pub trait Transport {
-    /// POSTs `request`; answers the status and the body stream as soon as headers arrive.
-    /// While it waits for them it calls `waiting` every poll interval; `false` abandons the
-    /// request (answered as [`INTERRUPTED`]).
+    /// POSTs `request`; answers the status, the headers and the body stream as soon as the
+    /// head arrives. While it waits for it it calls `waiting` every poll interval; `false`
+    /// abandons the request (answered as [`INTERRUPTED`]).
     fn post(
         &mut self,
         request: HttpRequest,
         waiting: &mut dyn FnMut() -> bool,
-    ) -> Result<(u16, Box<dyn ByteStream>), String>;
+    ) -> Result<HttpResponse, String>;
 }
 
 /// A boxed transport is one (the component hands out its transport boxed).
@@ -46,7 +55,7 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
         &mut self,
         request: HttpRequest,
         waiting: &mut dyn FnMut() -> bool,
-    ) -> Result<(u16, Box<dyn ByteStream>), String> {
+    ) -> Result<HttpResponse, String> {
         (**self).post(request, waiting)
     }
 }
@@ -99,6 +108,9 @@ pub fn api_key(key: &Option<String>) -> Option<&str> {
 
 /// The transport's error when `waiting` abandoned a request.
 pub const INTERRUPTED: &str = "interrupted";
+/// What Spin's refusal of an outbound host says (`allowed_outbound_hosts`): a configuration
+/// to fix, not a provider to try again.
+pub const REQUEST_DENIED: &str = "HttpRequestDenied";
 
 /// How long a model may stay silent before the call fails (in transport polls: the component's
 /// transport polls every 250 ms, so 1200 polls = 5 minutes).
@@ -117,6 +129,12 @@ pub struct HttpModel<P: WireProtocol, T: Transport> {
 pub fn user_message(code: &str) -> &'static str {
     match code {
         "unreachable" => "The model provider could not be reached.",
+        // New words, so in both of the app's languages (the stream has no reader language).
+        retry::BROKE_OFF => {
+            "The model provider failed partway through the answer. It was not tried again, \
+             so that nothing is shown twice: send the message again. \
+             模型服务在回答中途出错。为避免内容重复显示，未自动重试：请重新发送消息。"
+        }
         _ => "The model provider returned an error.",
     }
 }
@@ -129,17 +147,25 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
     ) -> Result<(), ModelError> {
         let name = self.protocol.name();
         let mut waiting = || on(ModelEvent::Waiting) == Flow::Continue;
-        let (status, mut body) = match self
+        let HttpResponse {
+            status,
+            headers,
+            mut body,
+        } = match self
             .transport
             .post(self.protocol.request(request), &mut waiting)
         {
             Ok(r) => r,
             Err(e) if e == INTERRUPTED => return Err(ModelError::Interrupted),
             Err(e) => {
-                return Err(ModelError::provider(
-                    "unreachable",
-                    format!("{name} provider unreachable: {e}"),
-                ))
+                let message = format!("{name} provider unreachable: {e}");
+                // A refused connection or a reset is the network's (eve retries it); a host
+                // the deployment does not allow stays refused.
+                return Err(if e.contains(REQUEST_DENIED) {
+                    ModelError::provider("unreachable", message)
+                } else {
+                    ModelError::transient("unreachable", message)
+                });
             }
         };
         if !(200..300).contains(&status) {
@@ -151,7 +177,13 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
             } else {
                 summary
             };
-            return Err(ModelError::provider("http_status", message));
+            return Err(ModelError::Provider {
+                message,
+                code: "http_status".into(),
+                transient: retry::transient_status(status)
+                    || error_type(&text).is_some_and(|t| retry::transient_type(&t)),
+                retry_after: retry::retry_after(&headers),
+            });
         }
         let mut decoder = SseDecoder::new();
         let mut parser = self.protocol.parser();
@@ -168,7 +200,7 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
                     idle += 1;
                     emit(on, ModelEvent::Waiting)?;
                     if idle >= MAX_IDLE_POLLS {
-                        return Err(ModelError::provider(
+                        return Err(ModelError::transient(
                             "timeout",
                             format!("{name} provider sent nothing for too long"),
                         ));
@@ -176,7 +208,7 @@ impl<P: WireProtocol, T: Transport> Model for HttpModel<P, T> {
                 }
                 Ok(Read::End) => return emit_all(on, parser.end()?),
                 Err(e) => {
-                    return Err(ModelError::provider(
+                    return Err(ModelError::transient(
                         "stream_cut",
                         format!("{name} provider stream broke: {e}"),
                     ))
@@ -206,6 +238,14 @@ fn read_error_body(
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// The `error.type` of a JSON error body (`overloaded_error`, `rate_limit_error`, ...).
+pub fn error_type(body: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v.pointer("/error/type")
+        .and_then(|t| t.as_str())
+        .map(str::to_string)
+}
+
 /// The `error.message` of a JSON error body, else the body's start.
 pub fn summarize_error(body: &str) -> String {
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
@@ -229,6 +269,7 @@ pub mod testing {
 
     pub struct Scripted {
         pub status: u16,
+        pub headers: Vec<(String, String)>,
         pub chunks: VecDeque<Read>,
         pub sent: Vec<HttpRequest>,
         pub fail: Option<String>,
@@ -238,6 +279,7 @@ pub mod testing {
         pub fn new(status: u16, chunks: &[&str]) -> Self {
             Scripted {
                 status,
+                headers: Vec::new(),
                 chunks: chunks
                     .iter()
                     .map(|c| Read::Data(c.as_bytes().to_vec()))
@@ -260,15 +302,16 @@ pub mod testing {
             &mut self,
             request: HttpRequest,
             _waiting: &mut dyn FnMut() -> bool,
-        ) -> Result<(u16, Box<dyn ByteStream>), String> {
+        ) -> Result<HttpResponse, String> {
             self.sent.push(request);
             if let Some(e) = &self.fail {
                 return Err(e.clone());
             }
-            Ok((
-                self.status,
-                Box::new(Body(std::mem::take(&mut self.chunks))),
-            ))
+            Ok(HttpResponse {
+                status: self.status,
+                headers: self.headers.clone(),
+                body: Box::new(Body(std::mem::take(&mut self.chunks))),
+            })
         }
     }
 
@@ -285,5 +328,87 @@ pub mod testing {
             Flow::Continue
         });
         (events, r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{collect, Scripted};
+    use super::*;
+    use crate::model::RetryAfter;
+    use crate::openai::OpenAi;
+
+    fn call(transport: &mut Scripted) -> Result<(), ModelError> {
+        let mut model = HttpModel {
+            protocol: OpenAi {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: Some("sk-test".into()),
+                model: "m".into(),
+                max_tokens: None,
+            },
+            transport,
+        };
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+        };
+        collect(&mut model, &request).1
+    }
+
+    fn failure(r: Result<(), ModelError>) -> (String, bool, Option<RetryAfter>) {
+        match r {
+            Err(ModelError::Provider {
+                code,
+                transient,
+                retry_after,
+                ..
+            }) => (code, transient, retry_after),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_429_is_transient_and_carries_the_providers_retry_after() {
+        let mut t = Scripted::new(429, &[r#"{"error":{"message":"Rate limit reached"}}"#]);
+        t.headers = vec![("retry-after".into(), "3".into())];
+        assert_eq!(
+            failure(call(&mut t)),
+            ("http_status".into(), true, Some(RetryAfter::Delay(3000)))
+        );
+    }
+
+    #[test]
+    fn server_errors_and_an_overloaded_body_are_transient_a_refused_request_is_not() {
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        for (status, body, transient) in [
+            (500, "oops", true),
+            (529, overloaded, true),
+            (400, overloaded, true),
+            (401, r#"{"error":{"message":"Incorrect API key"}}"#, false),
+            (400, r#"{"error":{"type":"invalid_request_error"}}"#, false),
+        ] {
+            let (_, got, _) = failure(call(&mut Scripted::new(status, &[body])));
+            assert_eq!(got, transient, "{status} {body}");
+        }
+    }
+
+    #[test]
+    fn an_unreachable_provider_is_transient_unless_spin_denied_the_host() {
+        let mut t = Scripted::new(200, &[]);
+        t.fail = Some("connection refused".into());
+        assert!(failure(call(&mut t)).1);
+        t.fail = Some("ErrorCode::HttpRequestDenied".into());
+        assert!(!failure(call(&mut t)).1);
+    }
+
+    #[test]
+    fn a_body_that_ends_before_the_model_finished_is_a_transient_cut() {
+        let mut t = Scripted::new(
+            200,
+            &["data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n"],
+        );
+        assert_eq!(failure(call(&mut t)), ("stream_cut".into(), true, None));
     }
 }

@@ -94,14 +94,44 @@ pub enum ModelError {
     /// The callback said [`Flow::Stop`].
     Interrupted,
     /// The provider failed (unreachable, HTTP error, error event, stream cut).
-    Provider { message: String, code: String },
+    Provider {
+        message: String,
+        code: String,
+        /// Whether the same call may succeed when tried again (a busy or broken provider,
+        /// not a refused request): what [`crate::retry`] decides on.
+        transient: bool,
+        /// When the provider said to try again (its `Retry-After`).
+        retry_after: Option<RetryAfter>,
+    },
+}
+
+/// A provider's `Retry-After` (or OpenAI's `retry-after-ms`), as it said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// After this many milliseconds.
+    Delay(u64),
+    /// At this time (milliseconds since the epoch, UTC): an HTTP date.
+    At(i64),
 }
 
 impl ModelError {
+    /// A failure that trying again would not mend (a refused request, a broken answer).
     pub fn provider(code: &str, message: impl Into<String>) -> Self {
         ModelError::Provider {
             message: message.into(),
             code: code.into(),
+            transient: false,
+            retry_after: None,
+        }
+    }
+
+    /// A failure of a busy or broken provider, that the same call may get past later.
+    pub fn transient(code: &str, message: impl Into<String>) -> Self {
+        ModelError::Provider {
+            message: message.into(),
+            code: code.into(),
+            transient: true,
+            retry_after: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::files::{FileContent, ModelFile};
 use crate::http::{api_key, sse_post, HttpRequest, StreamParser, WireProtocol};
 use crate::model::{ModelError, ModelEvent, ModelMessage, ModelRequest};
-use crate::stream::{json, text, PendingCall};
+use crate::stream::{error_event, json, text, PendingCall};
 use eve_protocol::framing::SseMessage;
 
 /// Default base URL and model.
@@ -214,7 +214,8 @@ impl StreamParser for OpenAiParser {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| err.to_string());
-            return Err(ModelError::provider("provider_error", message));
+            let kind = err.get("type").or_else(|| err.get("code"));
+            return Err(error_event(message, kind.and_then(Value::as_str)));
         }
         let mut out = Vec::new();
         if let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) {
@@ -239,7 +240,8 @@ impl StreamParser for OpenAiParser {
     fn end(&mut self) -> Result<Vec<ModelEvent>, ModelError> {
         match self.finish_reason.take() {
             Some(reason) => Ok(vec![ModelEvent::Finished { reason }]),
-            None => Err(ModelError::provider(
+            // A body that ended early is a broken connection, as one cut mid-read.
+            None => Err(ModelError::transient(
                 "stream_cut",
                 "OpenAI-compatible stream ended before the model finished",
             )),
@@ -532,5 +534,19 @@ mod tests {
             &request(),
         );
         assert!(matches!(r, Err(ModelError::Provider { message, .. }) if message == "overloaded"));
+    }
+
+    #[test]
+    fn an_error_object_in_the_stream_is_transient_only_when_the_provider_is_busy() {
+        let is_transient = |data: &str| {
+            let (_, r) = stream_through(provider(), 200, &[data], &request());
+            matches!(r, Err(ModelError::Provider { transient, .. }) if transient)
+        };
+        assert!(is_transient(
+            "data: {\"error\":{\"message\":\"busy\",\"type\":\"rate_limit_exceeded\"}}\n\n"
+        ));
+        assert!(!is_transient(
+            "data: {\"error\":{\"message\":\"no\",\"type\":\"invalid_request_error\"}}\n\n"
+        ));
     }
 }

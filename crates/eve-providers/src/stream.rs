@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use crate::model::{Flow, ModelError, ModelEvent, ToolCall};
+use crate::retry;
 
 /// Hands `ev` to the turn; a stop is [`ModelError::Interrupted`].
 pub fn emit(on: &mut dyn FnMut(ModelEvent) -> Flow, ev: ModelEvent) -> Result<(), ModelError> {
@@ -111,6 +112,17 @@ pub fn json(provider: &str, data: &str) -> Result<Option<Value>, ModelError> {
     })
 }
 
+/// The failure an error event of a provider's stream reports, with the error's `kind` (its
+/// `type`): a busy provider (`overloaded_error`, Anthropic's 529 said mid-stream) is worth
+/// another try ([`retry::transient_type`]), anything else is not.
+pub fn error_event(message: String, kind: Option<&str>) -> ModelError {
+    if kind.is_some_and(retry::transient_type) {
+        ModelError::transient("provider_error", message)
+    } else {
+        ModelError::provider("provider_error", message)
+    }
+}
+
 /// The string `v[key]` when it is a non-empty one (providers send empty deltas freely).
 pub fn text(v: &Value, key: &str) -> Option<String> {
     v.get(key)
@@ -194,7 +206,7 @@ mod tests {
         );
         assert!(matches!(
             json("P", "{"),
-            Err(ModelError::Provider { code, message }) if code == "bad_stream" && message.starts_with("P stream")
+            Err(ModelError::Provider { code, message, .. }) if code == "bad_stream" && message.starts_with("P stream")
         ));
     }
 }

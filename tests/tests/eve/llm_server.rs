@@ -1,7 +1,8 @@
 //! A tiny local model server for the provider tests: it speaks HTTP/1.1 and answers each
 //! request with the next scripted SSE body, exactly as OpenAI's chat-completions or
 //! Anthropic's Messages API stream it (chunks written separately, with pauses, so events and
-//! even JSON documents arrive split). It records every request body.
+//! even JSON documents arrive split), or with a scripted error answer (a 429 with
+//! `Retry-After`, Anthropic's 529 overloaded, a 500). It records every request body.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,6 +19,10 @@ pub struct Script {
     pub chunks: Vec<String>,
     /// Close the connection without finishing (the stream is cut).
     pub cut: bool,
+    /// The status (200: the chunks are an SSE stream; else they are a JSON error body).
+    pub status: u16,
+    /// More response headers (`Retry-After`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Script {
@@ -27,6 +32,20 @@ impl Script {
             delay: Duration::ZERO,
             chunks,
             cut: false,
+            status: 200,
+            headers: Vec::new(),
+        }
+    }
+
+    /// An error answer: `status`, `headers` and the JSON `body`, as a provider sends it.
+    pub fn error(status: u16, headers: &[(&str, &str)], body: serde_json::Value) -> Self {
+        Script {
+            status,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Script::new(vec![body.to_string()])
         }
     }
 
@@ -163,6 +182,20 @@ fn serve(
         return;
     };
     std::thread::sleep(script.head_delay);
+    if script.status != 200 {
+        let body = script.chunks.concat();
+        let mut head = format!(
+            "HTTP/1.1 {} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+            script.status,
+            body.len()
+        );
+        for (k, v) in &script.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        let _ = conn.write_all(format!("{head}\r\n{body}").as_bytes());
+        let _ = conn.flush();
+        return;
+    }
     let _ = conn.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
     );

@@ -7,7 +7,8 @@
 //! answer, grant or decline continues the same turn.
 //!
 //! The turn checks for a cancel at seed 003's five checkpoints — before each model call, while
-//! the model streams, after a failed call, before each tool call, while a tool runs — and ends
+//! the model streams (and while a failed call waits to be tried again), after a failed call,
+//! before each tool call, while a tool runs — and ends
 //! a cancelled turn consistently: every call it stopped is answered as cancelled, a question is
 //! resolved `cancelled`, a sign-in `declined`, then `turn.cancelled` and `session.waiting`.
 //!
@@ -36,6 +37,8 @@ pub mod step_loop;
 
 #[cfg(test)]
 mod approval_tests;
+#[cfg(test)]
+mod retry_tests;
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! One model call of a step: the request (the history fitted to the context window, the
 //! files read, the system prompt), its stream turned into eve's delta events as they arrive
-//! (with the cancel checkpoint while it streams), and the completed blocks written after it.
+//! (with the cancel checkpoint while it streams), tried again after a transient failure as eve
+//! tries it, and the completed blocks written after it.
 
 use eve_api::eve::*;
 
 use crate::providers::model::{self, Flow, Model, ModelError, ModelEvent, ModelRequest};
+use crate::providers::retry::{self, Next};
 use crate::session::transcript;
 use crate::tools::skills;
 use crate::tools::spec::{ToolCall, ToolSpec};
@@ -25,8 +27,11 @@ pub(crate) struct StepOutput {
     pub finish: Option<String>,
 }
 
-/// One model call: streams its deltas, then writes its completed blocks. The outer
-/// `Result` is a fence; the inner one the model's error.
+/// One model call: streams its deltas, then writes its completed blocks. A transient failure
+/// before anything was streamed is tried again as eve tries it ([`retry::next`]): after a
+/// pause that a stop cuts short, with nothing written for it (eve writes nothing either; the
+/// retry is in the operator's log). The outer `Result` is a fence; the inner one the model's
+/// error.
 pub(crate) fn model_step(
     w: &mut TurnLog,
     ctx: &TurnContext,
@@ -35,9 +40,53 @@ pub(crate) fn model_step(
     specs: &[ToolSpec],
 ) -> Result<Result<StepOutput, ModelError>, Fenced> {
     let request = request(w, ctx, at, specs)?;
+    let mut attempt = 1;
+    loop {
+        let written = w.events.len();
+        let (out, result) = attempt_call(w, model, at, &request)?;
+        let error = match result {
+            Ok(()) => {
+                let mut out = out;
+                w.emit_all(closing_events(&mut out, at))?;
+                return Ok(Ok(out));
+            }
+            Err(e) => e,
+        };
+        let streamed = w.events.len() > written;
+        let jitter = u64::from(u16::from_le_bytes(eve_auth::crypto::random_bytes::<2>()));
+        let now = w.host.now_ms();
+        match retry::next(error.clone(), attempt, streamed, jitter, now) {
+            Next::Fail(e) => return Ok(Err(e)),
+            Next::RetryAfter(ms) => {
+                if let ModelError::Provider { code, message, .. } = &error {
+                    eprintln!(
+                        "agent: model call failed in session {} ({code}), trying again in {ms} ms \
+                         (attempt {} of {}): {message}",
+                        ctx.session_id,
+                        attempt + 1,
+                        retry::MAX_ATTEMPTS
+                    );
+                }
+                // Checkpoint 2 still holds while the call waits to be tried again.
+                if !w.host.pause(ms) {
+                    return Ok(Err(ModelError::Interrupted));
+                }
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// One try of the call: its stream turned into delta events as they arrive.
+fn attempt_call(
+    w: &mut TurnLog,
+    model: &mut dyn Model,
+    at: &StepRef,
+    request: &ModelRequest,
+) -> Result<(StepOutput, Result<(), ModelError>), Fenced> {
     let mut out = StepOutput::default();
     let mut fenced = false;
-    let result = model.stream(&request, &mut |ev| {
+    let result = model.stream(request, &mut |ev| {
         // Checkpoint 2: while the model streams.
         if w.host.stop_requested() {
             return Flow::Stop;
@@ -53,11 +102,7 @@ pub(crate) fn model_step(
     if fenced {
         return Err(Fenced);
     }
-    if let Err(e) = result {
-        return Ok(Err(e));
-    }
-    w.emit_all(closing_events(&mut out, at))?;
-    Ok(Ok(out))
+    Ok((out, result))
 }
 
 /// The request of step `at`: the history fitted to the context window with its files read.

@@ -190,7 +190,7 @@ impl Turn<'_> {
     fn model_failed(&mut self, at: &StepRef, e: ModelError) -> Result<TurnOutcome, Fenced> {
         match e {
             ModelError::Interrupted => self.cancelled(),
-            ModelError::Provider { message, code } => {
+            ModelError::Provider { message, code, .. } => {
                 // Checkpoint 3: a call that failed because of a stop is a stop.
                 if self.w.host.stop_requested() {
                     return self.cancelled();

@@ -16,6 +16,8 @@ pub struct Host {
     pub memory: String,
     pub fence_after: Option<usize>,
     pub pauses: usize,
+    /// How long each pause was asked to be, in order.
+    pub paused_ms: Vec<u64>,
     pub skills: Vec<eve_skills::store::Offered>,
     /// What [`TurnHost::mcp_blocked`] answers for every connection.
     pub mcp_blocked: Option<String>,
@@ -32,8 +34,9 @@ impl ToolHost for Host {
         self.memory = d.into();
         Ok(true)
     }
-    fn pause(&mut self, _ms: u64) -> bool {
+    fn pause(&mut self, ms: u64) -> bool {
         self.pauses += 1;
+        self.paused_ms.push(ms);
         !self.stop_requested()
     }
     fn now_ms(&mut self) -> i64 {
@@ -115,6 +118,36 @@ impl crate::providers::model::Model for Scripted {
             });
             on(ModelEvent::ToolCallReady(c));
         }
+        on(ModelEvent::Finished {
+            reason: "stop".into(),
+        });
+        Ok(())
+    }
+}
+
+/// A model whose first calls fail with `failures` (each after streaming its `partial` text,
+/// when there is one), then answers `done`; it counts its calls.
+pub struct Flaky {
+    pub failures: Vec<crate::providers::model::ModelError>,
+    pub partial: Option<String>,
+    pub calls: usize,
+}
+
+impl crate::providers::model::Model for Flaky {
+    fn stream(
+        &mut self,
+        _: &crate::providers::model::ModelRequest,
+        on: &mut dyn FnMut(crate::providers::model::ModelEvent) -> crate::providers::model::Flow,
+    ) -> Result<(), crate::providers::model::ModelError> {
+        use crate::providers::model::ModelEvent;
+        self.calls += 1;
+        if !self.failures.is_empty() {
+            if let Some(text) = &self.partial {
+                on(ModelEvent::TextDelta(text.clone()));
+            }
+            return Err(self.failures.remove(0));
+        }
+        on(ModelEvent::TextDelta("done".into()));
         on(ModelEvent::Finished {
             reason: "stop".into(),
         });
