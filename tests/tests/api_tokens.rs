@@ -8,10 +8,8 @@
 
 // Shared with tests/tests/auth.rs, which uses more of it.
 #[allow(dead_code)]
-#[path = "auth/oidc_provider.rs"]
-mod oidc_provider;
-#[path = "auth/support.rs"]
-mod support;
+use crate::oidc_provider;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

@@ -6,8 +6,7 @@
 //! another principal's file.
 
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use base64::Engine;
 use eve_chat_tests::eve::{create, error_of, of_type, read_until_settled, send};

@@ -4,10 +4,8 @@
 //! cookie resists, and whether logout really ends a session.
 
 #[allow(dead_code)]
-#[path = "auth/oidc_provider.rs"]
-mod oidc_provider;
-#[path = "auth/support.rs"]
-mod support;
+use crate::oidc_provider;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};

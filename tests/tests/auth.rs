@@ -3,10 +3,8 @@
 //! throttle, setup status for each misconfiguration, and OIDC against a local provider
 //! (`auth/oidc_provider.rs`). Every test talks HTTP to real `.wasm` components.
 
-#[path = "auth/oidc_provider.rs"]
-mod oidc_provider;
-#[path = "auth/support.rs"]
-mod support;
+use crate::oidc_provider;
+use crate::support;
 
 use eve_api::auth::{AuthMode, SessionResponse, SetupStatus, PASSWORD_PRINCIPAL_ID};
 use eve_api::{ApiError, ErrorCode};

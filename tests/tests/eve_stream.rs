@@ -12,8 +12,7 @@
 
 // Shared with models.rs and attachments.rs; each suite uses part of it.
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use std::time::{Duration, Instant};
 

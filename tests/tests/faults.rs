@@ -5,8 +5,7 @@
 //! left hanging, no event may be delivered twice, and the database must pass `PRAGMA
 //! integrity_check`.
 
-#[path = "eve/sigkill.rs"]
-mod sigkill;
+use crate::sigkill;
 
 use eve_chat_tests::eve::{self, assert_unique_ids, snapshot, Stream};
 use serde_json::{json, Value};

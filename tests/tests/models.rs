@@ -6,8 +6,7 @@
 
 // Shared with eve_stream.rs and attachments.rs; each suite uses part of it.
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use eve_chat_tests::eve::{create, read_until_settled, send, snapshot};
 use eve_chat_tests::{Host, HostOptions};

@@ -10,8 +10,7 @@
 //! Two people in accounts mode (open sign-up), each with their own cookie.
 
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use std::time::Duration;
 

@@ -12,8 +12,7 @@
 mod fake_openai;
 // Shared with eve_stream.rs and others; this suite uses part of it.
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 #[path = "providers/retries.rs"]
 mod retries;
 

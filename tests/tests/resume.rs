@@ -9,8 +9,7 @@
 //! `measure_resume_after_sigkill_at_every_depth` (ignored; run it with `--ignored
 //! --nocapture`) prints the figures of `docs/reliability.md`.
 
-#[path = "eve/sigkill.rs"]
-mod sigkill;
+use crate::sigkill;
 
 use eve_chat_tests::eve::{
     self, assert_control_accepted, assert_unique_ids, of_type, read_until, read_until_settled,

@@ -9,8 +9,7 @@
 
 // Shared with eve_stream.rs, models.rs and attachments.rs; this suite uses part of it.
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use std::time::Duration;
 

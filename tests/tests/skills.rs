@@ -8,8 +8,7 @@
 //! reported as eve's `load-skill` action; `/eve/v1/info` lists the skills.
 
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use std::io::Write;
 use std::time::Duration;

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 // Shared with the provider suites; this one scripts a question without options.
 #[allow(dead_code)]
-#[path = "eve/llm_server.rs"]
-mod llm_server;
+use crate::llm_server;
 
 use eve_chat_tests::accounts::database;
 use eve_chat_tests::slack_sim::{

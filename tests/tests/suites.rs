@@ -40,3 +40,13 @@ mod shell;
 mod skills;
 mod slack;
 mod usage_quotas;
+
+// Helpers more than one suite uses: one copy each, named `crate::<helper>` by the suites.
+#[path = "eve/llm_server.rs"]
+mod llm_server;
+#[path = "auth/oidc_provider.rs"]
+mod oidc_provider;
+#[path = "eve/sigkill.rs"]
+mod sigkill;
+#[path = "auth/support.rs"]
+mod support;
