@@ -98,7 +98,7 @@ pub enum ModelError {
         message: String,
         code: String,
         /// Whether the same call may succeed when tried again (a busy or broken provider,
-        /// not a refused request): what [`crate::retry`] decides on.
+        /// not a refused request): what the retry rules (`retry.rs`) decide on.
         transient: bool,
         /// When the provider said to try again (its `Retry-After`).
         retry_after: Option<RetryAfter>,
