@@ -171,6 +171,24 @@ pub fn jittered(pacing: u64, token: &str) -> u64 {
     pacing * (50 + stable_hash(token) % 101) / 100
 }
 
+/// The demo's clock as a real model's stream has it: a token is due `delay` ms after the one
+/// before it, whatever the receiver did in between. A real provider keeps sending while the
+/// app writes what it got (the bytes wait in the socket); a plain sleep after each token would
+/// instead add every write's time to the turn, and a remote database's write latency would
+/// read as a slower model. Returns the `sleep` a [`DemoModel`] takes: it sleeps only for what
+/// is left until the next token is due, and not at all once the receiver is behind.
+pub fn on_schedule(mut now_ms: impl FnMut() -> i64, mut sleep: impl FnMut(u64)) -> impl FnMut(u64) {
+    let mut due: Option<i64> = None;
+    move |delay| {
+        let now = now_ms();
+        let next = due.unwrap_or(now).saturating_add_unsigned(delay);
+        due = Some(next);
+        if next > now {
+            sleep((next - now) as u64);
+        }
+    }
+}
+
 /// Splits text into word tokens, each keeping its trailing whitespace (so they concatenate
 /// back to the text).
 pub fn tokens(text: &str) -> Vec<String> {
@@ -610,6 +628,33 @@ mod tests {
             Flow::Continue
         });
         (v, res)
+    }
+
+    #[test]
+    fn on_schedule_absorbs_the_receivers_time_into_the_next_delay() {
+        use std::cell::Cell;
+        let clock = Cell::new(1_000_i64);
+        let slept = Cell::new(Vec::<u64>::new());
+        let mut sleep = on_schedule(
+            || clock.get(),
+            |ms| {
+                let mut v = slept.take();
+                v.push(ms);
+                slept.set(v);
+                clock.set(clock.get() + ms as i64);
+            },
+        );
+        // First token due in 30 ms: nothing else happened, so all of it is slept.
+        sleep(30);
+        // The receiver then spends 20 ms (a database write): 10 ms are left of the next 30.
+        clock.set(clock.get() + 20);
+        sleep(30);
+        // A receiver 50 ms behind: no sleep, and the token after it is due on the old clock.
+        clock.set(clock.get() + 50);
+        sleep(30);
+        sleep(30);
+        assert_eq!(slept.take(), vec![30, 10, 10]);
+        assert_eq!(clock.get(), 1_000 + 120);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use eve_store::sql::Sql;
 use serde::{Deserialize, Serialize};
 
 use crate::providers::config::{self, ProviderConfig};
-use crate::providers::demo::DemoModel;
+use crate::providers::demo::{on_schedule, DemoModel};
 use crate::providers::http::HttpModel;
 use crate::providers::logged;
 use crate::providers::model::Model;
@@ -337,7 +337,7 @@ pub fn model<'e, S: Sql>(
     let context_chars = choice.context_chars();
     let model: Box<dyn Model + 'e> = match choice.provider.clone() {
         ProviderConfig::Demo { pacing_ms } => {
-            let sleep = move |ms: u64| env.sleep_ms(ms);
+            let sleep = on_schedule(move || env.now_ms(), move |ms| env.sleep_ms(ms));
             Box::new(DemoModel { pacing_ms, sleep })
         }
         ProviderConfig::OpenAi(protocol) => Box::new(HttpModel {
