@@ -86,21 +86,31 @@ export async function startApp(variables = {}) {
   };
 }
 
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/**
+ * Headless Chromium. A Chromium that dies before it ever connected (seen once in CI: SIGSEGV
+ * at start-up on a loaded machine, before any page of the app was opened) is launched once
+ * more, and said so on stderr; a second failure fails the suite. What the app does is never
+ * retried: only the browser's own start.
+ */
 export async function launchBrowser() {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const launch = () => chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  try {
+    return await launch();
+  } catch (e) {
+    console.error(`tests/browser: Chromium did not start, launching it once more: ${String(e.message).split("\n")[0]}`);
+    return launch();
+  }
 }
 
 /** A new page (own cookies and storage) that fails the test on any CSP violation or page error. */

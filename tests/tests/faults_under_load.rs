@@ -16,8 +16,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const USERS: usize = 16;
-/// Long enough that every turn is still streaming when the fault comes.
-const TOKENS: u64 = 150;
+/// Long enough that every turn is still streaming when the fault comes: about 9 s at 30 ms a
+/// token on the demo's own clock, while the last of sixteen readers may take seconds to see
+/// its first events on a loaded machine (150 tokens, 4.5 s, was once too short in CI).
+const TOKENS: u64 = 300;
 /// Events every reader has seen before the fault.
 const BEFORE_FAULT: usize = 10;
 /// How long a turn may take to settle after the fault (takeover, a database back).
