@@ -550,3 +550,88 @@ mod tests {
         ));
     }
 }
+
+/// How [`HttpModel`] tells transient failures from final ones, through this protocol (the
+/// transport is the shared one: `crate::http`; these tests live here so that `http` needs no
+/// provider of its own).
+#[cfg(test)]
+mod http_failures {
+    use crate::http::testing::{collect, Scripted};
+    use crate::http::HttpModel;
+    use crate::model::{ModelError, ModelRequest, RetryAfter};
+    use crate::openai::OpenAi;
+
+    fn call(transport: &mut Scripted) -> Result<(), ModelError> {
+        let mut model = HttpModel {
+            protocol: OpenAi {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: Some("sk-test".into()),
+                model: "m".into(),
+                max_tokens: None,
+            },
+            transport,
+        };
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+        };
+        collect(&mut model, &request).1
+    }
+
+    fn failure(r: Result<(), ModelError>) -> (String, bool, Option<RetryAfter>) {
+        match r {
+            Err(ModelError::Provider {
+                code,
+                transient,
+                retry_after,
+                ..
+            }) => (code, transient, retry_after),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_429_is_transient_and_carries_the_providers_retry_after() {
+        let mut t = Scripted::new(429, &[r#"{"error":{"message":"Rate limit reached"}}"#]);
+        t.headers = vec![("retry-after".into(), "3".into())];
+        assert_eq!(
+            failure(call(&mut t)),
+            ("http_status".into(), true, Some(RetryAfter::Delay(3000)))
+        );
+    }
+
+    #[test]
+    fn server_errors_and_an_overloaded_body_are_transient_a_refused_request_is_not() {
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        for (status, body, transient) in [
+            (500, "oops", true),
+            (529, overloaded, true),
+            (400, overloaded, true),
+            (401, r#"{"error":{"message":"Incorrect API key"}}"#, false),
+            (400, r#"{"error":{"type":"invalid_request_error"}}"#, false),
+        ] {
+            let (_, got, _) = failure(call(&mut Scripted::new(status, &[body])));
+            assert_eq!(got, transient, "{status} {body}");
+        }
+    }
+
+    #[test]
+    fn an_unreachable_provider_is_transient_unless_spin_denied_the_host() {
+        let mut t = Scripted::new(200, &[]);
+        t.fail = Some("connection refused".into());
+        assert!(failure(call(&mut t)).1);
+        t.fail = Some("ErrorCode::HttpRequestDenied".into());
+        assert!(!failure(call(&mut t)).1);
+    }
+
+    #[test]
+    fn a_body_that_ends_before_the_model_finished_is_a_transient_cut() {
+        let mut t = Scripted::new(
+            200,
+            &["data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n"],
+        );
+        assert_eq!(failure(call(&mut t)), ("stream_cut".into(), true, None));
+    }
+}

@@ -1,9 +1,9 @@
 //! The streaming core every provider shares: events handed to the turn, where a stop ends the
 //! call at once ([`emit`]); a tool call assembled from its streamed pieces ([`PendingCall`]);
 //! the end of an answer ([`finished`]); and the reading of a stream's JSON data ([`json`],
-//! [`text`]). The HTTP providers ([`crate::openai`], [`crate::anthropic`], through
-//! [`crate::http`]) and the demo ([`crate::demo`]) report through it, so a stop, a tool call
-//! and a finish mean the same thing whichever model answers.
+//! [`text`]). The HTTP providers (`openai`, `anthropic`, through `http`) and the demo report
+//! through it, so a stop, a tool call and a finish mean the same thing whichever model answers.
+//! (They are named in prose: a link back to them would make the core import its users.)
 
 use serde_json::Value;
 
