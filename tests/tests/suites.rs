@@ -46,6 +46,7 @@ mod usage_quotas;
 mod llm_server;
 #[path = "auth/oidc_provider.rs"]
 mod oidc_provider;
+mod raw_http;
 #[path = "eve/sigkill.rs"]
 mod sigkill;
 #[path = "auth/support.rs"]
